@@ -1,0 +1,13 @@
+"""msops: MindSpore-style graph-mode operators with semi-auto-parallel sharding over MPI.
+
+    import msops as ms
+    from msops import ops, nn, Tensor, Parameter
+"""
+from msops.common.dtype import (bfloat16, bool_, complex64, complex128, dtype_to_nptype,
+                                float16, float32, float64, int8, int16, int32, int64,
+                                pytype_to_dtype, string, uint8, uint16, uint32, uint64)
+from msops.common.tensor import Parameter, Tensor
+from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from msops import communication, ops  # noqa: E402
+
+__version__ = "0.1.0"

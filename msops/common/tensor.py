@@ -1,0 +1,153 @@
+"""Tensor and Parameter: a dtype-tagged, C-contiguous numpy array.
+
+A Tensor owns one contiguous numpy array (so collectives can hand it to MPI
+without a copy) and its msops dtype. A Parameter is a named, trainable Tensor.
+Operator sugar (`x + y`, `x @ w`) dispatches through a table that the primitive
+layer fills, so this layer never imports the ones above it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from msops.common import dtype as mstype
+
+__all__ = ["Tensor", "Parameter"]
+
+# Filled by msops.ops: maps "__add__" etc. to a callable (x, y) -> Tensor.
+_OPERATORS: dict[str, Callable] = {}
+
+
+def _to_array(data: Any, dtype: mstype.Type | None) -> np.ndarray:
+    if isinstance(data, Tensor):
+        data = data.asnumpy()
+    if dtype is not None:
+        np_dtype = mstype.dtype_to_nptype(dtype)
+        arr = np.asarray(data, dtype=np_dtype)
+    else:
+        arr = np.asarray(data)
+        if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+            arr = arr.astype(np.float32)      # Python floats default to float32, as in MindSpore
+        elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray) and arr.dtype != np.int64:
+            arr = arr.astype(np.int64)
+    return np.ascontiguousarray(arr)
+
+
+class Tensor:
+    """A tensor value: `Tensor(np_array_or_list, dtype=None)`.
+
+    `.shape` is a tuple, `.dtype` an msops Type, `.asnumpy()` the numpy array
+    (the Tensor's own storage: copy it before mutating it).
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, input_data: Any = None, dtype: mstype.Type | None = None,
+                 shape: Any = None) -> None:
+        if input_data is None:
+            if shape is None or dtype is None:
+                raise ValueError("Tensor() needs 'input_data', or both 'shape' and 'dtype'.")
+            input_data = np.zeros(shape, mstype.dtype_to_nptype(dtype))
+        self._data = _to_array(input_data, dtype)
+        self._dtype = mstype.from_numpy(self._data.dtype)
+
+    @classmethod
+    def _wrap(cls, array: np.ndarray) -> "Tensor":
+        """A Tensor around `array` without copying (array must be contiguous)."""
+        t = cls.__new__(cls)
+        t._data = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        t._dtype = mstype.from_numpy(t._data.dtype)
+        return t
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> mstype.Type:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def asnumpy(self) -> np.ndarray:
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def astype(self, dtype: mstype.Type) -> "Tensor":
+        return Tensor(self._data.astype(mstype.dtype_to_nptype(dtype)))
+
+    def copy(self) -> "Tensor":
+        return Tensor._wrap(self._data.copy())
+
+    def item(self):
+        return self._data.item()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value=\n{self._data})"
+
+    def __str__(self) -> str:
+        return str(self._data)
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+
+def _operator(name: str, reflected: bool = False):
+    def method(self, other):
+        fn = _OPERATORS.get(name)
+        if fn is None:
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+    method.__name__ = name
+    return method
+
+
+def _unary(name: str):
+    def method(self):
+        return _OPERATORS[name](self)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
+    setattr(Tensor, _name, _operator(_name))
+    setattr(Tensor, "__r" + _name[2:], _operator(_name, reflected=True))
+Tensor.__neg__ = _unary("__neg__")
+
+
+class Parameter(Tensor):
+    """A named, trainable Tensor: `Parameter(tensor, name, requires_grad=True)`."""
+
+    def __init__(self, default_input: Any, name: str | None = None,
+                 requires_grad: bool = True, layerwise_parallel: bool = False) -> None:
+        super().__init__(default_input)
+        self.name = name
+        self.requires_grad = requires_grad
+        self.layerwise_parallel = layerwise_parallel
+
+    def set_data(self, data: Any) -> "Parameter":
+        """Replace the value (same dtype); used by optimizers and checkpoint loading."""
+        arr = _to_array(data, self._dtype)
+        self._data = arr
+        return self
+
+    def __repr__(self) -> str:
+        return (f"Parameter(name={self.name}, shape={list(self.shape)}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
+

@@ -1,0 +1,12 @@
+"""Communication groups over MPI (or a simulated world for dry runs)."""
+from msops.communication.group import Group, SimulationError
+from msops.communication.management import (GlobalComm, create_group, create_group_partition,
+                                            destroy_group, get_group, get_group_rank_from_world_rank,
+                                            get_group_size, get_rank, get_world_rank_from_group_rank,
+                                            group_name_of, init, is_initialized, is_simulation,
+                                            release)
+
+__all__ = ["GlobalComm", "Group", "SimulationError", "init", "release", "get_rank",
+           "get_group_size", "create_group", "destroy_group", "get_group", "is_initialized",
+           "is_simulation", "create_group_partition", "group_name_of",
+           "get_world_rank_from_group_rank", "get_group_rank_from_world_rank"]

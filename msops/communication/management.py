@@ -1,0 +1,232 @@
+"""init / release and the group registry, over MPI or a simulated world.
+
+Every process runs the same program (SPMD). Group creation is collective over the
+world, like `MPI_Comm_split`: every rank calls `create_group` with the same
+arguments, members or not, and every rank records every group's ranks so that
+planning code sees the same registry everywhere.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from msops.common import validator
+from msops.communication.group import Group, SimulationError
+
+__all__ = ["GlobalComm", "init", "release", "is_initialized", "is_simulation", "get_rank",
+           "get_group_size", "get_world_rank_from_group_rank",
+           "get_group_rank_from_world_rank", "create_group", "destroy_group",
+           "get_group", "create_group_partition", "group_name_of", "SimulationError"]
+
+
+class GlobalComm:
+    """Names of the world group. hccl/nccl spellings are aliases of WORLD_COMM_GROUP."""
+
+    BACKEND = "mpi"
+    WORLD_COMM_GROUP = "world_group"
+    INITED = False
+
+
+_WORLD_ALIASES = {"hccl_world_group", "nccl_world_group", "mccl_world_group"}
+_BACKENDS = ("mpi", "hccl", "nccl", "simulation")
+
+
+class _State:
+    simulated = False
+    world_size = 0
+    rank = 0
+    groups: dict[str, Group] = {}
+
+
+_state = _State()
+
+
+def _canonical(group: str | None) -> str:
+    if group is None or group in _WORLD_ALIASES:
+        return GlobalComm.WORLD_COMM_GROUP
+    return group
+
+
+def init(backend_name: str | None = None, world_size: int | None = None,
+         rank: int | None = None) -> None:
+    """Start the world: MPI (default; one process is a world of 1) or `"simulation"`.
+
+    `init("simulation", world_size=N, rank=r)` plans and infers as rank r of N
+    would, in one process; any attempt to move data raises SimulationError.
+    Calling init again replaces the world (and drops its groups).
+    """
+    backend = "mpi" if backend_name is None else backend_name
+    validator.check_string("backend_name", backend, _BACKENDS, "init")
+    if _state.groups:
+        release()
+    if backend == "simulation":
+        if world_size is None or rank is None:
+            raise ValueError("For 'init', the simulation backend needs 'world_size' and 'rank', "
+                             f"but got world_size={world_size}, rank={rank}.")
+        validator.check_positive_int(world_size, "world_size", "init")
+        validator.check_int_range(rank, 0, world_size, validator.Rel.INC_LEFT, "rank", "init")
+        _state.simulated, _state.world_size, _state.rank = True, world_size, rank
+        world_comm = None
+    else:
+        if world_size is not None or rank is not None:
+            raise ValueError("For 'init', 'world_size' and 'rank' come from MPI with the "
+                             f"'{backend}' backend; pass them only with 'simulation'.")
+        from mpi4py import MPI
+        world_comm = MPI.COMM_WORLD
+        _state.simulated, _state.world_size, _state.rank = False, world_comm.size, world_comm.rank
+    _state.groups = {GlobalComm.WORLD_COMM_GROUP: Group(
+        GlobalComm.WORLD_COMM_GROUP, tuple(range(_state.world_size)), _state.rank,
+        _state.simulated, world_comm)}
+    GlobalComm.BACKEND = backend
+    GlobalComm.INITED = True
+
+
+def release() -> None:
+    """Free every sub-group and forget the world (MPI itself is finalized at exit)."""
+    for name, g in list(_state.groups.items()):
+        if name != GlobalComm.WORLD_COMM_GROUP and g._comm is not None:
+            g._comm.Free()
+    _state.groups = {}
+    _state.world_size = 0
+    GlobalComm.INITED = False
+
+
+def is_initialized() -> bool:
+    return bool(_state.groups)
+
+
+def is_simulation() -> bool:
+    """True when the world is a dry-run simulation."""
+    return _state.simulated
+
+
+def _require_init(api: str) -> None:
+    if not _state.groups:
+        raise RuntimeError(f"For '{api}', the communication world is not initialized: "
+                           f"call msops.communication.init() first.")
+
+
+def get_group(group: str | None = None, api: str = "get_group") -> Group:
+    """The Group registered under `group` (world aliases accepted)."""
+    _require_init(api)
+    validator.check_value_type("group", group if group is not None else "", str, api)
+    name = _canonical(group)
+    try:
+        return _state.groups[name]
+    except KeyError:
+        raise ValueError(f"For '{api}', the 'group' should be a created group "
+                         f"{sorted(_state.groups)}, but got '{group}'.") from None
+
+
+def get_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
+    """This process's rank in `group`."""
+    g = get_group(group, "get_rank")
+    if g.rank is None:
+        raise ValueError(f"For 'get_rank', this process (world rank {_state.rank}) is not a "
+                         f"member of group '{g.name}' (ranks {list(g.ranks)}).")
+    return g.rank
+
+
+def get_group_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
+    """The number of ranks in `group`."""
+    return get_group(group, "get_group_size").size
+
+
+def get_world_rank_from_group_rank(group: str, group_rank_id: int) -> int:
+    g = get_group(group, "get_world_rank_from_group_rank")
+    validator.check_int_range(group_rank_id, 0, g.size, validator.Rel.INC_LEFT, "group_rank_id",
+                              "get_world_rank_from_group_rank")
+    return g.ranks[group_rank_id]
+
+
+def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
+    g = get_group(group, "get_group_rank_from_world_rank")
+    if world_rank_id not in g.ranks:
+        raise ValueError(f"For 'get_group_rank_from_world_rank', the 'world_rank_id' should be "
+                         f"in {list(g.ranks)}, but got {world_rank_id}.")
+    return g.ranks.index(world_rank_id)
+
+
+def _check_ranks(ranks: Sequence[int], api: str) -> tuple[int, ...]:
+    validator.check_value_type("rank_ids", ranks, (list, tuple), api)
+    if not ranks:
+        raise ValueError(f"For '{api}', the 'rank_ids' should be non-empty, but got {list(ranks)}.")
+    for r in ranks:
+        validator.check_value_type("rank_ids element", r, int, api)
+        if not 0 <= r < _state.world_size:
+            raise ValueError(f"For '{api}', every rank id should be in [0, {_state.world_size}) "
+                             f"(the world size), but got {r} in {list(ranks)}.")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"For '{api}', the 'rank_ids' should not repeat, but got {list(ranks)}.")
+    return tuple(ranks)
+
+
+def create_group(group: str, rank_ids: Sequence[int]) -> None:
+    """Create sub-group `group` of world ranks `rank_ids` (group rank i = rank_ids[i]).
+
+    Collective over the world: every rank calls it with the same arguments.
+    """
+    _require_init("create_group")
+    validator.check_value_type("group", group, str, "create_group")
+    if _canonical(group) in _state.groups:
+        raise ValueError(f"For 'create_group', the 'group' should be a new name, but "
+                         f"'{group}' already exists.")
+    ranks = _check_ranks(rank_ids, "create_group")
+    _split([(group, ranks)])
+
+
+def create_group_partition(parts: Sequence[Sequence[int]]) -> list[str]:
+    """Create one group per rank list of a partition (disjoint lists) in a single split.
+
+    Used by the parallel layer for device groups along a device-matrix axis. Groups
+    are named by their ranks; already-existing ones are reused. Collective over the world.
+    """
+    _require_init("create_group_partition")
+    named = []
+    for p in parts:
+        ranks = _check_ranks(p, "create_group_partition")
+        named.append((group_name_of(ranks), ranks))
+    new = [(n, r) for n, r in named if n not in _state.groups]
+    if new:
+        _split(new)
+    return [n for n, _ in named]
+
+
+def group_name_of(ranks: Sequence[int]) -> str:
+    """The canonical name of the anonymous group of these world ranks."""
+    if tuple(ranks) == tuple(range(_state.world_size)):
+        return GlobalComm.WORLD_COMM_GROUP
+    return "ranks" + ",".join(map(str, ranks))
+
+
+def _split(parts: list[tuple[str, tuple[int, ...]]]) -> None:
+    me = _state.rank
+    world = _state.groups[GlobalComm.WORLD_COMM_GROUP]
+    comm = None
+    if not _state.simulated:
+        from mpi4py import MPI
+        color, key = MPI.UNDEFINED, 0
+        for i, (_, ranks) in enumerate(parts):
+            if me in ranks:
+                color, key = i, ranks.index(me)
+                break
+        comm = world._comm.Split(color, key)
+        if comm == MPI.COMM_NULL:
+            comm = None
+    for name, ranks in parts:
+        member = me in ranks
+        _state.groups[name] = Group(name, ranks, ranks.index(me) if member else None,
+                                    _state.simulated, comm if member else None)
+
+
+def destroy_group(group: str) -> None:
+    """Free a sub-group. The world group cannot be destroyed."""
+    _require_init("destroy_group")
+    name = _canonical(group)
+    if name == GlobalComm.WORLD_COMM_GROUP:
+        raise ValueError("For 'destroy_group', the world group cannot be destroyed, "
+                         f"but got '{group}'.")
+    g = get_group(group, "destroy_group")
+    if g._comm is not None:
+        g._comm.Free()
+    del _state.groups[name]
+

@@ -1,0 +1,37 @@
+"""Launch each tests/ranks/test_*.py under real MPI at the rank counts it declares.
+
+A rank file declares `RANKS = (2, 4, 8)`; every rank runs the same pytest session,
+so each assertion is checked on every rank against numpy.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TIMEOUT_S = 300
+
+
+def _suites():
+    for path in sorted((HERE / "ranks").glob("test_*.py")):
+        m = re.search(r"^RANKS\s*=\s*\(([^)]*)\)", path.read_text(), re.M)
+        ranks = [int(v) for v in m.group(1).replace(",", " ").split()] if m else [2]
+        for n in ranks:
+            yield pytest.param(path, n, id=f"{path.stem}-n{n}")
+
+
+@pytest.mark.parametrize("path,nranks", list(_suites()))
+def test_ranks(path: Path, nranks: int):
+    # Plugin autoload (hypothesis: ~1 s a process) is off; files that use a plugin import it.
+    env = dict(os.environ, MSOPS_UNDER_MPIEXEC="1", PYTHONUNBUFFERED="1",
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    cmd = ["mpiexec", "-n", str(nranks), sys.executable, "-m", "pytest", str(path),
+           "-o", "addopts=", "-q", "-p", "no:cacheprovider", "-x"]
+    proc = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT_S)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    passed = re.findall(r"(\d+) passed", proc.stdout)
+    assert len(passed) == nranks and all(int(p) > 0 for p in passed), proc.stdout[-3000:]
