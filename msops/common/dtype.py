@@ -133,6 +133,15 @@ _MPI_MOVE: dict = {}
 _MPI_REDUCE: dict = {}
 
 
+def _numeric(np_dtype) -> Type:
+    """The msops Type of `np_dtype`; TypeError for strings, which MPI does not carry."""
+    t = from_numpy(np_dtype)
+    if t.np_dtype is None:
+        raise TypeError(f"msops does not move or reduce numpy dtype '{np.dtype(np_dtype)}' "
+                        f"({t}) over MPI.")
+    return t
+
+
 def mpi_move_type(np_dtype: np.dtype):
     """The MPI datatype that moves elements of `np_dtype` (any type of the same width)."""
     t = _MPI_MOVE.get(np_dtype)
@@ -140,12 +149,13 @@ def mpi_move_type(np_dtype: np.dtype):
         from mpi4py import MPI
         by_width = {1: MPI.UINT8_T, 2: MPI.UINT16_T, 4: MPI.UINT32_T, 8: MPI.UINT64_T,
                     16: MPI.C_DOUBLE_COMPLEX}
-        t = _MPI_MOVE[np_dtype] = by_width[np.dtype(np_dtype).itemsize]
+        t = _MPI_MOVE[np_dtype] = by_width[_numeric(np_dtype).itemsize]
     return t
 
 
 def mpi_reduce_type(np_dtype: np.dtype):
-    """The MPI datatype that reduces elements of `np_dtype` (its `reduce_np_dtype`)."""
+    """The MPI datatype that reduces elements of `np_dtype`: that of its `reduce_np_dtype`
+    (float16/bfloat16 -> MPI.FLOAT, so convert the buffer to float32 first)."""
     t = _MPI_REDUCE.get(np_dtype)
     if t is None:
         from mpi4py import MPI
@@ -156,5 +166,5 @@ def mpi_reduce_type(np_dtype: np.dtype):
                  np.dtype(np.uint64): MPI.UINT64_T, np.dtype(np.float32): MPI.FLOAT,
                  np.dtype(np.float64): MPI.DOUBLE, np.dtype(np.complex64): MPI.C_FLOAT_COMPLEX,
                  np.dtype(np.complex128): MPI.C_DOUBLE_COMPLEX}
-        t = _MPI_REDUCE[np_dtype] = table[np.dtype(np_dtype)]
+        t = _MPI_REDUCE[np_dtype] = table[_numeric(np_dtype).reduce_np_dtype]
     return t

@@ -29,9 +29,16 @@ def _to_array(data: Any, dtype: mstype.Type | None) -> np.ndarray:
         arr = np.asarray(data)
         if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
             arr = arr.astype(np.float32)      # Python floats default to float32, as in MindSpore
-        elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray) and arr.dtype != np.int64:
-            arr = arr.astype(np.int64)
-    return np.ascontiguousarray(arr)
+        elif arr.dtype.kind == "i" and not isinstance(data, np.ndarray) and arr.dtype != np.int64:
+            arr = arr.astype(np.int64)        # (ints beyond int64 arrive as uint64: kept, not wrapped)
+    if not arr.dtype.isnative:                # e.g. '>f4' from a file: MPI reduces native order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return _contiguous(arr)
+
+
+def _contiguous(arr: np.ndarray) -> np.ndarray:
+    """`arr` itself if C-contiguous, else a contiguous copy (np.ascontiguousarray makes 0-d 1-d)."""
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
 
 
 class Tensor:
@@ -56,7 +63,7 @@ class Tensor:
     def _wrap(cls, array: np.ndarray) -> "Tensor":
         """A Tensor around `array` without copying (array must be contiguous)."""
         t = cls.__new__(cls)
-        t._data = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        t._data = _contiguous(array)
         t._dtype = mstype.from_numpy(t._data.dtype)
         return t
 
@@ -140,11 +147,13 @@ class Parameter(Tensor):
         self.name = name
         self.requires_grad = requires_grad
         self.layerwise_parallel = layerwise_parallel
+        self.version = 0            # bumped by set_data: compiled graphs re-slice on change
 
     def set_data(self, data: Any) -> "Parameter":
         """Replace the value (same dtype); used by optimizers and checkpoint loading."""
         arr = _to_array(data, self._dtype)
         self._data = arr
+        self.version += 1
         return self
 
     def __repr__(self) -> str:

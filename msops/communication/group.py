@@ -32,10 +32,10 @@ class Group:
         if self._comm is not None:
             return self._comm
         who = f"For '{op_name}', " if op_name else ""
-        if self.simulated:
-            raise SimulationError(
-                f"{who}data cannot move in a simulated world (group '{self.name}' of "
-                f"{self.size} ranks): init('simulation', ...) plans and infers only. "
-                f"Run under mpiexec/msrun with init() to execute.")
-        raise ValueError(f"{who}this process is not a member of group '{self.name}' "
-                         f"(ranks {list(self.ranks)}).")
+        if self.rank is None:        # checked first: a simulation fails as the real world would
+            raise ValueError(f"{who}this process is not a member of group '{self.name}' "
+                             f"(ranks {list(self.ranks)}).")
+        raise SimulationError(
+            f"{who}data cannot move in a simulated world (group '{self.name}' of "
+            f"{self.size} ranks): init('simulation', ...) plans and infers only. "
+            f"Run under mpiexec/msrun with init() to execute.")

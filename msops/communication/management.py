@@ -35,6 +35,7 @@ class _State:
     world_size = 0
     rank = 0
     groups: dict[str, Group] = {}
+    partitions: dict[tuple, str | None] = {}
 
 
 _state = _State()
@@ -86,6 +87,7 @@ def release() -> None:
         if name != GlobalComm.WORLD_COMM_GROUP and g._comm is not None:
             g._comm.Free()
     _state.groups = {}
+    _state.partitions = {}
     _state.world_size = 0
     GlobalComm.INITED = False
 
@@ -153,8 +155,8 @@ def _check_ranks(ranks: Sequence[int], api: str) -> tuple[int, ...]:
     for r in ranks:
         validator.check_value_type("rank_ids element", r, int, api)
         if not 0 <= r < _state.world_size:
-            raise ValueError(f"For '{api}', every rank id should be in [0, {_state.world_size}) "
-                             f"(the world size), but got {r} in {list(ranks)}.")
+            raise ValueError(f"For '{api}', the 'rank_ids' should be world ranks in "
+                             f"[0, {_state.world_size}), but got {r} in {list(ranks)}.")
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"For '{api}', the 'rank_ids' should not repeat, but got {list(ranks)}.")
     return tuple(ranks)
@@ -168,27 +170,37 @@ def create_group(group: str, rank_ids: Sequence[int]) -> None:
     _require_init("create_group")
     validator.check_value_type("group", group, str, "create_group")
     if _canonical(group) in _state.groups:
-        raise ValueError(f"For 'create_group', the 'group' should be a new name, but "
-                         f"'{group}' already exists.")
+        raise ValueError(f"For 'create_group', the 'group' should be a new name, but got "
+                         f"'{group}', which already exists.")
     ranks = _check_ranks(rank_ids, "create_group")
     _split([(group, ranks)])
 
 
-def create_group_partition(parts: Sequence[Sequence[int]]) -> list[str]:
-    """Create one group per rank list of a partition (disjoint lists) in a single split.
+def create_group_partition(parts: Sequence[Sequence[int]]) -> str | None:
+    """Create the groups of a partition (disjoint rank lists) in one world-collective split.
 
-    Used by the parallel layer for device groups along a device-matrix axis. Groups
-    are named by their ranks; already-existing ones are reused. Collective over the world.
+    Used by the parallel layer for device groups along device-matrix axes. Returns the
+    name of the group holding this rank (None if none). Only that group is registered
+    here, so planning for 4,096 simulated ranks stays O(ranks) per partition. A partition
+    already created is reused without communicating (every rank decides alike).
     """
     _require_init("create_group_partition")
-    named = []
-    for p in parts:
-        ranks = _check_ranks(p, "create_group_partition")
-        named.append((group_name_of(ranks), ranks))
-    new = [(n, r) for n, r in named if n not in _state.groups]
-    if new:
-        _split(new)
-    return [n for n, _ in named]
+    key = tuple(tuple(p) for p in parts)
+    if key in _state.partitions:
+        return _state.partitions[key]
+    seen: set[int] = set()
+    for p in key:
+        _check_ranks(p, "create_group_partition")
+        if not seen.isdisjoint(p):        # one Split gives each rank one communicator
+            raise ValueError(f"For 'create_group_partition', the 'parts' should be disjoint, "
+                             f"but got rank(s) {sorted(seen.intersection(p))} in two parts.")
+        seen.update(p)
+    mine = next((p for p in key if _state.rank in p), None)
+    name = group_name_of(mine) if mine is not None else None
+    _split([(name, mine)] if mine is not None else [], all_parts=key,
+           keep_existing=True)
+    _state.partitions[key] = name
+    return name
 
 
 def group_name_of(ranks: Sequence[int]) -> str:
@@ -198,21 +210,29 @@ def group_name_of(ranks: Sequence[int]) -> str:
     return "ranks" + ",".join(map(str, ranks))
 
 
-def _split(parts: list[tuple[str, tuple[int, ...]]]) -> None:
+def _split(parts: list[tuple[str, tuple[int, ...]]], all_parts: Sequence = (),
+           keep_existing: bool = False) -> None:
+    """Register `parts`; on MPI, one Split of the world (color = the part holding this rank,
+    among `all_parts`, default `parts`). With keep_existing, a group already registered
+    under the same name keeps its communicator (the new one is freed)."""
     me = _state.rank
     world = _state.groups[GlobalComm.WORLD_COMM_GROUP]
     comm = None
     if not _state.simulated:
         from mpi4py import MPI
         color, key = MPI.UNDEFINED, 0
-        for i, (_, ranks) in enumerate(parts):
+        for i, ranks in enumerate(all_parts or [r for _, r in parts]):
             if me in ranks:
-                color, key = i, ranks.index(me)
+                color, key = i, list(ranks).index(me)
                 break
         comm = world._comm.Split(color, key)
         if comm == MPI.COMM_NULL:
             comm = None
     for name, ranks in parts:
+        if keep_existing and name in _state.groups:
+            if comm is not None and comm is not _state.groups[name]._comm:
+                comm.Free()
+            continue
         member = me in ranks
         _state.groups[name] = Group(name, ranks, ranks.index(me) if member else None,
                                     _state.simulated, comm if member else None)
@@ -226,6 +246,10 @@ def destroy_group(group: str) -> None:
         raise ValueError("For 'destroy_group', the world group cannot be destroyed, "
                          f"but got '{group}'.")
     g = get_group(group, "destroy_group")
+    if name in _state.partitions.values():
+        # Ranks outside it keep the partition cached: re-splitting only here would hang.
+        raise ValueError(f"For 'destroy_group', the 'group' should be made by create_group, "
+                         f"but got '{group}', a create_group_partition group (freed by release).")
     if g._comm is not None:
         g._comm.Free()
     del _state.groups[name]

@@ -37,14 +37,19 @@ def set_trace_hook(hook: Callable | None) -> Callable | None:
 
 
 def prim_attr_register(fn: Callable) -> Callable:
-    """Decorate a primitive's `__init__`: record every argument (defaults too) as an attr."""
+    """Decorate a primitive's `__init__`: record every argument (defaults too) as an attr.
+
+    A subclass's decorated `__init__` may call its parent's: the base is set up once,
+    so the attrs the subclass recorded are kept.
+    """
     sig = inspect.signature(fn)
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        Primitive.__init__(self, type(self).__name__)
+        if "attrs" not in self.__dict__:
+            Primitive.__init__(self, type(self).__name__)
         for name, value in list(bound.arguments.items())[1:]:
             if sig.parameters[name].kind in (inspect.Parameter.VAR_POSITIONAL,
                                              inspect.Parameter.VAR_KEYWORD):
@@ -169,7 +174,9 @@ class Primitive:
 
     def _eager_values(self, args: Sequence[Any]) -> list:
         values = []
-        first = None
+        # a Python scalar takes the dtype of the first tensor input, even one after it (2 - x)
+        first = next((a._data if isinstance(a, Tensor) else a for i, a in enumerate(args)
+                      if i not in self.const_inputs and isinstance(a, (Tensor, np.ndarray))), None)
         for i, a in enumerate(args):
             if i in self.const_inputs:
                 values.append(a.asnumpy().tolist() if isinstance(a, Tensor) else a)
@@ -179,15 +186,13 @@ class Primitive:
                 continue
             if isinstance(a, Tensor):
                 arr = a._data
-            elif isinstance(a, np.ndarray):
-                arr = np.ascontiguousarray(a)
+            elif isinstance(a, np.ndarray):     # (np.ascontiguousarray would make 0-d 1-d)
+                arr = a if a.flags.c_contiguous else np.ascontiguousarray(a)
             elif isinstance(a, (bool, int, float, complex, np.generic)):
                 arr = _scalar_like(a, first)
             else:
                 raise TypeError(f"For '{self.name}', the input {i} should be a Tensor, "
                                 f"but got {type(a).__name__}.")
-            if first is None:
-                first = arr
             values.append(arr)
         return values
 

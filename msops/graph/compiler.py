@@ -1,0 +1,129 @@
+"""Compiler: trace -> dead-node elimination -> parallel pass -> executor, cached per signature.
+
+A Cell keeps one `CompileCache`; its key is the call signature (shapes and dtypes of
+the Tensor arguments, the values of the others), the context mode, the train flags
+of the Cell tree and a snapshot of the auto-parallel context, so a second call with
+the same signature reuses the executor and a new shape (or `set_train`) retraces.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from msops import context
+from msops.common.tensor import Tensor
+from msops.graph.executor import Executor
+from msops.graph.ir import Graph
+from msops.graph.tracer import trace
+
+__all__ = ["compile_graph", "eliminate_dead_nodes", "CompileCache", "signature"]
+
+
+def eliminate_dead_nodes(graph: Graph) -> Graph:
+    """Drop op nodes (and parameters, consts) no output depends on, in place.
+
+    Ops whose primitive has a side effect (attr `side_effect_mem`/`side_effect_io`, as
+    Send/Receive/Barrier in MindSpore) are kept even when their value is unused.
+    """
+    live: set[int] = set()
+    roots = list(graph.outputs) + [n for n in graph.nodes if _has_side_effect(n)]
+    stack = roots
+    while stack:
+        node = stack.pop()
+        if node.id in live:
+            continue
+        live.add(node.id)
+        stack.extend(node.inputs)
+    graph.nodes = [n for n in graph.nodes if n.id in live]
+    graph.parameters = [n for n in graph.parameters if n.id in live]
+    graph.consts = [n for n in graph.consts if n.id in live]
+    return graph
+
+
+def _has_side_effect(node) -> bool:
+    attrs = node.prim.attrs
+    return bool(attrs.get("side_effect_mem") or attrs.get("side_effect_io"))
+
+
+def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
+    """Trace `cell.construct(*args)` and build this rank's executor for it."""
+    from msops.parallel.planner import apply_parallel
+    graph = trace(cell.construct, args, type(cell).__name__)
+    graph = eliminate_dead_nodes(graph)
+    graph = apply_parallel(graph)
+    return graph, Executor(graph)
+
+
+def _arg_key(a: Any) -> Any:
+    if isinstance(a, Tensor):
+        return (a.shape, a.dtype)
+    if isinstance(a, np.ndarray):
+        return (a.shape, a.dtype, "ndarray")
+    if isinstance(a, (tuple, list)):
+        return (type(a),) + tuple(_arg_key(v) for v in a)
+    try:
+        hash(a)
+    except TypeError:
+        return (type(a), repr(a))
+    return (type(a), a)
+
+
+def _tensor_arrays(args: Sequence[Any], out: list) -> list:
+    """The arrays of the Tensor arguments, flattened in graph-input order."""
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a._data)
+        elif isinstance(a, np.ndarray):
+            out.append(a)
+        elif isinstance(a, (tuple, list)):
+            _tensor_arrays(a, out)
+    return out
+
+
+_snapshot_fn: list = []      # [parallel_snapshot or None], looked up once
+
+
+def _parallel_snapshot() -> Any:
+    """A hashable snapshot of the auto-parallel context, if that layer is present."""
+    if not _snapshot_fn:
+        try:
+            from msops.parallel.context import parallel_snapshot
+        except ImportError:
+            parallel_snapshot = None
+        _snapshot_fn.append(parallel_snapshot)
+    fn = _snapshot_fn[0]
+    return None if fn is None else fn()
+
+
+def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
+    """The compile-cache key of one call."""
+    return (tuple(_arg_key(a) for a in args), context.get_context("mode"), train_flags,
+            _parallel_snapshot())
+
+
+class CompileCache:
+    """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple[Graph, Executor]] = {}
+        self.traces = 0
+
+    def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
+        key = signature(args, train_flags)
+        hit = self._entries.get(key)
+        if hit is None:
+            hit = self._entries[key] = compile_graph(cell, args)
+            self.traces += 1
+        return hit
+
+    def run(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> Any:
+        """Compile (once per signature) and execute `cell` on `args`."""
+        _, executor = self.get(cell, args, train_flags)
+        return executor(_tensor_arrays(args, []))
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,99 @@
+"""Executor: a graph flattened once into a schedule of `(kernel, input_slots, output_slot)`.
+
+Every node value lives in a slot of one list. Const slots are filled when the schedule
+is built; input slots take the arrays passed to `run` (through `node.feed`, which maps
+the full value to this rank's slice, when the parallel pass set one); parameter slots
+read the Parameter's current data each step (its fed slice is cached until the
+Parameter's data changes). Kernels come from `prim.lower(input_nodes, node)`, so a
+primitive may specialise its kernel to the compiled shapes once.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common.tensor import Parameter, Tensor
+from msops.graph.ir import Graph, Node, TupleGetItem
+
+__all__ = ["Executor"]
+
+
+class _FedParameter:
+    """A Parameter slot whose value is `feed(param data)`, recomputed only on change."""
+
+    __slots__ = ("slot", "param", "feed", "src", "version", "value")
+
+    def __init__(self, slot: int, param: Parameter, feed: Callable) -> None:
+        self.slot, self.param, self.feed = slot, param, feed
+        self.src = self.version = self.value = None
+
+    def get(self) -> np.ndarray:
+        p = self.param
+        data, version = p._data, getattr(p, "version", 0)
+        if data is not self.src or version != self.version:
+            self.value = self.feed(data)
+            self.src, self.version = data, version
+        return self.value
+
+
+def _lower(node: Node) -> Callable:
+    """The kernel of one op node; TupleGetItem with its constant index becomes an itemgetter."""
+    if isinstance(node.prim, TupleGetItem):
+        index = node.inputs[1].value
+        return lambda values: values[index]
+    return node.prim.lower(node.inputs, node)
+
+
+class Executor:
+    """Runs a Graph: `run(arrays) -> list of output arrays`; `__call__` takes/returns Tensors.
+
+    `in_abstracts` handed to `prim.lower` are the input Nodes (`.shape`, `.dtype`,
+    `.value` for consts, `.layout`), `out_abstract` the node itself.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        slot_of: dict[int, int] = {}
+
+        def slot(node: Node) -> int:
+            if node.id not in slot_of:
+                slot_of[node.id] = len(slot_of)
+            return slot_of[node.id]
+
+        self._inputs = [(slot(n), n.feed) for n in graph.inputs]
+        self._params = [(slot(n), n.value) for n in graph.parameters if n.feed is None]
+        self._fed_params = [_FedParameter(slot(n), n.value, n.feed)
+                            for n in graph.parameters if n.feed is not None]
+        consts = [(slot(n), n.value) for n in graph.consts]
+        schedule = []
+        for node in graph.nodes:
+            ins = [i for k, i in enumerate(node.inputs)
+                   if not (isinstance(node.prim, TupleGetItem) and k == 1)]
+            schedule.append((_lower(node), tuple(slot(i) for i in ins), slot(node)))
+        self._schedule = schedule
+        self._outputs = [slot(n) for n in graph.outputs]
+        self._template: list[Any] = [None] * len(slot_of)
+        for s, value in consts:
+            self._template[s] = value
+
+    def run(self, arrays: Sequence[np.ndarray]) -> list:
+        """Execute the schedule on one array per graph input; the output arrays."""
+        slots = self._template.copy()
+        for (s, feed), a in zip(self._inputs, arrays):
+            slots[s] = a if feed is None else feed(a)
+        for s, p in self._params:
+            slots[s] = p._data
+        for fp in self._fed_params:
+            slots[fp.slot] = fp.get()
+        for kernel, ins, out in self._schedule:
+            slots[out] = kernel(*[slots[i] for i in ins])
+        return [slots[s] for s in self._outputs]
+
+    def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
+        """Like `run`, with the outputs as Tensors (a tuple when construct returned one)."""
+        outs = [None if o is None else Tensor._wrap(np.asarray(o)) for o in self.run(arrays)]
+        return tuple(outs) if self.graph.output_is_tuple else outs[0]
+
+    def __len__(self) -> int:
+        return len(self._schedule)

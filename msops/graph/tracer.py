@@ -1,0 +1,252 @@
+"""Tracer: run a Cell's `construct` on symbolic tensors and record every primitive call.
+
+Symbolic tensors carry a graph node's shape and dtype but no value, so Python control
+flow on static things (shapes, ints, attributes) unrolls while tracing, and anything
+that needs a value (`if x:`, `x.asnumpy()`, iterating x) raises a GraphError naming
+the user's line. Parameters used by construct become parameter nodes (once each);
+captured Tensors become const nodes; tuples of tensors become make_tuple nodes.
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import msops
+from msops.common import dtype as mstype
+from msops.common.tensor import Parameter, Tensor
+from msops.graph.ir import Graph, GraphError, Node
+from msops.primitives import primitive as _primitive
+
+__all__ = ["SymbolicTensor", "trace", "is_tracing", "user_source"]
+
+_MSOPS_DIR = os.path.dirname(os.path.abspath(msops.__file__)) + os.sep
+_active: "_Trace | None" = None
+
+
+def is_tracing() -> bool:
+    """True while a construct is being traced (Cells then inline their construct)."""
+    return _active is not None
+
+
+def user_source(depth: int = 1) -> str | None:
+    """`file:line: code` of the innermost stack frame outside the msops package."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_MSOPS_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    path, line = frame.f_code.co_filename, frame.f_lineno
+    return f"{path}:{line}: {linecache.getline(path, line).strip()}"
+
+
+class SymbolicTensor(Tensor):
+    """A traced value: a graph node seen as a Tensor (`.shape`, `.dtype`, operator sugar)."""
+
+    def __init__(self, node: Node, owner: "_Trace") -> None:   # no data, so no super().__init__
+        self._node = node
+        self._owner = owner
+        self._dtype = node.dtype
+
+    @property
+    def shape(self) -> tuple:
+        return self._node.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._node.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def _data(self):
+        raise _no_value(self, "its value was read")
+
+    def asnumpy(self) -> np.ndarray:
+        raise _no_value(self, "asnumpy() was called")
+
+    def item(self):
+        raise _no_value(self, "item() was called")
+
+    def __array__(self, dtype=None, copy=None):
+        raise _no_value(self, "it was converted to a numpy array")
+
+    def __bool__(self) -> bool:
+        raise GraphError(f"data-dependent branch: the truth value of a traced Tensor "
+                         f"(shape {list(self.shape)}, {self.dtype}) is not known at compile "
+                         f"time, at {user_source(2)}. Branch on static values (shapes, "
+                         f"attributes) or compute both sides and select with an op.")
+
+    def __len__(self) -> int:
+        if self.ndim == 0 or self.shape[0] < 0:
+            raise GraphError(f"data-dependent length: len() of a traced Tensor of shape "
+                             f"{list(self.shape)} is not known at compile time, at "
+                             f"{user_source(2)}.")
+        return self.shape[0]
+
+    def __iter__(self):
+        raise GraphError(f"data-dependent loop: iterating a traced Tensor of shape "
+                         f"{list(self.shape)} is not supported in graph mode, at "
+                         f"{user_source(2)}. Loop over range(x.shape[0]) or use Split.")
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"SymbolicTensor(%{self._node.id}, shape={list(self.shape)}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+
+def _no_value(t: SymbolicTensor, what: str) -> GraphError:
+    return GraphError(f"data-dependent value: a traced Tensor (shape {list(t.shape)}, "
+                      f"{t.dtype}) has no value at compile time, but {what} at "
+                      f"{user_source(3)}.")
+
+
+class _Trace:
+    """State of one trace: the graph under construction and the nodes of captured objects."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.params: dict[int, Node] = {}
+        self.consts: dict[int, tuple[Any, Node]] = {}
+
+    def parameter(self, p: Parameter) -> Node:
+        node = self.params.get(id(p))
+        if node is None:
+            node = self.params[id(p)] = self.graph.add_parameter(p)
+        return node
+
+    def const(self, value: Any) -> Node:
+        key = id(value)
+        hit = self.consts.get(key)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        node = self.graph.add_const(value)
+        self.consts[key] = (value, node)     # holding `value` keeps its id unique
+        return node
+
+    def tensor(self, prim: Any, i: int, a: Any, like: Any) -> Node:
+        """The node of a tensor-position argument."""
+        if isinstance(a, SymbolicTensor):
+            if a._owner is not self:
+                raise GraphError(f"For '{prim.name}', the input {i} is a Tensor traced in "
+                                 f"another graph (one kept from an earlier call), at "
+                                 f"{user_source()}.")
+            return a._node
+        if isinstance(a, Parameter):
+            return self.parameter(a)
+        if isinstance(a, (Tensor, np.ndarray)):
+            return self.const(a)
+        if isinstance(a, (bool, int, float, complex, np.generic)):
+            return self.graph.add_const(_primitive._scalar_like(a, like))
+        if isinstance(a, (tuple, list)) and a and all(isinstance(t, (Tensor, np.ndarray)) for t in a):
+            return self.graph.make_tuple([self.tensor(prim, i, t, like) for t in a], user_source())
+        raise TypeError(f"For '{prim.name}', the input {i} should be a Tensor, "
+                        f"but got {type(a).__name__}.")
+
+    def call(self, prim: Any, args: Sequence[Any]) -> Any:
+        """The trace hook: record `prim(*args)` and return symbolic outputs."""
+        like = _dtype_witness(prim, args)
+        nodes = []
+        for i, a in enumerate(args):
+            if i in prim.const_inputs:
+                if isinstance(a, SymbolicTensor):
+                    raise GraphError(f"For '{prim.name}', the input {i} must be known at "
+                                     f"compile time, but got a traced Tensor, at "
+                                     f"{user_source()}.")
+                value = a.asnumpy().tolist() if isinstance(a, Tensor) else a
+                nodes.append(self.graph.add_const(value))
+            else:
+                nodes.append(self.tensor(prim, i, a, like))
+        node = self.graph.apply(prim, nodes, user_source())
+        if node.dtype is None:
+            return None
+        if not node.is_tuple:
+            return SymbolicTensor(node, self)
+        return tuple(SymbolicTensor(self.graph.getitem(node, k, node.source), self)
+                     for k in range(len(node.dtype)))
+
+
+def _dtype_witness(prim: Any, args: Sequence[Any]) -> np.ndarray | None:
+    """A 0-d array of the first tensor argument's dtype: Python scalars take that dtype."""
+    for i, a in enumerate(args):
+        if i in prim.const_inputs:
+            continue
+        if isinstance(a, Tensor):
+            return np.empty((), mstype.dtype_to_nptype(a.dtype))
+        if isinstance(a, np.ndarray):
+            return a
+    return None
+
+
+def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
+    """Trace `fn(*args)`: Tensors (and tuples of them) in `args` become graph inputs.
+
+    Other arguments are passed through as static values. The graph's outputs are the
+    Tensor (or flat tuple of Tensors) that `fn` returns.
+    """
+    global _active
+    if _active is not None:
+        raise GraphError(f"'{name}' is compiled while '{_active.graph.name}' is traced; a "
+                         f"Cell called inside construct is inlined, not compiled.")
+    graph = Graph(name)
+    state = _Trace(graph)
+    names = _arg_names(fn, len(args))
+    sym_args = [_symbolic_arg(graph, state, a, names[i]) for i, a in enumerate(args)]
+    _active = state
+    prev = _primitive.set_trace_hook(state.call)
+    try:
+        result = fn(*sym_args)
+    finally:
+        _primitive.set_trace_hook(prev)
+        _active = None
+    _set_outputs(graph, state, result)
+    return graph
+
+
+def _arg_names(fn: Callable, n: int) -> list[str]:
+    """Names of fn's first n positional parameters (`arg<i>` past them or for *args)."""
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(n)]
+
+
+def _symbolic_arg(graph: Graph, state: _Trace, a: Any, name: str) -> Any:
+    if isinstance(a, (Tensor, np.ndarray)):
+        dtype = a.dtype if isinstance(a, Tensor) else mstype.from_numpy(a.dtype)
+        return SymbolicTensor(graph.add_input(a.shape, dtype, name), state)
+    if isinstance(a, (tuple, list)) and any(isinstance(t, (Tensor, np.ndarray)) for t in a):
+        return type(a)(_symbolic_arg(graph, state, t, f"{name}.{k}") for k, t in enumerate(a))
+    return a
+
+
+def _set_outputs(graph: Graph, state: _Trace, result: Any) -> None:
+    graph.output_is_tuple = isinstance(result, (tuple, list))
+    items = list(result) if graph.output_is_tuple else [result]
+    outs = []
+    for k, r in enumerate(items):
+        if isinstance(r, SymbolicTensor):
+            outs.append(r._node)
+        elif isinstance(r, Parameter):
+            outs.append(state.parameter(r))
+        elif isinstance(r, (Tensor, np.ndarray)):
+            outs.append(state.const(r))
+        else:
+            what = f"output {k}" if graph.output_is_tuple else "output"
+            raise GraphError(f"For '{graph.name}', the construct {what} should be a Tensor "
+                             f"(or a flat tuple of Tensors), but got {type(r).__name__}.")
+    graph.outputs = outs

@@ -1,0 +1,194 @@
+"""Cell: the base of every network, as `mindspore.nn.Cell`.
+
+Assigning a Cell, a Parameter or a Primitive to an attribute registers it, so
+`parameters_and_names()` yields prefixed names (`bn.gamma`) and a Parameter created
+with `name=None` takes its attribute name. Calling a Cell runs `construct` eagerly in
+PYNATIVE_MODE; in GRAPH_MODE it is traced once per call signature and the compiled
+schedule runs (a Cell called inside a traced construct is inlined).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Iterator
+
+from msops import context
+from msops.common.tensor import Parameter
+from msops.graph import tracer
+from msops.graph.compiler import CompileCache
+from msops.graph.ir import Graph
+from msops.primitives.primitive import Primitive, _check_strategy
+
+__all__ = ["Cell"]
+
+# Bumped whenever a train flag or the cell tree changes: cells re-read their flags then.
+_tree_epoch = [0]
+
+
+class Cell:
+    """Base class of networks: define `construct(*inputs)`; call the cell to run it.
+
+    `training` (False until `set_train()`) selects training behaviour; `in_strategy` /
+    `out_strategy` hold the strategy given to `shard` for the parallel layer.
+    """
+
+    def __init__(self, auto_prefix: bool = True) -> None:
+        d = self.__dict__
+        d["_params"] = {}
+        d["_cells"] = {}
+        d["_primitives"] = {}
+        d["_auto_prefix"] = auto_prefix
+        d["training"] = False
+        d["in_strategy"] = None
+        d["out_strategy"] = None
+        d["_compile_cache"] = CompileCache()
+        d["_flags"] = (-1, ())
+
+    @property
+    def cls_name(self) -> str:
+        return type(self).__name__
+
+    # -- attribute registration ------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if "_params" not in d:
+            if isinstance(value, (Cell, Parameter, Primitive)):
+                raise AttributeError(f"For '{self.cls_name}', call super().__init__() before "
+                                     f"assigning the attribute '{name}'.")
+            return object.__setattr__(self, name, value)
+        self._unregister(name)
+        if isinstance(value, Parameter):
+            if value.name is None:
+                value.name = name
+            d["_params"][name] = value
+        elif isinstance(value, Cell):
+            if self._auto_prefix:
+                value.update_parameters_name(name + ".")
+            d["_cells"][name] = value
+            _tree_epoch[0] += 1
+        elif isinstance(value, Primitive):
+            d["_primitives"][name] = value
+        elif name == "training":
+            _tree_epoch[0] += 1
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._unregister(name)
+        object.__delattr__(self, name)
+
+    def _unregister(self, name: str) -> None:
+        d = self.__dict__
+        d["_params"].pop(name, None)
+        d["_primitives"].pop(name, None)
+        if d["_cells"].pop(name, None) is not None:
+            _tree_epoch[0] += 1
+
+    def insert_child_to_cell(self, child_name: str, child_cell: "Cell") -> None:
+        """Register `child_cell` under `child_name` (names that are not identifiers: "0")."""
+        setattr(self, child_name, child_cell)
+
+    def update_parameters_name(self, prefix: str = "") -> None:
+        """Prepend `prefix` to the name of every Parameter of this cell tree."""
+        for p in self.get_parameters():
+            p.name = prefix + p.name
+
+    # -- traversal --------------------------------------------------------------------
+    def cells_and_names(self, cells: set | None = None,
+                        name_prefix: str = "") -> Iterator[tuple[str, "Cell"]]:
+        """(prefixed name, cell) for this cell ("") and every sub-cell, each once."""
+        seen = set() if cells is None else cells
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
+        for name, cell in self._cells.items():
+            yield from cell.cells_and_names(seen, f"{name_prefix}.{name}" if name_prefix else name)
+
+    def cells(self) -> list["Cell"]:
+        """The direct sub-cells."""
+        return list(self._cells.values())
+
+    def name_cells(self) -> dict[str, "Cell"]:
+        return dict(self._cells)
+
+    def parameters_and_names(self, name_prefix: str = "",
+                             expand: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(prefixed attribute path, Parameter) for this cell's Parameters (and sub-cells')."""
+        seen: set[int] = set()
+        cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
+        for prefix, cell in cells:
+            for name, p in cell._params.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{prefix}.{name}" if prefix else name), p
+
+    def get_parameters(self, expand: bool = True) -> Iterator[Parameter]:
+        for _, p in self.parameters_and_names(expand=expand):
+            yield p
+
+    def trainable_params(self, recurse: bool = True) -> list[Parameter]:
+        """The Parameters with requires_grad=True."""
+        return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
+
+    def untrainable_params(self, recurse: bool = True) -> list[Parameter]:
+        return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
+
+    # -- modes ------------------------------------------------------------------------
+    def set_train(self, mode: bool = True) -> "Cell":
+        """Set `training` on this cell and every sub-cell (BatchNorm: batch statistics)."""
+        for _, cell in self.cells_and_names():
+            cell.training = bool(mode)
+        return self
+
+    def _train_flags(self) -> tuple:
+        epoch, flags = self._flags
+        if epoch != _tree_epoch[0]:
+            flags = tuple(c.training for _, c in self.cells_and_names())
+            self.__dict__["_flags"] = (_tree_epoch[0], flags)
+        return flags
+
+    def shard(self, in_strategy: tuple, out_strategy: tuple | None = None) -> "Cell":
+        """Store the strategy of this cell's inputs (and outputs) for the parallel layer.
+
+        Layer cells that wrap one primitive forward it to that primitive (`_shard_primitives`).
+        """
+        in_s = _check_strategy(in_strategy, "in_strategy", self.cls_name)
+        out_s = _check_strategy(out_strategy, "out_strategy", self.cls_name)
+        self.in_strategy, self.out_strategy = in_s, out_s
+        self._shard_primitives(in_s, out_s)
+        self._compile_cache.clear()
+        return self
+
+    def _shard_primitives(self, in_strategy: tuple | None, out_strategy: tuple | None) -> None:
+        """Forward a `shard` to the wrapped primitive(s); a plain Cell only stores it."""
+
+    # -- running ----------------------------------------------------------------------
+    def construct(self, *inputs: Any) -> Any:
+        raise NotImplementedError(f"For '{self.cls_name}', construct() is not defined.")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            args = self._positional(args, kwargs)
+        if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
+            return self._compile_cache.run(self, args, self._train_flags())
+        return self.construct(*args)
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple:
+        bound = inspect.signature(self.construct).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.args) + tuple(bound.kwargs.values())
+
+    def compile(self, *args: Any) -> Graph:
+        """The compiled graph (this rank's, after the parallel pass) for these arguments."""
+        return self._compile_cache.get(self, args, self._train_flags())[0]
+
+    def extend_repr(self) -> str:
+        """Extra text of this cell in `repr` (layers show their arguments)."""
+        return ""
+
+    def __repr__(self) -> str:
+        head = f"{self.cls_name}<{self.extend_repr()}>"
+        if not self._cells:
+            return head
+        body = "\n".join(f"  ({n}): " + repr(c).replace("\n", "\n  ")
+                         for n, c in self._cells.items())
+        return f"{head}\n{body}"

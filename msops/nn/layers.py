@@ -1,0 +1,180 @@
+"""Layers: Dense, ReLU, BatchNorm1d and SequentialCell (MindSpore's arguments and names)."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from msops import ops
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import Parameter
+from msops.nn.cell import Cell
+from msops.nn.initializer import initializer
+from msops.primitives.primitive import Primitive
+
+__all__ = ["Dense", "ReLU", "BatchNorm1d", "SequentialCell"]
+
+
+class ReLU(Cell):
+    """max(x, 0) element-wise; `shard(((a, b),))` shards its ReLU primitive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.relu = ops.ReLU()
+
+    def construct(self, x):
+        return self.relu(x)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        self.relu.shard(in_strategy, out_strategy)
+
+
+_ACTIVATIONS = {"relu": ReLU}
+
+
+def get_activation(activation: Any, prim_name: str) -> Any:
+    """A Cell or Primitive from `activation` (a name such as 'relu', or a Cell/Primitive)."""
+    if activation is None or isinstance(activation, (Cell, Primitive)):
+        return activation
+    if isinstance(activation, str) and activation.lower() in _ACTIVATIONS:
+        return _ACTIVATIONS[activation.lower()]()
+    raise ValueError(f"For '{prim_name}', the 'activation' should be one of "
+                     f"{sorted(_ACTIVATIONS)}, a Cell or a Primitive, but got {activation!r}.")
+
+
+class Dense(Cell):
+    """Fully connected layer: y = activation(x @ weight.T + bias).
+
+    Input x (N, in_channels); weight (out_channels, in_channels) (MatMul with
+    transpose_b=True), bias (out_channels,); output (N, out_channels).
+    `shard(((a, b),))` shards the MatMul as ((a, b), (1, b)) and the bias add as ((a, 1), (1,)).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, weight_init: Any = "normal",
+                 bias_init: Any = "zeros", has_bias: bool = True, activation: Any = None,
+                 dtype: mstype.Type = mstype.float32) -> None:
+        super().__init__()
+        name = self.cls_name
+        self.in_channels = validator.check_positive_int(in_channels, "in_channels", name)
+        self.out_channels = validator.check_positive_int(out_channels, "out_channels", name)
+        self.has_bias = validator.check_bool("has_bias", has_bias, name)
+        self.weight = Parameter(initializer(weight_init, (out_channels, in_channels), dtype,
+                                            "weight_init", name), name="weight")
+        self.matmul = ops.MatMul(transpose_b=True)
+        if has_bias:
+            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
+                                              name), name="bias")
+            self.bias_add = ops.Add()
+        self.activation = get_activation(activation, name)
+
+    def construct(self, x):
+        x = self.matmul(x, self.weight)
+        if self.has_bias:
+            x = self.bias_add(x, self.bias)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        a, b = in_strategy[0]
+        self.matmul.shard(((a, b), (1, b)))
+        if self.has_bias:
+            self.bias_add.shard(((a, 1), (1,)))
+
+    def extend_repr(self) -> str:
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"has_bias={self.has_bias}")
+
+
+class BatchNorm1d(Cell):
+    """Batch normalization over the channels of x (N, C): gamma * x_hat + beta.
+
+    Parameters `gamma`, `beta` (trainable when affine) and `moving_mean`,
+    `moving_variance` (never trainable), all (C,). Training mode (`set_train()`)
+    normalises with the batch statistics, inference with the moving ones
+    (`use_batch_statistics` True/False forces one). The moving statistics are not
+    updated in training mode yet (that needs in-graph parameter assignment).
+    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
+                 affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
+                 moving_mean_init: Any = "zeros", moving_var_init: Any = "ones",
+                 use_batch_statistics: bool | None = None, dtype: mstype.Type = mstype.float32
+                 ) -> None:
+        super().__init__()
+        name = self.cls_name
+        self.num_features = validator.check_positive_int(num_features, "num_features", name)
+        validator.check_value_type("momentum", momentum, (float, int), name)
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"For '{name}', the 'momentum' should be in [0, 1], "
+                             f"but got {momentum}.")
+        self.eps, self.momentum = eps, momentum
+        self.use_batch_statistics = use_batch_statistics
+        shape = (num_features,)
+
+        def param(init, arg, trainable):
+            return Parameter(initializer(init, shape, dtype, arg, name), requires_grad=trainable)
+        self.gamma = param(gamma_init, "gamma_init", affine)
+        self.beta = param(beta_init, "beta_init", affine)
+        self.moving_mean = param(moving_mean_init, "moving_mean_init", False)
+        self.moving_variance = param(moving_var_init, "moving_var_init", False)
+        # MindSpore's momentum weighs the old statistic; the primitive's weighs the new one.
+        self.bn_train = ops.BatchNorm(is_training=True, epsilon=float(eps),
+                                      momentum=1.0 - momentum)
+        self.bn_infer = ops.BatchNorm(is_training=False, epsilon=float(eps),
+                                      momentum=1.0 - momentum)
+
+    def construct(self, x):
+        use_batch = self.training if self.use_batch_statistics is None \
+            else self.use_batch_statistics
+        bn = self.bn_train if use_batch else self.bn_infer
+        return bn(x, self.gamma, self.beta, self.moving_mean, self.moving_variance)[0]
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        x = in_strategy[0]
+        full = (x,) + ((x[1],),) * 4
+        self.bn_train.shard(full, out_strategy)
+        self.bn_infer.shard(full, out_strategy)
+
+    def extend_repr(self) -> str:
+        return f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+class SequentialCell(Cell):
+    """Cells run in order: `SequentialCell([c1, c2])`, `SequentialCell(c1, c2)` or an OrderedDict.
+
+    Sub-cells are named "0", "1", … (or by the OrderedDict's keys).
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            items = list(args[0].items())
+        else:
+            cells = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+            items = [(str(i), c) for i, c in enumerate(cells)]
+        for i, (name, cell) in enumerate(items):
+            if not isinstance(cell, Cell):
+                raise TypeError(f"For '{self.cls_name}', the cell {i} should be a Cell, "
+                                f"but got {type(cell).__name__}.")
+            self.insert_child_to_cell(name, cell)
+
+    def __getitem__(self, index: int) -> Cell:
+        return list(self._cells.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def append(self, cell: Cell) -> "SequentialCell":
+        self.insert_child_to_cell(str(len(self._cells)), cell)
+        return self
+
+    def construct(self, x):
+        for cell in self._cells.values():
+            x = cell(x)
+        return x

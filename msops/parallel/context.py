@@ -1,0 +1,72 @@
+"""The auto-parallel context: parallel mode, device count, batch feeding, gradient mean."""
+from __future__ import annotations
+
+from typing import Any
+
+from msops.common import validator
+from msops.common.validator import Rel
+
+__all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
+           "reset_auto_parallel_context", "parallel_snapshot"]
+
+
+class ParallelMode:
+    STAND_ALONE = "stand_alone"
+    DATA_PARALLEL = "data_parallel"
+    SEMI_AUTO_PARALLEL = "semi_auto_parallel"
+    AUTO_PARALLEL = "auto_parallel"
+    MODE_LIST = (STAND_ALONE, DATA_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL)
+
+
+_DEFAULTS: dict[str, Any] = {
+    "parallel_mode": ParallelMode.STAND_ALONE,
+    "device_num": None,            # None: the world size at compile time
+    "global_rank": None,           # None: this process's world rank
+    "full_batch": False,
+    "gradients_mean": False,
+    "enable_parallel_optimizer": False,
+}
+_ctx: dict[str, Any] = dict(_DEFAULTS)
+
+
+def _check(key: str, value: Any) -> Any:
+    api = "set_auto_parallel_context"
+    if key == "parallel_mode":
+        validator.check_value_type(key, value, str, api)
+        return validator.check_string(key, value, ParallelMode.MODE_LIST, api)
+    if key == "device_num":
+        return validator.check_int_range(value, 1, 4096, Rel.INC_BOTH, key, api)
+    if key == "global_rank":
+        return validator.check_int_range(value, 0, 4095, Rel.INC_BOTH, key, api)
+    return validator.check_bool(key, value, api)
+
+
+def set_auto_parallel_context(**kwargs: Any) -> None:
+    """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
+    enable_parallel_optimizer (MindSpore's validation: unknown key or mode, device_num < 1
+    → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
+    False: every rank feeds its own batch slice."""
+    for key, value in kwargs.items():
+        if key not in _DEFAULTS:
+            raise ValueError(f"For 'set_auto_parallel_context', the key should be one of "
+                             f"{sorted(_DEFAULTS)}, but got '{key}'.")
+        _ctx[key] = _check(key, value)
+
+
+def get_auto_parallel_context(key: str) -> Any:
+    """The value of one auto-parallel context key."""
+    if key not in _ctx:
+        raise ValueError(f"For 'get_auto_parallel_context', the key should be one of "
+                         f"{sorted(_ctx)}, but got '{key}'.")
+    return _ctx[key]
+
+
+def reset_auto_parallel_context() -> None:
+    """Back to stand-alone defaults."""
+    _ctx.clear()
+    _ctx.update(_DEFAULTS)
+
+
+def parallel_snapshot() -> tuple:
+    """A hashable snapshot of the context (part of a compile-cache key)."""
+    return tuple(sorted(_ctx.items()))

@@ -1,0 +1,90 @@
+"""Emit a redistribution plan into a graph: each planned step becomes primitives.
+
+    Slice(dim, axis)            -> StridedSlice with this rank's block bounds (no comm)
+    AllGatherDim(dim, axis)     -> AllGather over the axis group; for dim != 0, Split along
+                                   dim 0 and Concat along dim (one local copy)
+    AllToAllDims(i, j, axis)    -> AlltoAll(split_dim=j, concat_dim=i) over the axis group
+
+The planner (`redistribution.plan`) is pure; this module only turns its steps into
+nodes, so `Graph.dump()` shows every inserted collective with the bytes it moves.
+"""
+from __future__ import annotations
+
+import functools
+from math import prod
+
+import numpy as np
+
+from msops.communication import create_group_partition
+from msops.graph.ir import Graph, Node
+from msops.parallel.layout import TensorLayout, axis_groups
+from msops.parallel.redistribution import AllGatherDim, AllToAllDims, Slice, Step, plan
+from msops.primitives import array_ops, comm_ops
+
+__all__ = ["Redistributor", "groups_over"]
+
+
+@functools.lru_cache(maxsize=1024)
+def groups_over(device_matrix: tuple[int, ...], axes: tuple[int, ...]) -> tuple:
+    """Partition ranks into groups that differ only along device `axes` (map numbering);
+    inside a group ranks are ordered row-major over those axes (major first)."""
+    if len(axes) == 1:
+        return axis_groups(device_matrix, axes[0])
+    pos = sorted(len(device_matrix) - 1 - a for a in axes)
+    others = [p for p in range(len(device_matrix)) if p not in pos]
+    ranks = np.arange(prod(device_matrix)).reshape(device_matrix)
+    rows = ranks.transpose(others + pos).reshape(-1, prod(device_matrix[p] for p in pos))
+    return tuple(tuple(int(r) for r in row) for row in rows)
+
+
+class Redistributor:
+    """Converts local nodes of `graph` between layouts, as this `rank` of the SPMD program."""
+
+    def __init__(self, graph: Graph, rank: int) -> None:
+        self.graph = graph
+        self.rank = rank
+
+    def convert(self, node: Node, src: TensorLayout, dst: TensorLayout,
+                source: str | None = None) -> Node:
+        """`node` (laid out as `src`) as layout `dst`; `node` itself when nothing moves."""
+        if src == dst:
+            return node
+        for step in plan(src, dst, node.dtype.itemsize):
+            node = _EMIT[type(step)](self, step, node, source)
+        node.layout = dst
+        return node
+
+    def _group(self, step: Step) -> str:
+        return create_group_partition(step.groups())
+
+    def _slice(self, step: Slice, x: Node, source: str | None) -> Node:
+        size = step.out_shape[step.dim]
+        begin = [0] * len(x.shape)
+        end = list(x.shape)
+        begin[step.dim] = step.coordinate(self.rank) * size
+        end[step.dim] = begin[step.dim] + size
+        g = self.graph
+        return g.apply(array_ops.StridedSlice(), [x, g.add_const(tuple(begin)),
+                                                 g.add_const(tuple(end)),
+                                                 g.add_const((1,) * len(x.shape))], source)
+
+    def _gather(self, step: AllGatherDim, x: Node, source: str | None) -> Node:
+        g = self.graph
+        out = g.apply(comm_ops.AllGather(self._group(step)), [x], source)
+        out.comm_bytes = step.bytes_recv
+        if step.dim != 0:
+            n = step.group_size
+            parts = g.apply(array_ops.Split(axis=0, output_num=n), [out], source)
+            out = g.apply(array_ops.Concat(axis=step.dim), [parts], source)
+        return out
+
+    def _alltoall(self, step: AllToAllDims, x: Node, source: str | None) -> Node:
+        prim = comm_ops.AlltoAll(split_count=step.group_size, split_dim=step.dst_dim,
+                                 concat_dim=step.src_dim, group=self._group(step))
+        out = self.graph.apply(prim, [x], source)
+        out.comm_bytes = step.bytes_sent
+        return out
+
+
+_EMIT = {Slice: Redistributor._slice, AllGatherDim: Redistributor._gather,
+         AllToAllDims: Redistributor._alltoall}

@@ -1,0 +1,149 @@
+"""Sharding rules: one dim-spec function per op family.
+
+A primitive declares its family in the class attribute `sharding` ("elementwise",
+"matmul", "reduce", "softmax", "batchnorm", "transpose", "concat", "split", "slice",
+"onehot", "reshape"). Each rule returns the einsum-like `DimSpec` of one application,
+from the prim's attrs, the global input/output shapes and the const inputs; the
+partitioner turns it into layouts with `strategy.shard`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from msops.parallel.strategy import DimSpec
+
+__all__ = ["spec_of", "RULES"]
+
+Shape = Sequence[int]
+
+
+def _dims(n: int, offset: int = 0, prefix: str = "d") -> tuple:
+    return tuple(f"{prefix}{offset + j}" for j in range(n))
+
+
+def _broadcast_letters(shape: Shape, out: Shape, prefix: str = "d") -> tuple:
+    """Letters of an input aligned to the output from the right; None where it broadcasts."""
+    off = len(out) - len(shape)
+    return tuple(None if (shape[j] == 1 and out[j + off] != 1) else f"{prefix}{j + off}"
+                 for j in range(len(shape)))
+
+
+def elementwise(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    out = outs[0]
+    return DimSpec(tuple(_broadcast_letters(s, out) for s in ins), (_dims(len(out)),))
+
+
+def matmul(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    ta, tb = prim.attrs.get("transpose_a", False), prim.attrs.get("transpose_b", False)
+    a_mk = ("k", "m") if ta else ("m", "k")
+    b_kn = ("n", "k") if tb else ("k", "n")
+    out = outs[0]
+    batch_out = out[:-2]
+    a_batch = _broadcast_letters(ins[0][:-2], batch_out, "b")
+    b_batch = _broadcast_letters(ins[1][:-2], batch_out, "b")
+    return DimSpec((a_batch + a_mk, b_batch + b_kn), (_dims(len(batch_out), 0, "b") + ("m", "n"),),
+                   reduction_name="reduction dim")
+
+
+def reduce(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    x = ins[0]
+    axis = consts.get(1, ())
+    axes = {a % len(x) for a in ((axis,) if isinstance(axis, int) else tuple(axis))} \
+        if x else set()
+    if not axes:
+        axes = set(range(len(x)))
+    letters = _dims(len(x))
+    keep = prim.attrs.get("keep_dims", False)
+    out = tuple((None if j in axes else l) for j, l in enumerate(letters)) if keep else \
+        tuple(l for j, l in enumerate(letters) if j not in axes)
+    return DimSpec((letters,), (out,))
+
+
+def softmax(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    if len(ins) == 2:                            # SoftmaxCrossEntropyWithLogits(logits, labels)
+        return DimSpec((("n", "c"), ("n", "c")), (("n",), ("n", "c")))
+    letters = _dims(len(ins[0]))
+    axis = prim.attrs.get("axis", -1)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    bad = tuple((letters[a % len(letters)], f"Softmax normalises along axis {a}")
+                for a in axes)
+    return DimSpec((letters,), (letters,), unsplittable=bad)
+
+
+def batchnorm(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    ndim = len(ins[0])
+    x = tuple("c" if d == prim.channel_axis(ndim) else f"d{d}" for d in range(ndim))
+    c = ("c",)
+    return DimSpec((x, c, c, c, c), (x, c, c, c, c))
+
+
+def transpose(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    letters = _dims(len(ins[0]))
+    perm = consts[1]
+    return DimSpec((letters,), (tuple(letters[p] for p in perm),))
+
+
+def _axis_fixed(ins: list, outs: list, axis: int, what: str, n_out: int) -> DimSpec:
+    letters = _dims(len(ins[0]))
+    a = axis % len(letters)
+    return DimSpec(tuple(letters for _ in ins), tuple(letters for _ in range(n_out)),
+                   unsplittable=((letters[a], f"{what} along axis {axis}"),))
+
+
+def concat(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    return _axis_fixed(ins, outs, prim.attrs.get("axis", 0), "Concat joins", 1)
+
+
+def split(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    return _axis_fixed(ins, outs, prim.attrs.get("axis", 0), "Split cuts", len(outs))
+
+
+def strided_slice(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Only dims taken whole (begin 0, end size, stride 1) may stay split; others are cut."""
+    x = ins[0]
+    letters = _dims(len(x))
+    begin, end, strides = consts[1], consts[2], consts[3]
+    masks = {k: prim.attrs.get(k, 0) for k in ("begin_mask", "end_mask", "ellipsis_mask",
+                                              "new_axis_mask", "shrink_axis_mask")}
+    if masks["ellipsis_mask"] or masks["new_axis_mask"]:
+        bad = tuple((l, "StridedSlice with ellipsis/new-axis masks") for l in letters)
+        return DimSpec((letters,), (_dims(len(outs[0]), 0, "o"),), unsplittable=bad)
+    bad, out = [], []
+    for j, l in enumerate(letters):
+        if j >= len(begin):
+            out.append(l)
+            continue
+        b = 0 if masks["begin_mask"] >> j & 1 else begin[j]
+        e = x[j] if masks["end_mask"] >> j & 1 else end[j]
+        whole = strides[j] == 1 and b in (0, -x[j]) and (e >= x[j])
+        if masks["shrink_axis_mask"] >> j & 1:
+            bad.append((l, f"StridedSlice shrinks dim {j}"))
+            continue
+        if not whole:
+            bad.append((l, f"StridedSlice cuts dim {j}"))
+        out.append(l)
+    return DimSpec((letters,), (tuple(out),), unsplittable=tuple(bad))
+
+
+def onehot(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    idx = _dims(len(ins[0]))
+    axis = prim.attrs.get("axis", -1)
+    out = list(idx)
+    out.insert(len(idx) if axis == -1 else axis, None)
+    return DimSpec((idx,) + tuple(() for _ in ins[1:]), (tuple(out),))
+
+
+RULES: dict[str, Callable[..., DimSpec]] = {
+    "elementwise": elementwise, "matmul": matmul, "reduce": reduce, "softmax": softmax,
+    "batchnorm": batchnorm, "transpose": transpose, "concat": concat, "split": split,
+    "slice": strided_slice, "onehot": onehot,
+}
+
+
+def spec_of(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The dim spec of `prim` applied to tensor inputs of shapes `ins` giving `outs`."""
+    family = getattr(prim, "sharding", None)
+    if family not in RULES:
+        raise ValueError(f"For '{prim.name}', there is no sharding rule (family "
+                         f"{family!r}); it cannot run in a parallel graph.")
+    return RULES[family](prim, [tuple(s) for s in ins], [tuple(s) for s in outs], consts)

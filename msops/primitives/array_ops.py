@@ -1,0 +1,239 @@
+"""Array primitives: Reshape, Transpose, Concat, Split, StridedSlice.
+
+They move elements without arithmetic, so every dtype is accepted. Shapes, perms,
+slices and axes are compile-time values (`const_inputs` or attrs); kernels return
+C-contiguous arrays, which for Reshape (and a Split/StridedSlice that happens to be
+contiguous) are views sharing the input's memory rather than copies.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
+                                       check_tensor_list, contiguous)
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+
+__all__ = ["Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
+
+
+def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
+    """A tuple or list of ints (a const input such as a shape or perm) as a list."""
+    validator.check_value_type(arg, value, (tuple, list), prim_name)
+    for i, v in enumerate(value):
+        validator.check_value_type(f"{arg}[{i}]", v, int, prim_name)
+    return list(value)
+
+
+class Reshape(NoAttrPrimitive):
+    """`Reshape()(x, shape)`: the same elements in `shape`; one -1 is inferred from the size.
+
+    >>> Reshape()(Tensor(np.arange(6, dtype=np.float32)), (2, -1)).shape
+    (2, 3)
+    """
+
+    sharding = "reshape"
+    const_inputs = (1,)
+
+    def infer_shape(self, x_shape: list, shape: Any) -> list:
+        out = check_int_sequence(self.name, "shape", shape)
+        if any(v < -1 for v in out) or out.count(-1) > 1:
+            raise ValueError(f"For '{self.name}', the 'shape' should hold non-negative ints and "
+                             f"at most one -1, but got {tuple(shape)}.")
+        size = math.prod(x_shape)
+        known = math.prod(v for v in out if v != -1)
+        if -1 in out and known and size % known == 0:
+            out[out.index(-1)] = size // known
+        elif -1 in out or known != size:
+            raise ValueError(f"For '{self.name}', the 'shape' should have {size} elements, like "
+                             f"x shape {list(x_shape)}, but got {tuple(shape)}.")
+        return out
+
+    def infer_dtype(self, x_dtype: mstype.Type, shape: Any) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray, shape: Any) -> np.ndarray:
+        return contiguous(x.reshape(tuple(shape)))
+
+
+class Transpose(NoAttrPrimitive):
+    """`Transpose()(x, perm)`: out.shape[i] = x.shape[perm[i]]; perm a permutation of the dims.
+
+    >>> Transpose()(Tensor(np.ones((2, 3, 4), np.float32)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+
+    sharding = "transpose"
+    const_inputs = (1,)
+
+    def _perm(self, ndim: int, perm: Any) -> list:
+        values = check_int_sequence(self.name, "perm", perm)
+        if len(values) != ndim or \
+                sorted(p % ndim for p in values if -ndim <= p < ndim) != list(range(ndim)):
+            raise ValueError(f"For '{self.name}', the 'perm' should be a permutation of the "
+                             f"{ndim} dims of x, but got {tuple(perm)}.")
+        return [p % ndim for p in values]
+
+    def infer_shape(self, x_shape: list, perm: Any) -> list:
+        return [x_shape[p] for p in self._perm(len(x_shape), perm)]
+
+    def infer_dtype(self, x_dtype: mstype.Type, perm: Any) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray, perm: Any) -> np.ndarray:
+        return contiguous(np.transpose(x, self._perm(x.ndim, perm)))
+
+
+class Concat(PrimitiveWithInfer):
+    """`Concat(axis)((x1, x2, ...))`: join along `axis`; the other dims must agree.
+
+    >>> Concat(1)((Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 5), np.float32)))).shape
+    (2, 8)
+    """
+
+    sharding = "concat"
+
+    @prim_attr_register
+    def __init__(self, axis: int = 0) -> None:
+        validator.check_int("axis", axis, self.name)
+
+    def infer_shape(self, x_shapes: list) -> list:
+        shapes = [list(s) for s in check_tensor_list(self.name, "x", x_shapes)]
+        check_rank(self.name, "x[0]", shapes[0], 1)
+        axis = validator.check_axis_in_range(self.axis, len(shapes[0]), "axis", self.name)
+        for i, s in enumerate(shapes[1:], 1):
+            if len(s) != len(shapes[0]) or \
+                    any(a != b for d, (a, b) in enumerate(zip(s, shapes[0])) if d != axis):
+                raise ValueError(f"For '{self.name}', the shape of 'x[{i}]' should match 'x[0]' "
+                                 f"{shapes[0]} except at axis {axis}, but got {s}.")
+        out = list(shapes[0])
+        out[axis] = sum(s[axis] for s in shapes)
+        return out
+
+    def infer_dtype(self, x_dtypes: list) -> mstype.Type:
+        dtypes = check_tensor_list(self.name, "x", x_dtypes)
+        return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
+                                mstype.all_types)
+
+    def kernel(self, xs: list) -> np.ndarray:
+        return np.concatenate(xs, axis=self.axis)
+
+
+class Split(PrimitiveWithInfer):
+    """`Split(axis, output_num)(x)`: a tuple of `output_num` equal parts along `axis`.
+
+    >>> [t.shape for t in Split(1, 2)(Tensor(np.ones((2, 6), np.float32)))]
+    [(2, 3), (2, 3)]
+    """
+
+    sharding = "split"
+
+    @prim_attr_register
+    def __init__(self, axis: int = 0, output_num: int = 1) -> None:
+        validator.check_int("axis", axis, self.name)
+        validator.check_positive_int(output_num, "output_num", self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        check_rank(self.name, "x", x_shape, 1)
+        axis = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+        if x_shape[axis] % self.output_num:
+            raise ValueError(f"For '{self.name}', the 'x shape[{axis}]' should be divisible by "
+                             f"output_num: {self.output_num}, but got {x_shape[axis]} "
+                             f"(x shape {list(x_shape)}).")
+        part = list(x_shape)
+        part[axis] //= self.output_num
+        return tuple(list(part) for _ in range(self.output_num))
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+        return (x_dtype,) * self.output_num
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        return tuple(contiguous(p) for p in np.split(x, self.output_num, axis=self.axis))
+
+
+def _bit(mask: int, i: int) -> bool:
+    return bool((mask >> i) & 1)
+
+
+class StridedSlice(PrimitiveWithInfer):
+    """`StridedSlice(masks)(x, begin, end, strides)`: x[begin:end:strides] spec by spec.
+
+    Spec i applies to the next dim of x, like a numpy slice, unless a mask bit i says:
+    begin_mask/end_mask ignore begin[i]/end[i] (slice from/to the edge), ellipsis_mask
+    makes spec i a `...` (at most one), new_axis_mask inserts a dim of 1, shrink_axis_mask
+    takes the single index begin[i] and drops the dim. Dims after the specs are kept whole.
+
+    >>> StridedSlice(shrink_axis_mask=1)(Tensor(np.ones((3, 4, 5), np.float32)),
+    ...                                  (1, -1), (2, 0), (1, -2)).shape
+    (2, 5)
+    """
+
+    sharding = "slice"
+    const_inputs = (1, 2, 3)
+
+    @prim_attr_register
+    def __init__(self, begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0,
+                 new_axis_mask: int = 0, shrink_axis_mask: int = 0) -> None:
+        for name in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                     "shrink_axis_mask"):
+            validator.check_non_negative_int(getattr(self, name), name, self.name)
+        if bin(ellipsis_mask).count("1") > 1:
+            raise ValueError(f"For '{self.name}', the 'ellipsis_mask' should have at most one bit "
+                             f"set, but got {ellipsis_mask} ({bin(ellipsis_mask)}).")
+
+    def index(self, x_shape: Sequence[int], begin: Any, end: Any, strides: Any) -> tuple:
+        """(numpy index tuple, output shape) of this slice on a tensor of `x_shape`."""
+        begin, end, strides = (check_int_sequence(self.name, n, v) for n, v in
+                               (("begin", begin), ("end", end), ("strides", strides)))
+        if not len(begin) == len(end) == len(strides):
+            raise ValueError(f"For '{self.name}', the 'begin', 'end' and 'strides' should have "
+                             f"the same length, but got {len(begin)}, {len(end)} and "
+                             f"{len(strides)}.")
+        n, ndim = len(begin), len(x_shape)
+        is_ellipsis = [_bit(self.ellipsis_mask, i) for i in range(n)]
+        is_new = [not is_ellipsis[i] and _bit(self.new_axis_mask, i) for i in range(n)]
+        consumed = n - sum(is_ellipsis) - sum(is_new)
+        if consumed > ndim:
+            raise ValueError(f"For '{self.name}', the number of specs slicing a dim of x should "
+                             f"be <= the rank of x: {ndim}, but got {consumed} (begin={begin}).")
+        index, out, dim = [], [], 0
+        for i in range(n):
+            if is_ellipsis[i]:
+                k = ndim - consumed
+                index += [slice(None)] * k
+                out += list(x_shape[dim:dim + k])
+                dim += k
+            elif is_new[i]:
+                index.append(None)
+                out.append(1)
+            elif _bit(self.shrink_axis_mask, i):
+                size = x_shape[dim]
+                if not -size <= begin[i] < size:
+                    raise ValueError(f"For '{self.name}', the 'begin[{i}]' of a shrunk axis "
+                                     f"should be in [{-size}, {size}), but got {begin[i]}.")
+                index.append(begin[i])
+                dim += 1
+            else:
+                if strides[i] == 0:
+                    raise ValueError(f"For '{self.name}', the 'strides[{i}]' should be non-zero, "
+                                     f"but got 0.")
+                s = slice(None if _bit(self.begin_mask, i) else begin[i],
+                          None if _bit(self.end_mask, i) else end[i], strides[i])
+                index.append(s)
+                out.append(len(range(*s.indices(x_shape[dim]))))
+                dim += 1
+        return tuple(index), out + list(x_shape[dim:])
+
+    def infer_shape(self, x_shape: list, begin: Any, end: Any, strides: Any) -> list:
+        return self.index(x_shape, begin, end, strides)[1]
+
+    def infer_dtype(self, x_dtype: mstype.Type, begin: Any, end: Any, strides: Any) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray, begin: Any, end: Any, strides: Any) -> np.ndarray:
+        return contiguous(x[self.index(x.shape, begin, end, strides)[0]])

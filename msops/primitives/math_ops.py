@@ -1,0 +1,382 @@
+"""Math primitives: matrix products, element-wise arithmetic, reductions, AddN and Cast.
+
+Binary element-wise ops broadcast like numpy and need both inputs of one dtype (a
+Python scalar beside a Tensor already arrives with the Tensor's dtype). Kernels
+return exactly the inferred shape and dtype, C-contiguous; float16 and bfloat16
+accumulate in float32 (`Type.reduce_np_dtype`) and are rounded once at the end.
+The module also fills the Tensor operator table (`x + y`, `x @ w`, `-x` …).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import _OPERATORS
+from msops.primitives import primitive as _primitive
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+
+__all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
+           "ReduceSum", "ReduceMean", "AddN", "Cast"]
+
+#: dtypes of the arithmetic ops (no bool, no string)
+arith_types = mstype.int_type + mstype.uint_type + mstype.float_type + mstype.complex_type
+#: dtypes of ops that need a true division (means, quotients)
+real_div_types = mstype.float_type + mstype.complex_type
+
+
+# -- helpers shared by every compute-primitive family ----------------------------------
+def contiguous(a: Any) -> np.ndarray:
+    """`a` as a C-contiguous ndarray; a 0-d result stays 0-d (np.ascontiguousarray makes it 1-d)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
+def compute_dtype(np_dtype: Any) -> np.dtype:
+    """The numpy dtype arithmetic on `np_dtype` runs in: float16/bfloat16 -> float32."""
+    return mstype.from_numpy(np_dtype).reduce_np_dtype
+
+
+def broadcast_shape(prim_name: str, x_shape: Sequence[int], y_shape: Sequence[int],
+                    x_name: str = "x", y_name: str = "y") -> list:
+    """The numpy broadcast of two shapes (ValueError naming both when they do not broadcast)."""
+    out = []
+    for i in range(1, max(len(x_shape), len(y_shape)) + 1):
+        a = x_shape[-i] if i <= len(x_shape) else 1
+        b = y_shape[-i] if i <= len(y_shape) else 1
+        if a != b and a != 1 and b != 1:
+            raise ValueError(f"For '{prim_name}', the '{x_name} shape' and '{y_name} shape' should "
+                             f"be broadcastable, but got {list(x_shape)} and {list(y_shape)} "
+                             f"(dim {-i}: {a} vs {b}).")
+        out.append(b if a == 1 else a)
+    return out[::-1]
+
+
+def check_same_dtype(prim_name: str, dtypes: dict, valid: Sequence[mstype.Type]) -> mstype.Type:
+    """Check each named dtype is in `valid` and all equal the first; return that dtype."""
+    names = list(dtypes)
+    for name in names:
+        validator.check_tensor_dtype_valid(name, dtypes[name], valid, prim_name)
+    first = dtypes[names[0]]
+    for name in names[1:]:
+        if dtypes[name] != first:
+            raise TypeError(f"For '{prim_name}', the '{name}' should have the same dtype as "
+                            f"'{names[0]}': {first}, but got {dtypes[name]}.")
+    return first
+
+
+def check_rank(prim_name: str, arg: str, shape: Sequence[int], low: int,
+               high: int | None = None) -> None:
+    """ValueError unless `low <= len(shape) <= high` (high=None: no upper bound)."""
+    rank = len(shape)
+    if rank < low or (high is not None and rank > high):
+        want = f"{low}" if high == low else f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"For '{prim_name}', the rank of '{arg}' should be {want}, "
+                         f"but got shape {list(shape)} of rank {rank}.")
+
+
+def check_tensor_list(prim_name: str, arg: str, items: Any) -> list:
+    """A tuple input (AddN, Concat) arrives as a list of shapes/dtypes: check it is one."""
+    if not isinstance(items, (list, tuple)) or not items or \
+            any(not isinstance(v, (list, tuple, mstype.Type)) for v in items):
+        raise TypeError(f"For '{prim_name}', the '{arg}' should be a non-empty tuple or list of "
+                        f"Tensors, but got {items!r}.")
+    return list(items)
+
+
+# -- matrix products ---------------------------------------------------------------------
+def _matmul_shape(prim: PrimitiveWithInfer, x1: list, x2: list) -> list:
+    """(*B1, m, k) x (*B2, k, n) -> (broadcast(B1, B2), m, n), after the transposes."""
+    m, k1 = (x1[-1], x1[-2]) if prim.transpose_a else (x1[-2], x1[-1])
+    k2, n = (x2[-1], x2[-2]) if prim.transpose_b else (x2[-2], x2[-1])
+    if k1 != k2:
+        raise ValueError(f"For '{prim.name}', the contraction dim of 'x2' should be == the "
+                         f"contraction dim of 'x1': {k1}, but got {k2} (x1 shape {list(x1)}, "
+                         f"transpose_a={prim.transpose_a}; x2 shape {list(x2)}, "
+                         f"transpose_b={prim.transpose_b}).")
+    batch = broadcast_shape(prim.name, x1[:-2], x2[:-2], "x1 batch", "x2 batch")
+    return batch + [m, n]
+
+
+class _MatMulBase(PrimitiveWithInfer):
+    """Shared attrs, dtype rule and kernel of MatMul and BatchMatMul."""
+
+    sharding = "matmul"
+    _min_rank = 2
+    _max_rank: int | None = 2
+
+    @prim_attr_register
+    def __init__(self, transpose_a: bool = False, transpose_b: bool = False) -> None:
+        validator.check_bool("transpose_a", transpose_a, self.name)
+        validator.check_bool("transpose_b", transpose_b, self.name)
+
+    def infer_shape(self, x1_shape: list, x2_shape: list) -> list:
+        check_rank(self.name, "x1", x1_shape, self._min_rank, self._max_rank)
+        check_rank(self.name, "x2", x2_shape, self._min_rank, self._max_rank)
+        return _matmul_shape(self, x1_shape, x2_shape)
+
+    def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
+        return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, arith_types)
+
+    def kernel(self, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+        ct = compute_dtype(x1.dtype)
+        a = x1.astype(ct, copy=False)
+        b = x2.astype(ct, copy=False)
+        out = np.matmul(np.swapaxes(a, -1, -2) if self.transpose_a else a,
+                        np.swapaxes(b, -1, -2) if self.transpose_b else b)
+        return contiguous(out.astype(x1.dtype, copy=False))
+
+
+class MatMul(_MatMulBase):
+    """2-D matrix product: x1 (m, k) @ x2 (k, n) -> (m, n); `transpose_a/b` transpose first.
+
+    >>> MatMul(transpose_b=True)(Tensor(np.ones((2, 3), np.float32)),
+    ...                          Tensor(np.ones((4, 3), np.float32))).shape
+    (2, 4)
+    """
+
+
+class BatchMatMul(_MatMulBase):
+    """Batched product: x1 (*B1, m, k) @ x2 (*B2, k, n) -> (broadcast(B1, B2), m, n); ranks >= 3.
+
+    >>> BatchMatMul()(Tensor(np.ones((5, 2, 3), np.float32)),
+    ...               Tensor(np.ones((1, 3, 4), np.float32))).shape
+    (5, 2, 4)
+    """
+
+    _min_rank = 3
+    _max_rank = None
+
+
+# -- element-wise ------------------------------------------------------------------------
+class NoAttrPrimitive(PrimitiveWithInfer):
+    """A primitive without attributes: `Op()`."""
+
+    @prim_attr_register
+    def __init__(self) -> None:
+        pass
+
+
+class _Elementwise(NoAttrPrimitive):
+    """An element-wise op: `_np_op` (a numpy ufunc or function) on inputs of `valid_types`."""
+
+    sharding = "elementwise"
+    valid_types: tuple = arith_types
+    _np_op: Callable = None
+
+
+class _Binary(_Elementwise):
+    """x (op) y with numpy broadcasting; both inputs of one dtype, which the output keeps."""
+
+    def infer_shape(self, x_shape: list, y_shape: list) -> list:
+        return broadcast_shape(self.name, x_shape, y_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, y_dtype: mstype.Type) -> mstype.Type:
+        return check_same_dtype(self.name, {"x": x_dtype, "y": y_dtype}, self.valid_types)
+
+    def kernel(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return contiguous(type(self)._np_op(x, y))
+
+
+class Add(_Binary):
+    """x + y, broadcast. Bool inputs give logical or.
+
+    >>> Add()(Tensor(np.array([1, 2], np.int32)), Tensor(np.array([[10], [20]], np.int32))).shape
+    (2, 2)
+    """
+
+    valid_types = (mstype.bool_,) + arith_types
+    _np_op = np.add
+
+
+class Sub(_Binary):
+    """x - y, broadcast."""
+
+    _np_op = np.subtract
+
+
+class Mul(_Binary):
+    """x * y, broadcast. Bool inputs give logical and."""
+
+    valid_types = (mstype.bool_,) + arith_types
+    _np_op = np.multiply
+
+
+class RealDiv(_Binary):
+    """x / y, broadcast; float and complex dtypes only (an int quotient would change dtype)."""
+
+    valid_types = real_div_types
+    _np_op = np.true_divide
+
+
+class UnaryElementwise(_Elementwise):
+    """f(x) element-wise: same shape and dtype."""
+
+    def infer_shape(self, x_shape: list) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        return contiguous(type(self)._np_op(x))
+
+
+class Neg(UnaryElementwise):
+    """-x (unsigned ints are not accepted: their negation wraps)."""
+
+    valid_types = mstype.int_type + mstype.float_type + mstype.complex_type
+    _np_op = np.negative
+
+
+class Square(UnaryElementwise):
+    """x * x element-wise."""
+
+    _np_op = np.square
+
+
+# -- reductions --------------------------------------------------------------------------
+def reduce_axes(prim_name: str, ndim: int, axis: Any) -> tuple:
+    """Normalise a reduction `axis` (int, tuple or list; () = every axis) to sorted axes."""
+    validator.check_value_type("axis", axis, (int, tuple, list), prim_name)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if ndim == 0:                   # a scalar reduces to itself, whatever axis names
+        axes = tuple(validator.check_axis_in_range(a, 0, "axis", prim_name) for a in axes)
+        return ()
+    if not axes:
+        return tuple(range(ndim))
+    norm = [validator.check_axis_in_range(a, ndim, "axis", prim_name) for a in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"For '{prim_name}', the 'axis' should not repeat an axis, "
+                         f"but got {axis} for a rank-{ndim} input.")
+    return tuple(sorted(norm))
+
+
+class _Reduce(PrimitiveWithInfer):
+    """`op(x, axis=())`: reduce x over `axis` (int, tuple, or () for all); keep_dims keeps 1s."""
+
+    sharding = "reduce"
+    const_inputs = (1,)
+    valid_types: tuple = arith_types
+    _np_op: Callable = None
+
+    @prim_attr_register
+    def __init__(self, keep_dims: bool = False) -> None:
+        validator.check_bool("keep_dims", keep_dims, self.name)
+
+    def infer_shape(self, x_shape: list, axis: Any = ()) -> list:
+        axes = reduce_axes(self.name, len(x_shape), axis)
+        if self.keep_dims:
+            return [1 if i in axes else d for i, d in enumerate(x_shape)]
+        return [d for i, d in enumerate(x_shape) if i not in axes]
+
+    def infer_dtype(self, x_dtype: mstype.Type, axis: Any = ()) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
+
+    def kernel(self, x: np.ndarray, axis: Any = ()) -> np.ndarray:
+        axes = reduce_axes(self.name, x.ndim, axis)
+        out = type(self)._np_op(x, axis=axes, keepdims=self.keep_dims,
+                                dtype=compute_dtype(x.dtype))
+        return contiguous(np.asarray(out).astype(x.dtype, copy=False))
+
+
+class ReduceSum(_Reduce):
+    """Sum over `axis`: `ReduceSum(keep_dims)(x, axis)`; ints wrap in their own dtype.
+
+    >>> ReduceSum(keep_dims=True)(Tensor(np.ones((2, 3, 4), np.float32)), (0, 2)).shape
+    (1, 3, 1)
+    """
+
+    _np_op = np.sum
+
+
+class ReduceMean(_Reduce):
+    """Mean over `axis`: `ReduceMean(keep_dims)(x, axis)`; float and complex dtypes."""
+
+    valid_types = real_div_types
+    _np_op = np.mean
+
+
+# -- AddN, Cast --------------------------------------------------------------------------
+class AddN(NoAttrPrimitive):
+    """Sum of a tuple/list of tensors of one shape and dtype: AddN()((x1, x2, ...)) -> x1 + x2 + ...
+
+    >>> AddN()((Tensor(np.ones(3, np.float32)), Tensor(np.ones(3, np.float32)))).asnumpy()
+    array([2., 2., 2.], dtype=float32)
+    """
+
+    sharding = "elementwise"
+
+    def infer_shape(self, x_shapes: list) -> list:
+        shapes = check_tensor_list(self.name, "x", x_shapes)
+        for i, s in enumerate(shapes[1:], 1):
+            if list(s) != list(shapes[0]):
+                raise ValueError(f"For '{self.name}', the shape of 'x[{i}]' should be == the "
+                                 f"shape of 'x[0]': {list(shapes[0])}, but got {list(s)}.")
+        return list(shapes[0])
+
+    def infer_dtype(self, x_dtypes: list) -> mstype.Type:
+        dtypes = check_tensor_list(self.name, "x", x_dtypes)
+        return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
+                                (mstype.bool_,) + arith_types)
+
+    def kernel(self, xs: list) -> np.ndarray:
+        acc = xs[0].astype(compute_dtype(xs[0].dtype), copy=True)
+        for x in xs[1:]:
+            acc += x
+        return acc.astype(xs[0].dtype, copy=False)
+
+
+class Cast(NoAttrPrimitive):
+    """`Cast()(x, dtype)`: x converted to msops Type `dtype` (complex to real keeps the real part).
+
+    >>> Cast()(Tensor(np.array([1.7, -2.2], np.float32)), mstype.int32).asnumpy()
+    array([ 1, -2], dtype=int32)
+    """
+
+    sharding = "elementwise"
+    const_inputs = (1,)
+
+    def infer_shape(self, x_shape: list, dtype: Any) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, dtype: Any) -> mstype.Type:
+        validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+        validator.check_value_type("dtype", dtype, mstype.Type, self.name)
+        return validator.check_type_name("dtype", dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray, dtype: mstype.Type) -> np.ndarray:
+        if x.dtype.kind == "c" and dtype.kind != "complex":
+            x = x.real
+        return x.astype(dtype.np_dtype, order="C", copy=True)
+
+
+# -- Tensor operators --------------------------------------------------------------------
+def _operator(prim_cls: type) -> Callable:
+    """A Tensor operator running `prim_cls`: one shared instance eagerly, a fresh one per
+    call while tracing (each graph node owns its primitive: strategies attach to it)."""
+    shared = prim_cls()
+
+    def call(*args: Any) -> Any:
+        prim = prim_cls() if _primitive._trace_hook is not None else shared
+        return prim(*args)
+    call.__name__ = f"operator_{prim_cls.__name__}"
+    return call
+
+
+def _matmul_operator() -> Callable:
+    matmul, batch_matmul = _operator(MatMul), _operator(BatchMatMul)
+
+    def call(a: Any, b: Any) -> Any:
+        both_2d = len(getattr(a, "shape", ())) == 2 and len(getattr(b, "shape", ())) == 2
+        return matmul(a, b) if both_2d else batch_matmul(a, b)
+    return call
+
+
+_OPERATORS.update({
+    "__add__": _operator(Add), "__sub__": _operator(Sub), "__mul__": _operator(Mul),
+    "__truediv__": _operator(RealDiv), "__matmul__": _matmul_operator(),
+    "__neg__": _operator(Neg),
+})

@@ -1,0 +1,237 @@
+"""Neural-network primitives: ReLU, Softmax, SoftmaxCrossEntropyWithLogits, OneHot, BatchNorm.
+
+Float16/bfloat16 inputs are computed in float32 (exponentials, means and variances
+lose too much in half precision) and rounded once to the input dtype.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.validator import Rel
+from msops.primitives.math_ops import (NoAttrPrimitive, UnaryElementwise, check_rank,
+                                       check_same_dtype, compute_dtype, contiguous,
+                                       reduce_axes)
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+
+__all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm"]
+
+float_types = mstype.float_type
+
+
+class ReLU(UnaryElementwise):
+    """max(x, 0) element-wise; same shape and dtype (signed ints and floats)."""
+
+    valid_types = mstype.int_type + mstype.float_type
+
+    @staticmethod
+    def _np_op(x: np.ndarray) -> np.ndarray:
+        return np.maximum(x, x.dtype.type(0))
+
+
+def log_softmax(x: np.ndarray, axis: Any) -> np.ndarray:
+    """log(softmax(x)) over `axis`, stable (the max is subtracted first)."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+class Softmax(PrimitiveWithInfer):
+    """exp(x) / sum(exp(x)) over `axis` (an int or a tuple of ints); same shape and dtype.
+
+    >>> Softmax()(Tensor(np.array([0.0, np.log(3.0)], np.float32))).asnumpy()
+    array([0.25, 0.75], dtype=float32)
+    """
+
+    sharding = "softmax"
+
+    @prim_attr_register
+    def __init__(self, axis: int | tuple = -1) -> None:
+        validator.check_value_type("axis", axis, (int, tuple), self.name)
+        if isinstance(axis, tuple):
+            if not axis:
+                raise ValueError(f"For '{self.name}', the 'axis' should be an int or a non-empty "
+                                 f"tuple of ints, but got {axis}.")
+            for a in axis:
+                validator.check_value_type("axis", a, int, self.name)
+
+    def infer_shape(self, x_shape: list) -> list:
+        check_rank(self.name, "x", x_shape, 1)
+        reduce_axes(self.name, len(x_shape), self.axis)
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        xc = x.astype(compute_dtype(x.dtype), copy=False)
+        axes = reduce_axes(self.name, x.ndim, self.axis)
+        return contiguous(np.exp(log_softmax(xc, axes)).astype(x.dtype, copy=False))
+
+
+class SoftmaxCrossEntropyWithLogits(NoAttrPrimitive):
+    """Cross entropy of softmax(logits) against (one-hot) labels, with its gradient.
+
+    Inputs: logits (N, C), labels (N, C) of the same float dtype.
+    Outputs: (loss (N,) = -sum_c labels * log softmax(logits),
+              dlogits (N, C) = softmax(logits) - labels).
+
+    >>> loss, dlogits = SoftmaxCrossEntropyWithLogits()(
+    ...     Tensor(np.zeros((1, 4), np.float32)), Tensor(np.eye(4, dtype=np.float32)[:1]))
+    >>> loss.asnumpy(), loss.shape, dlogits.shape
+    (array([1.3862944], dtype=float32), (1,), (1, 4))
+    """
+
+    sharding = "softmax"
+
+    def infer_shape(self, logits_shape: list, labels_shape: list) -> tuple:
+        check_rank(self.name, "logits", logits_shape, 2, 2)
+        if list(labels_shape) != list(logits_shape):
+            raise ValueError(f"For '{self.name}', the 'labels shape' should be == 'logits shape': "
+                             f"{list(logits_shape)}, but got {list(labels_shape)}.")
+        return [logits_shape[0]], list(logits_shape)
+
+    def infer_dtype(self, logits_dtype: mstype.Type, labels_dtype: mstype.Type) -> tuple:
+        t = check_same_dtype(self.name, {"logits": logits_dtype, "labels": labels_dtype},
+                             float_types)
+        return t, t
+
+    def kernel(self, logits: np.ndarray, labels: np.ndarray) -> tuple:
+        ct = compute_dtype(logits.dtype)
+        logp = log_softmax(logits.astype(ct, copy=False), 1)
+        y = labels.astype(ct, copy=False)
+        loss = -(y * logp).sum(axis=1)
+        return loss.astype(logits.dtype), (np.exp(logp) - y).astype(logits.dtype)
+
+
+class OneHot(PrimitiveWithInfer):
+    """`OneHot(axis)(indices, depth, on_value, off_value)`: on_value where index == position.
+
+    indices (int) of shape S gives S with `depth` inserted at `axis` (-1 = last); on_value
+    and off_value are 0-d tensors of one dtype, the output's. Indices outside [0, depth)
+    give an all-off row.
+
+    >>> OneHot()(Tensor(np.array([0, 2, 5], np.int32)), 3, 1.0, 0.0).asnumpy()
+    array([[1., 0., 0.],
+           [0., 0., 1.],
+           [0., 0., 0.]], dtype=float32)
+    """
+
+    sharding = "onehot"
+    const_inputs = (1,)
+
+    @prim_attr_register
+    def __init__(self, axis: int = -1) -> None:
+        validator.check_int("axis", axis, self.name)
+
+    def infer_shape(self, indices_shape: list, depth: Any, on_shape: list, off_shape: list) -> list:
+        validator.check_non_negative_int(depth, "depth", self.name)
+        validator.check_int_range(self.axis, -1, len(indices_shape), Rel.INC_BOTH, "axis",
+                                  self.name)
+        for arg, shape in (("on_value", on_shape), ("off_value", off_shape)):
+            check_rank(self.name, arg, shape, 0, 0)
+        out = list(indices_shape)
+        out.insert(len(out) if self.axis == -1 else self.axis, depth)
+        return out
+
+    def infer_dtype(self, indices_dtype: mstype.Type, depth: Any, on_dtype: mstype.Type,
+                    off_dtype: mstype.Type) -> mstype.Type:
+        validator.check_tensor_dtype_valid("indices", indices_dtype,
+                                           mstype.int_type + mstype.uint_type, self.name)
+        return check_same_dtype(self.name, {"on_value": on_dtype, "off_value": off_dtype},
+                                mstype.all_types)
+
+    def kernel(self, indices: np.ndarray, depth: int, on_value: np.ndarray,
+               off_value: np.ndarray) -> np.ndarray:
+        axis = indices.ndim if self.axis == -1 else self.axis
+        positions = np.arange(depth).reshape([depth if i == axis else 1
+                                              for i in range(indices.ndim + 1)])
+        hot = np.expand_dims(indices, axis) == positions
+        return np.where(hot, on_value, off_value).astype(on_value.dtype, copy=False)
+
+
+class BatchNorm(PrimitiveWithInfer):
+    """Batch normalization: y = (x - mean) / sqrt(variance + epsilon) * scale + bias, per channel.
+
+    Inputs: x of shape (N, C) or 4-D (NCHW, or NHWC with data_format="NHWC"); scale, bias,
+    mean, variance of shape (C,), one float dtype (x may differ, e.g. float16 x).
+    Outputs (y, batch_mean, batch_variance, reserve_space_1, reserve_space_2): y like x,
+    the rest (C,) in scale's dtype.
+      * is_training: y uses the batch's mean and (biased) variance, returned as
+        reserve_space_1/2; batch_mean/batch_variance are the updated moving statistics
+        (1 - momentum) * mean + momentum * batch statistic (the inputs are not modified).
+      * inference: y uses the given mean/variance, and all four statistics outputs
+        repeat them.
+    """
+
+    sharding = "batchnorm"
+
+    @prim_attr_register
+    def __init__(self, is_training: bool = False, epsilon: float = 1e-5, momentum: float = 0.1,
+                 data_format: str = "NCHW") -> None:
+        validator.check_bool("is_training", is_training, self.name)
+        validator.check_value_type("epsilon", epsilon, float, self.name)
+        validator.check_value_type("momentum", momentum, (float, int), self.name)
+        if not 0 < epsilon <= 1:
+            raise ValueError(f"For '{self.name}', the 'epsilon' should be in (0, 1], "
+                             f"but got {epsilon}.")
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"For '{self.name}', the 'momentum' should be in [0, 1], "
+                             f"but got {momentum}.")
+        validator.check_string("data_format", data_format, ("NCHW", "NHWC"), self.name)
+
+    def channel_axis(self, ndim: int) -> int:
+        """The channel dim of an input of rank `ndim` (1, or 3 for 4-D NHWC)."""
+        return 3 if ndim == 4 and self.data_format == "NHWC" else 1
+
+    def infer_shape(self, x_shape: list, scale_shape: list, bias_shape: list, mean_shape: list,
+                    variance_shape: list) -> tuple:
+        if len(x_shape) not in (2, 4):
+            raise ValueError(f"For '{self.name}', the rank of 'x' should be 2 or 4, "
+                             f"but got shape {list(x_shape)} of rank {len(x_shape)}.")
+        c = x_shape[self.channel_axis(len(x_shape))]
+        for arg, shape in (("scale", scale_shape), ("bias", bias_shape), ("mean", mean_shape),
+                           ("variance", variance_shape)):
+            if list(shape) != [c]:
+                raise ValueError(f"For '{self.name}', the '{arg} shape' should be == [C] for the "
+                                 f"{c} channels of x shape {list(x_shape)}: [{c}], "
+                                 f"but got {list(shape)}.")
+        return (list(x_shape),) + tuple([c] for _ in range(4))
+
+    def infer_dtype(self, x_dtype: mstype.Type, scale_dtype: mstype.Type, bias_dtype: mstype.Type,
+                    mean_dtype: mstype.Type, variance_dtype: mstype.Type) -> tuple:
+        validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
+        t = check_same_dtype(self.name, {"scale": scale_dtype, "bias": bias_dtype,
+                                         "mean": mean_dtype, "variance": variance_dtype},
+                             float_types)
+        return (x_dtype,) + (t,) * 4
+
+    def kernel(self, x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray,
+               variance: np.ndarray) -> tuple:
+        c_axis = self.channel_axis(x.ndim)
+        ct = np.promote_types(compute_dtype(x.dtype), compute_dtype(scale.dtype))
+        xc = x.astype(ct, copy=False)
+        if self.is_training:
+            others = tuple(i for i in range(x.ndim) if i != c_axis)
+            used_mean, used_var = xc.mean(axis=others), xc.var(axis=others)
+            m = self.momentum
+            moving_mean = (1 - m) * mean.astype(ct) + m * used_mean
+            moving_var = (1 - m) * variance.astype(ct) + m * used_var
+        else:
+            used_mean, used_var = mean.astype(ct), variance.astype(ct)
+            moving_mean, moving_var = used_mean, used_var
+        y = batch_norm_apply(xc, scale.astype(ct), bias.astype(ct), used_mean, used_var,
+                             self.epsilon, c_axis)
+        stats = (moving_mean, moving_var, used_mean, used_var)
+        return (contiguous(y.astype(x.dtype, copy=False)),) + \
+            tuple(s.astype(scale.dtype, copy=True) for s in stats)
+
+
+def batch_norm_apply(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray,
+                     variance: np.ndarray, epsilon: float, c_axis: int) -> np.ndarray:
+    """(x - mean) / sqrt(variance + epsilon) * scale + bias, the (C,) vectors along `c_axis`."""
+    shape = [-1 if i == c_axis else 1 for i in range(x.ndim)]
+    inv = (scale / np.sqrt(variance + epsilon)).reshape(shape)
+    return (x - mean.reshape(shape)) * inv + bias.reshape(shape)

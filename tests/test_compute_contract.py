@@ -1,0 +1,95 @@
+"""The kernel contract of every compute primitive (math_ops, nn_ops, array_ops).
+
+For one call of each op: the kernel's outputs have exactly the inferred shapes and
+dtypes and are C-contiguous; no input is modified; infer_shape returns new lists
+(never an input list, never mutating one); the class declares its sharding family.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Tensor, ops
+from msops.primitives import array_ops, math_ops, nn_ops
+from msops.primitives.primitive import _abstract, _dtype_of, _shape_of
+
+F16, F32 = np.float16, np.float32
+RNG = np.random.default_rng(2)
+FAMILIES = {"elementwise", "matmul", "reduce", "softmax", "batchnorm", "reshape", "transpose",
+            "concat", "split", "slice", "onehot"}
+
+
+def r(*shape, dtype=F32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# (primitive, call arguments); a tuple argument is a tuple-of-tensors input
+CASES = [
+    (ops.MatMul(transpose_b=True), (r(2, 3), r(4, 3))),
+    (ops.BatchMatMul(transpose_a=True), (r(2, 3, 2, dtype=F16), r(1, 3, 5, dtype=F16))),
+    (ops.Add(), (r(2, 3), r(3))),
+    (ops.Sub(), (r(4, 1), r(1, 5))),
+    (ops.Mul(), (r(2, 3, dtype=F16), r(2, 1, dtype=F16))),
+    (ops.RealDiv(), (r(3), np.full(3, 2.0, F32))),
+    (ops.Neg(), (r(2, 2),)),
+    (ops.Square(), (np.arange(6, dtype=np.int32).reshape(2, 3),)),
+    (ops.ReduceSum(), (r(2, 3), ())),
+    (ops.ReduceSum(keep_dims=True), (r(2, 3, 4, dtype=F16), (0, 2))),
+    (ops.ReduceMean(), (r(2, 3, 4), -1)),
+    (ops.AddN(), ((r(2, 3), r(2, 3), r(2, 3)),)),
+    (ops.Cast(), (r(2, 3), ms.float16)),
+    (ops.ReLU(), (r(3, 4),)),
+    (ops.Softmax(0), (r(3, 4, dtype=F16),)),
+    (ops.SoftmaxCrossEntropyWithLogits(), (r(4, 3), np.eye(3, dtype=F32)[[0, 2, 1, 0]])),
+    (ops.OneHot(0), (np.array([1, 0, 3], np.int32), 4, np.array(1, F32), np.array(0, F32))),
+    (ops.BatchNorm(is_training=True), (r(4, 3, 2, 2, dtype=F16),) + tuple(r(3) for _ in range(4))),
+    (ops.BatchNorm(), (r(5, 3),) + tuple(np.abs(r(3)) for _ in range(4))),
+    (ops.Reshape(), (r(2, 3, 4), (4, -1))),
+    (ops.Transpose(), (r(2, 3, 4), (2, 0, 1))),
+    (ops.Concat(1), ((r(2, 3), r(2, 1)),)),
+    (ops.Split(1, 3), (r(2, 6),)),
+    (ops.StridedSlice(begin_mask=1, shrink_axis_mask=4), (r(4, 5, 6), (3, 4, 2), (1, 0, 3),
+                                                           (1, -2, 1))),
+]
+
+
+def _as_call_arg(value):
+    if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
+        return tuple(Tensor(v) for v in value)
+    return Tensor(value) if isinstance(value, np.ndarray) else value
+
+
+@pytest.mark.parametrize("prim,args", CASES, ids=[p.name for p, _ in CASES])
+def test_kernel_output_matches_inference(prim, args):
+    saved = copy.deepcopy(args)
+    shapes, dtypes = [], []
+    for i, a in enumerate(args):
+        value = list(a) if isinstance(a, tuple) and i not in prim.const_inputs else a
+        shapes.append(_abstract(value, i in prim.const_inputs, _shape_of))
+        dtypes.append(_abstract(value, i in prim.const_inputs, _dtype_of))
+    shapes_before = copy.deepcopy(shapes)
+    out_shape, out_dtype = prim.infer(shapes, dtypes)
+    assert shapes == shapes_before                          # infer never mutates its inputs
+    outs = prim(*(_as_call_arg(a) for a in args))
+    multi = isinstance(out_shape, tuple)
+    outs, out_shape, out_dtype = ((outs, out_shape, out_dtype) if multi else
+                                  ((outs,), (out_shape,), (out_dtype,)))
+    assert len(outs) == len(out_shape) == len(out_dtype)
+    for t, shape, dtype in zip(outs, out_shape, out_dtype):
+        assert isinstance(shape, list) and all(shape is not s for s in shapes)
+        assert list(t.shape) == shape and t.dtype == dtype
+        assert t.asnumpy().flags.c_contiguous
+    for a, b in zip(args, saved):                           # inputs are never modified
+        if isinstance(a, tuple):
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+        elif isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_every_compute_primitive_is_covered_and_declares_its_sharding_family():
+    names = set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__)
+    assert names == {p.name for p, _ in CASES}
+    for name in names:
+        assert getattr(ops, name).sharding in FAMILIES, name
