@@ -8,6 +8,8 @@ from msops.common.dtype import (bfloat16, bool_, complex64, complex128, dtype_to
                                 pytype_to_dtype, string, uint8, uint16, uint32, uint64)
 from msops.common.tensor import Parameter, Tensor
 from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
-from msops import communication, nn, ops  # noqa: E402
+from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
+                                    reset_auto_parallel_context, set_auto_parallel_context)
+from msops import communication, nn, ops, parallel  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,5 +1,6 @@
 """msrun / python -m msops: launch, argument passing, exit codes, abort-on-error, errors."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -51,7 +52,9 @@ def test_msrun_runs_every_rank_with_its_arguments(tmp_path):
     """)
     proc, _ = run(MSRUN + ["-n", "2", job, "--lr", "0.1", "-n", "7"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("rank="))
+    # hydra forwards each rank's output in chunks: lines of two ranks may run together
+    lines = sorted(re.findall(r"rank=\d+ size=\d+ args=\[[^]]*\] gathered=\[[^]]*\]",
+                              proc.stdout))
     gathered = (np.arange(2) * 10 + 1).tolist()
     assert lines == [f"rank={r} size=2 args=['--lr', '0.1', '-n', '7'] gathered={gathered}"
                      for r in range(2)]

@@ -194,6 +194,14 @@ def test_init_argument_errors():
         init(world_size=8)
 
 
+def test_init_with_bad_arguments_keeps_the_world(sim):
+    sim(4, 2)
+    create_group("g", [1, 2])
+    with pytest.raises(ValueError, match="the 'rank' should be in"):
+        init("simulation", world_size=2, rank=5)
+    assert (get_rank(), get_group_size(), get_rank("g")) == (2, 4, 1)
+
+
 @pytest.mark.parametrize("world,rank", [(1, 0), (1000, 999)])
 def test_simulated_worlds_of_any_size(sim, world, rank):
     sim(world, rank)

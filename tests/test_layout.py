@@ -126,17 +126,28 @@ def test_printable_form():
 
 
 @pytest.mark.parametrize("args,exc,match", [
-    (((2, 4), (2, -1), (16, 32)), ValueError, r"'tensor_map\[0\]' should be in \[-1, 2\), but got 2"),
-    (((2, 4), (-2, -1), (16, 32)), ValueError, r"'tensor_map\[0\]' should be in \[-1, 2\), but got -2"),
-    (((2, 4), (0, 0), (16, 32)), ValueError, r"each device axis at most once, but got axis 0 twice"),
-    (((2, 4), ((0, 1), 1), (16, 32)), ValueError, r"each device axis at most once, but got axis 1"),
-    (((3,), (0,), (16,)), ValueError, r"'tensor_shape\[0\]' should be divisible by 3 .*but got 16"),
-    (((2, 2), ((1, 0),), (6,)), ValueError, r"'tensor_shape\[0\]' should be divisible by 4 .*but got 6"),
-    (((2, 4), (1,), (16, 32)), ValueError, r"'len\(tensor_map\)' should be == len\(tensor_shape\): 2, but got 1"),
-    (((0, 4), (1, -1), (16, 32)), ValueError, r"'device_matrix\[0\]' should be a positive int, but got 0"),
-    (((2, 4), (1, -1), (16, -3)), ValueError, r"'tensor_shape\[1\]' should be a non-negative int"),
-    (((2, 4), (1.0, -1), (16, 32)), TypeError, r"type of 'tensor_map\[0\]' should be int, but got float"),
-    (((2, 4), (1, -1), 16), TypeError, r"type of 'tensor_shape' should be one of \[tuple, list\]"),
+    (((2, 4), (2, -1), (16, 32)), ValueError,
+     r"'tensor_map\[0\]' should be in \[-1, 2\), but got 2"),
+    (((2, 4), (-2, -1), (16, 32)), ValueError,
+     r"'tensor_map\[0\]' should be in \[-1, 2\), but got -2"),
+    (((2, 4), (0, 0), (16, 32)), ValueError,
+     r"each device axis at most once, but got axis 0 twice"),
+    (((2, 4), ((0, 1), 1), (16, 32)), ValueError,
+     r"each device axis at most once, but got axis 1"),
+    (((3,), (0,), (16,)), ValueError,
+     r"'tensor_shape\[0\]' should be divisible by 3 .*but got 16"),
+    (((2, 2), ((1, 0),), (6,)), ValueError,
+     r"'tensor_shape\[0\]' should be divisible by 4 .*but got 6"),
+    (((2, 4), (1,), (16, 32)), ValueError,
+     r"'len\(tensor_map\)' should be == len\(tensor_shape\): 2, but got 1"),
+    (((0, 4), (1, -1), (16, 32)), ValueError,
+     r"'device_matrix\[0\]' should be a positive int, but got 0"),
+    (((2, 4), (1, -1), (16, -3)), ValueError,
+     r"'tensor_shape\[1\]' should be a non-negative int"),
+    (((2, 4), (1.0, -1), (16, 32)), TypeError,
+     r"type of 'tensor_map\[0\]' should be int, but got float"),
+    (((2, 4), (1, -1), 16), TypeError,
+     r"type of 'tensor_shape' should be one of \[tuple, list\]"),
 ])
 def test_invalid_layouts(args, exc, match):
     with pytest.raises(exc, match=match):
@@ -166,8 +177,11 @@ def test_from_strategy_appends_the_repeat_axis_on_the_right():
 
 
 @pytest.mark.parametrize("args,match", [
-    (((2, 3), (16, 32), 12), r"'tensor_shape\[1\]' should be divisible by strategy\[1\]: 3, but got 32"),
-    (((2, 3), (16, 33), 4), r"'device_num' should be a multiple of the devices the strategy \(2, 3\) uses \(6\), but got 4"),
+    (((2, 3), (16, 32), 12),
+     r"'tensor_shape\[1\]' should be divisible by strategy\[1\]: 3, but got 32"),
+    (((2, 3), (16, 33), 4),
+     r"'device_num' should be a multiple of the devices the strategy \(2, 3\) uses \(6\), "
+     r"but got 4"),
     (((2,), (16, 32), 4), r"'len\(strategy\)' should be == len\(tensor_shape\): 2, but got 1"),
     (((0, 1), (16, 32), 4), r"'strategy\[0\]' should be a positive int, but got 0"),
     (((1, 1), (16, 32), 0), r"'device_num' should be a positive int, but got 0"),

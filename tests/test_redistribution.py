@@ -217,3 +217,14 @@ def test_planning_a_1000_op_chain_on_4096_devices_takes_under_2s():
     assert elapsed < 2.0
     for (a, b), s in zip(zip(chain, chain[1:]), steps):
         assert plan_bytes(s)[0] <= gather_then_slice_bytes(a, b)
+
+
+@pytest.mark.parametrize("dm", [(2, 3, 2), (8,), (2, 2, 2)])
+def test_step_groups_index_and_coordinate(dm):
+    n = math.prod(dm)
+    for axis in range(len(dm)):
+        step = Slice(0, axis, device_matrix=dm, in_shape=(n,), out_shape=(n // dm[-1 - axis],))
+        for r in range(n):
+            group = step.groups()[step.group_index(r)]
+            assert group[step.coordinate(r)] == r
+            assert group == TensorLayout(dm, (-1,), (1,)).group_of(r, axis)

@@ -15,6 +15,8 @@ from msops.common import dtype as mstype
 
 __all__ = ["Tensor", "Parameter"]
 
+_TYPE_OF_NP = mstype._BY_NP      # hot path of Tensor._wrap: numpy dtype -> Type
+
 # Filled by msops.ops: maps "__add__" etc. to a callable (x, y) -> Tensor.
 _OPERATORS: dict[str, Callable] = {}
 
@@ -63,8 +65,8 @@ class Tensor:
     def _wrap(cls, array: np.ndarray) -> "Tensor":
         """A Tensor around `array` without copying (array must be contiguous)."""
         t = cls.__new__(cls)
-        t._data = _contiguous(array)
-        t._dtype = mstype.from_numpy(t._data.dtype)
+        t._data = array if array.flags.c_contiguous else _contiguous(array)
+        t._dtype = _TYPE_OF_NP.get(array.dtype) or mstype.from_numpy(array.dtype)
         return t
 
     @property

@@ -57,23 +57,22 @@ def init(backend_name: str | None = None, world_size: int | None = None,
     """
     backend = "mpi" if backend_name is None else backend_name
     validator.check_string("backend_name", backend, _BACKENDS, "init")
-    if _state.groups:
-        release()
     if backend == "simulation":
         if world_size is None or rank is None:
             raise ValueError("For 'init', the simulation backend needs 'world_size' and 'rank', "
                              f"but got world_size={world_size}, rank={rank}.")
         validator.check_positive_int(world_size, "world_size", "init")
         validator.check_int_range(rank, 0, world_size, validator.Rel.INC_LEFT, "rank", "init")
-        _state.simulated, _state.world_size, _state.rank = True, world_size, rank
-        world_comm = None
+        world = (True, world_size, rank, None)
     else:
         if world_size is not None or rank is not None:
             raise ValueError("For 'init', 'world_size' and 'rank' come from MPI with the "
                              f"'{backend}' backend; pass them only with 'simulation'.")
         from mpi4py import MPI
-        world_comm = MPI.COMM_WORLD
-        _state.simulated, _state.world_size, _state.rank = False, world_comm.size, world_comm.rank
+        world = (False, MPI.COMM_WORLD.size, MPI.COMM_WORLD.rank, MPI.COMM_WORLD)
+    if _state.groups:
+        release()                    # only now: a call with bad arguments keeps the old world
+    _state.simulated, _state.world_size, _state.rank, world_comm = world
     _state.groups = {GlobalComm.WORLD_COMM_GROUP: Group(
         GlobalComm.WORLD_COMM_GROUP, tuple(range(_state.world_size)), _state.rank,
         _state.simulated, world_comm)}

@@ -45,6 +45,20 @@ def _lower(node: Node) -> Callable:
     return node.prim.lower(node.inputs, node)
 
 
+def _with_releases(steps: list, keep: set) -> list:
+    """Each step plus the slots last read by it: freed at once, so numpy reuses warm memory
+    (holding every intermediate to the end of a step costs page faults on fresh buffers)."""
+    last_use: dict[int, int] = {}
+    for k, (_, ins, _) in enumerate(steps):
+        for i in ins:
+            last_use[i] = k
+    dead: list[list[int]] = [[] for _ in steps]
+    for s, k in last_use.items():
+        if s not in keep:
+            dead[k].append(s)
+    return [(kernel, ins, out, tuple(d)) for (kernel, ins, out), d in zip(steps, dead)]
+
+
 class Executor:
     """Runs a Graph: `run(arrays) -> list of output arrays`; `__call__` takes/returns Tensors.
 
@@ -66,13 +80,13 @@ class Executor:
         self._fed_params = [_FedParameter(slot(n), n.value, n.feed)
                             for n in graph.parameters if n.feed is not None]
         consts = [(slot(n), n.value) for n in graph.consts]
-        schedule = []
+        steps = []
         for node in graph.nodes:
             ins = [i for k, i in enumerate(node.inputs)
                    if not (isinstance(node.prim, TupleGetItem) and k == 1)]
-            schedule.append((_lower(node), tuple(slot(i) for i in ins), slot(node)))
-        self._schedule = schedule
+            steps.append((_lower(node), tuple(slot(i) for i in ins), slot(node)))
         self._outputs = [slot(n) for n in graph.outputs]
+        self._schedule = _with_releases(steps, set(self._outputs))
         self._template: list[Any] = [None] * len(slot_of)
         for s, value in consts:
             self._template[s] = value
@@ -86,8 +100,10 @@ class Executor:
             slots[s] = p._data
         for fp in self._fed_params:
             slots[fp.slot] = fp.get()
-        for kernel, ins, out in self._schedule:
+        for kernel, ins, out, dead in self._schedule:
             slots[out] = kernel(*[slots[i] for i in ins])
+            for i in dead:
+                slots[i] = None
         return [slots[s] for s in self._outputs]
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:

@@ -23,7 +23,8 @@ from typing import Sequence
 from msops.common import validator
 from msops.common.validator import Rel
 
-__all__ = ["TensorLayout", "axis_groups", "axis_stride", "axis_coordinate", "common_device_matrix"]
+__all__ = ["TensorLayout", "axis_groups", "axis_stride", "axis_coordinate",
+           "common_device_matrix", "compact"]
 
 _NAME = "TensorLayout"
 
@@ -44,7 +45,8 @@ def axis_stride(device_matrix: Sequence[int], axis: int) -> int:
 
 def axis_coordinate(device_matrix: Sequence[int], axis: int, rank: int) -> int:
     """`rank`'s coordinate along device axis `axis`."""
-    return (rank // axis_stride(device_matrix, axis)) % device_matrix[len(device_matrix) - 1 - axis]
+    size = device_matrix[len(device_matrix) - 1 - axis]
+    return (rank // axis_stride(device_matrix, axis)) % size
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,6 +94,11 @@ def _as_axes(entry: object, i: int) -> tuple[int, ...]:
 def _map_entry(axes: tuple[int, ...]) -> int | tuple[int, ...]:
     """Canonical tensor_map entry: -1, k, or (k1, k2, ...)."""
     return -1 if not axes else axes[0] if len(axes) == 1 else axes
+
+
+def compact(values: tuple) -> str:
+    """A tuple printed without spaces: (2,4), (8,), ((1,0),-1)."""
+    return str(values).replace(" ", "")
 
 
 def _int_tuple(value: object, arg: str, positive: bool) -> tuple[int, ...]:
@@ -261,9 +268,7 @@ class TensorLayout:
         return tuple(sorted(group))
 
     def __str__(self) -> str:
-        def fmt(t):
-            return "(" + ",".join(str(v).replace(" ", "") for v in t) + ("," if len(t) == 1 else "") + ")"
-        return (f"L[dm={fmt(self.device_matrix)} map={fmt(self.tensor_map)} "
-                f"shape={fmt(self.tensor_shape)}]")
+        return (f"L[dm={compact(self.device_matrix)} map={compact(self.tensor_map)} "
+                f"shape={compact(self.tensor_shape)}]")
 
     __repr__ = __str__

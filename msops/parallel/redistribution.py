@@ -14,10 +14,12 @@ A plan is a tuple of small frozen steps, each over the groups along one device a
 device count are first refined to their common device matrix (`common_device_matrix`;
 steps then name axes of that matrix, which each step carries). When no common matrix
 exists (e.g. (2, 3) and (3, 2)) the plan gathers to full replication over src's matrix
-and slices over dst's: exactly gather-then-slice. Otherwise a Dijkstra search over the
-per-dim stacks of device axes returns the sequence moving the fewest bytes per rank
-(ties: fewer steps). `run_plan` executes a plan over MPI with msops collectives;
-`simulate_plan` executes it for every rank at once in numpy.
+and slices over dst's: exactly gather-then-slice. Otherwise an A* search over the per-dim
+stacks of device axes returns the sequence moving the fewest bytes per rank (cost model
+for a local slice of S bytes in a group of n: all-gather (n-1)*S, all-to-all (n-1)/n*S,
+slice 0; ties: fewer steps). It can park a split on a third dim with an all-to-all (a
+swap of two splits costs three all-to-alls, not a gather). `run_plan` executes a plan over
+MPI with msops collectives; `simulate_plan` executes it for every rank at once in numpy.
 """
 from __future__ import annotations
 
@@ -33,11 +35,11 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.communication import create_group_partition, get_rank
 from msops.parallel.layout import (TensorLayout, axis_coordinate, axis_groups, axis_stride,
-                                   common_device_matrix)
-from msops.primitives.comm_ops import AllGather
+                                   common_device_matrix, compact)
+from msops.primitives.comm_ops import AllGather, AlltoAll
 
 __all__ = ["Step", "Slice", "AllGatherDim", "AllToAllDims", "plan", "explain", "plan_bytes",
-           "gather_then_slice_bytes", "run_plan", "simulate_plan"]
+           "gather_then_slice_bytes", "run_step", "run_plan", "simulate_plan"]
 
 Stacks = tuple[tuple[int, ...], ...]          # per tensor dim: its device axes, major first
 
@@ -80,8 +82,8 @@ class Step:
         return f"{type(self).__name__}({own})"
 
     def __str__(self) -> str:
-        return (f"{self.label} over {self.group_size} ranks: {_fmt(self.in_shape)} -> "
-                f"{_fmt(self.out_shape)}, sends {self.bytes_sent} B, "
+        return (f"{self.label} over {self.group_size} ranks: {compact(self.in_shape)} -> "
+                f"{compact(self.out_shape)}, sends {self.bytes_sent} B, "
                 f"receives {self.bytes_recv} B")
 
 
@@ -108,10 +110,6 @@ class AllToAllDims(Step):
     src_dim: int
     dst_dim: int
     axis: int
-
-
-def _fmt(shape: tuple[int, ...]) -> str:
-    return "(" + ",".join(map(str, shape)) + ")"
 
 
 # -- planning ------------------------------------------------------------------------------
@@ -307,7 +305,6 @@ def _run_gather(step: AllGatherDim, x: np.ndarray, rank: int) -> np.ndarray:
 
 
 def _run_alltoall(step: AllToAllDims, x: np.ndarray, rank: int) -> np.ndarray:
-    from msops.primitives.comm_ops import AlltoAll
     prim = AlltoAll(split_count=step.group_size, split_dim=step.dst_dim,
                     concat_dim=step.src_dim, group=_group_name(step, rank))
     return prim(Tensor._wrap(np.ascontiguousarray(x))).asnumpy()
@@ -317,6 +314,17 @@ _RUN: dict[type, Callable] = {Slice: _run_slice, AllGatherDim: _run_gather,
                               AllToAllDims: _run_alltoall}
 
 
+def run_step(step: Step, local: np.ndarray, rank: int | None = None) -> np.ndarray:
+    """Execute one step on this rank's slice `local` (shape `step.in_shape`) over MPI:
+    Slice locally, AllGatherDim with AllGather, AllToAllDims with AlltoAll, each on the
+    rank's group along the step's axis. Returns the new slice (shape `step.out_shape`)."""
+    rank = get_rank() if rank is None else rank
+    validator.check_int_range(rank, 0, math.prod(step.device_matrix), validator.Rel.INC_LEFT,
+                              "rank", "run_plan")
+    _check_in_shape(step, np.shape(local), "run_plan")
+    return _RUN[type(step)](step, np.asarray(local), rank)
+
+
 def run_plan(steps: Sequence[Step], local: np.ndarray, rank: int | None = None) -> np.ndarray:
     """Execute `steps` on this rank's slice `local` with msops collectives over MPI.
 
@@ -324,14 +332,9 @@ def run_plan(steps: Sequence[Step], local: np.ndarray, rank: int | None = None) 
     created collectively on first use). `rank` defaults to this process's world rank.
     Returns the new local slice (shape `steps[-1].out_shape`).
     """
-    rank = get_rank() if rank is None else rank
-    x = np.asarray(local)
     for step in steps:
-        _check_in_shape(step, x.shape, "run_plan")
-        validator.check_int_range(rank, 0, math.prod(step.device_matrix),
-                                  validator.Rel.INC_LEFT, "rank", "run_plan")
-        x = _RUN[type(step)](step, x, rank)
-    return x
+        local = run_step(step, local, rank)
+    return np.asarray(local)
 
 
 def _sim_slice(step: Slice, parts: list[np.ndarray]) -> list[np.ndarray]:

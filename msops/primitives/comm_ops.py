@@ -5,10 +5,17 @@ infers shapes and dtypes without communicating, and runs one MPI buffer call on
 contiguous numpy arrays with an output allocated to the inferred size. Data moves
 as an MPI type of the element's width, so every numeric dtype (bool, complex,
 bfloat16 …) moves unchanged; reductions run in `Type.reduce_np_dtype` (float16 and
-bfloat16 accumulate in float32 and are rounded once).
+bfloat16 accumulate in float32 and are rounded once). Ranks named by an op
+(`root_rank`, `dest_rank`, …) are ranks within its group.
+
+Rank-dependent inference: `Reduce` and `CollectiveGather` give the result only to the
+destination rank; every other rank's output (and inferred shape) is `[1]` (zeros).
+AllToAllV is the one op that checks its arguments across ranks (its count matrix).
 """
 from __future__ import annotations
 
+import itertools
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -18,10 +25,15 @@ from msops.common.validator import Rel
 from msops.communication import GlobalComm, get_group
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
-__all__ = ["ReduceOp", "AllGather", "AllReduce"]
+__all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
+           "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
+           "CollectiveGather", "CollectiveScatter", "Barrier", "Send", "Receive",
+           "check_reduce_dtype"]
 
 #: dtypes every data-moving collective accepts (all but string)
 target_dtypes = mstype.all_types
+#: the largest tag MPI guarantees (MPI_TAG_UB >= 32767)
+_MAX_TAG = 32767
 
 
 class ReduceOp:
@@ -49,11 +61,6 @@ _OPS_BY_KIND = {
 }
 
 
-def _mpi_op(op: str):
-    from mpi4py import MPI
-    return getattr(MPI, op.upper())
-
-
 def check_reduce_dtype(op: str, x_dtype: mstype.Type, prim_name: str) -> mstype.Type:
     """TypeError unless reduction `op` is defined on `x_dtype` (e.g. no max on complex)."""
     validator.check_tensor_dtype_valid("x", x_dtype, target_dtypes, prim_name)
@@ -64,8 +71,110 @@ def check_reduce_dtype(op: str, x_dtype: mstype.Type, prim_name: str) -> mstype.
     return x_dtype
 
 
+# -- kernel helpers: one MPI call, its buffers, its errors ----------------------------------
+
+def _buf(a: np.ndarray | None) -> list | None:
+    """An mpi4py buffer spec that moves `a` unchanged (None stays None: 'not significant')."""
+    return None if a is None else [a, mstype.mpi_move_type(a.dtype)]
+
+
+def _call(prim: "_Collective", method: Callable, *args: Any) -> Any:
+    """`method(*args)`, with an MPI error raised as the op's RuntimeError (never raw MPI)."""
+    try:
+        return method(*args)
+    except Exception as err:
+        _reraise(prim, err)
+
+
+def _reraise(prim: "_Collective", err: Exception) -> None:
+    from mpi4py import MPI
+    if isinstance(err, MPI.Exception):
+        raise prim._mpi_failed(err) from None
+    raise err
+
+
+_REDUCE_NP: dict[np.dtype, np.dtype] = {}
+
+
+def _reduce_in(x: np.ndarray) -> np.ndarray:
+    """x in the dtype it is reduced in (float16/bfloat16 -> float32)."""
+    red = _REDUCE_NP.get(x.dtype)
+    if red is None:
+        red = _REDUCE_NP[x.dtype] = mstype.from_numpy(x.dtype).reduce_np_dtype
+    return x if red == x.dtype else x.astype(red)
+
+
+_MPI_OPS: dict[str, Any] = {}
+
+
+def _mpi_op(op: str) -> Any:
+    """The MPI.Op of a ReduceOp name (looked up once)."""
+    mpi_op = _MPI_OPS.get(op)
+    if mpi_op is None:
+        from mpi4py import MPI
+        mpi_op = _MPI_OPS[op] = getattr(MPI, op.upper())
+    return mpi_op
+
+
+def _reduced(prim: "_Collective", method: Callable, x: np.ndarray, out_shape: Sequence[int] | None,
+             *extra: Any) -> np.ndarray | None:
+    """Run reduction `method(send, recv, op, *extra)` on x in its reduce dtype.
+
+    The output (shape `out_shape`, None where this rank receives nothing) is rounded
+    back to x's dtype once.
+    """
+    src = _reduce_in(x)
+    t = mstype.mpi_reduce_type(src.dtype)
+    out = None if out_shape is None else np.empty(out_shape, src.dtype)
+    _call(prim, method, [src, t], None if out is None else [out, t], _mpi_op(prim._op), *extra)
+    return out if out is None or out.dtype == x.dtype else out.astype(x.dtype)
+
+
+def _placeholder(dtype: np.dtype) -> np.ndarray:
+    """What a non-destination rank of Reduce/CollectiveGather returns: zeros of shape [1]."""
+    return np.zeros(1, dtype)
+
+
+# -- shape helpers ----------------------------------------------------------------------------
+
+def _check_rank_ge1(prim: "_Collective", x_shape: list) -> None:
+    if len(x_shape) == 0:
+        raise ValueError(f"For '{prim.name}', the 'x shape' should have rank >= 1, "
+                         f"but got a 0-d shape {x_shape}.")
+
+
+def _gather_shape(prim: "_Collective", x_shape: list) -> list:
+    """(x1, ...) -> (rank_size*x1, ...); -1 (dynamic) stays -1; 0-d is an error."""
+    _check_rank_ge1(prim, x_shape)
+    out = list(x_shape)
+    if out[0] >= 0:
+        out[0] = out[0] * prim.rank_size
+    return out
+
+
+def _scatter_shape(prim: "_Collective", x_shape: list) -> list:
+    """(x1, ...) -> (x1/rank_size, ...): x1 must divide by rank_size; -1 stays -1."""
+    _check_rank_ge1(prim, x_shape)
+    out = list(x_shape)
+    if out[0] >= 0:
+        if out[0] % prim.rank_size:
+            raise ValueError(f"For '{prim.name}', the 'x shape[0]' should be divisible by "
+                             f"rank_size: {prim.rank_size}, but got {out[0]} (x shape "
+                             f"{list(x_shape)}).")
+        out[0] //= prim.rank_size
+    return out
+
+
+def _tensor_dtype(prim: "_Collective", x_dtype: mstype.Type, arg: str = "x") -> mstype.Type:
+    return validator.check_tensor_dtype_valid(arg, x_dtype, target_dtypes, prim.name)
+
+
 class _Collective(PrimitiveWithInfer):
-    """Shared set-up of the collectives: resolve `group`, record `rank` and `rank_size`."""
+    """Shared set-up of the collectives: resolve `group`, record `rank` and `rank_size`.
+
+    Kernels read plain private copies of what they need (`_n`, `_op`, `_root` …): an
+    attr read as `prim.<name>` goes through `__getattr__`, about a microsecond a call.
+    """
 
     is_communication = True
 
@@ -73,6 +182,7 @@ class _Collective(PrimitiveWithInfer):
         validator.check_value_type("group", group, str, self.name)
         g = get_group(group, self.name)
         self._group = g
+        self._n = g.size
         self.add_prim_attr("group", g.name)
         self.add_prim_attr("rank_size", g.size)
         if g.rank is not None:
@@ -82,14 +192,24 @@ class _Collective(PrimitiveWithInfer):
     def _init_reduce_op(self, op: str) -> None:
         validator.check_value_type("op", op, str, self.name)
         validator.check_string("op", op, _ALL_OPS, self.name)
+        self._op = op
 
     def _check_rank(self, arg: str, value: int) -> int:
+        """A group rank argument (root_rank, dest_rank, …): an int in [0, rank_size)."""
         validator.check_int(arg, value, self.name)
         validator.check_int_range(value, 0, self.rank_size, Rel.INC_LEFT, arg, self.name)
         return value
 
+    def _my_rank(self) -> int:
+        """This process's rank in the group (the group's ValueError for a non-member)."""
+        if self._group.rank is None:
+            self._group.comm(self.name)
+        return self._group.rank
+
     def _comm(self):
-        return self._group.comm(self.name)
+        """The group's communicator (the group's error when simulated or not a member)."""
+        comm = self._group._comm
+        return comm if comm is not None else self._group.comm(self.name)
 
     def _mpi_failed(self, err: Exception) -> RuntimeError:
         """An MPI error as a RuntimeError naming the op and group (never raw MPI)."""
@@ -99,32 +219,12 @@ class _Collective(PrimitiveWithInfer):
                             f"inputs have the same shape and dtype on every rank?")
 
 
-def _gather_shape(prim: _Collective, x_shape: list) -> list:
-    """(x1, ...) -> (rank_size*x1, ...); -1 (dynamic) stays -1; 0-d is an error."""
-    if len(x_shape) == 0:
-        raise ValueError(f"For '{prim.name}', the 'x shape' should have rank >= 1, "
-                         f"but got a 0-d shape {x_shape}.")
-    out = list(x_shape)
-    if out[0] >= 0:
-        out[0] = out[0] * prim.rank_size
-    return out
-
+# -- gather family ------------------------------------------------------------------------------
 
 def _allgather(prim: _Collective, x: np.ndarray) -> np.ndarray:
-    out = np.empty((x.shape[0] * prim.rank_size,) + x.shape[1:], x.dtype)
-    t = mstype.mpi_move_type(x.dtype)
-    try:
-        prim._comm().Allgather([x, t], [out, t])
-    except Exception as err:
-        _reraise(prim, err)
+    out = np.empty((x.shape[0] * prim._n,) + x.shape[1:], x.dtype)
+    _call(prim, prim._comm().Allgather, _buf(x), _buf(out))
     return out
-
-
-def _reraise(prim: _Collective, err: Exception) -> None:
-    from mpi4py import MPI
-    if isinstance(err, MPI.Exception):
-        raise prim._mpi_failed(err) from None
-    raise err
 
 
 class AllGather(_Collective):
@@ -149,17 +249,122 @@ class AllGather(_Collective):
         return _gather_shape(self, x_shape)
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
-        return validator.check_tensor_dtype_valid("x", x_dtype, target_dtypes, self.name)
+        return _tensor_dtype(self, x_dtype)
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         return _allgather(self, x)
 
 
-def _reduce_in(x: np.ndarray) -> np.ndarray:
-    """x in the dtype it is reduced in (float16/bfloat16 -> float32)."""
-    red = mstype.from_numpy(x.dtype).reduce_np_dtype
-    return x if red == x.dtype else x.astype(red)
+class _AccumulationAllGather(_Collective):
+    """AllGather of x with a gradient-accumulation buffer z beside it (optimizer sharding).
 
+    Inputs: (x, z). Forward gathers x exactly as AllGather; z only matters to the backward
+    rule (accumulate, reduce, keep this rank's slice). Attr `fusion` is 1.
+    """
+
+    def _init_accumulation(self, group: str, mean_flag: bool | None) -> None:
+        self._init_group(group)
+        if mean_flag is not None:
+            validator.check_bool("mean_flag", mean_flag, self.name)
+        self.add_prim_attr("fusion", 1)
+
+    def infer_shape(self, x_shape: list, z_shape: list) -> list:
+        return _gather_shape(self, x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, z_dtype: mstype.Type) -> mstype.Type:
+        _tensor_dtype(self, x_dtype)
+        return _tensor_dtype(self, z_dtype, "z") and x_dtype
+
+    def kernel(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
+        return _allgather(self, x)
+
+
+class _MiniStepAllGather(_AccumulationAllGather):
+    """AllGather for optimizer sharding with gradient accumulation over mini-steps.
+
+    Inputs: (x, z), z the accumulation buffer. Outputs: AllGather(x), (N*x1, x2, ...).
+    """
+
+    @prim_attr_register
+    def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP,
+                 grad_accumulation_step: int | None = None,
+                 mean_flag: bool | None = None) -> None:
+        if grad_accumulation_step is not None:
+            validator.check_positive_int(grad_accumulation_step, "grad_accumulation_step",
+                                         self.name)
+        self._init_accumulation(group, mean_flag)
+
+
+class _MicroStepAllGather(_AccumulationAllGather):
+    """AllGather for optimizer sharding with micro-batches (pipeline parallel).
+
+    Inputs: (x, z), z the accumulation buffer. Outputs: AllGather(x), (N*x1, x2, ...).
+    """
+
+    @prim_attr_register
+    def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP,
+                 mean_flag: bool | None = None) -> None:
+        self._init_accumulation(group, mean_flag)
+
+
+class CollectiveGather(_Collective):
+    """Gather x from every rank to `dest_rank`, concatenated along dim 0 in group-rank order.
+
+    Inputs: x of shape (x1, ...), the same on every rank. Outputs: (N*x1, ...) on
+    `dest_rank`; every other rank gets zeros of shape [1] (so inference is rank-dependent).
+    """
+
+    @prim_attr_register
+    def __init__(self, dest_rank: int, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_group(group)
+        self._root = self._check_rank("dest_rank", dest_rank)
+        if self._group.rank is not None:
+            self.add_prim_attr("rank_id", self._group.rank)
+
+    def infer_shape(self, x_shape: list) -> list:
+        shape = _gather_shape(self, x_shape)
+        return shape if self._my_rank() == self.dest_rank else [1]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        comm = self._comm()
+        mine = self._group.rank == self._root
+        out = np.empty((x.shape[0] * self._n,) + x.shape[1:], x.dtype) if mine else None
+        _call(self, comm.Gather, _buf(x), _buf(out), self._root)
+        return out if mine else _placeholder(x.dtype)
+
+
+class CollectiveScatter(_Collective):
+    """Scatter `src_rank`'s x evenly along dim 0: group rank i gets the i-th of N slices.
+
+    Inputs: x of shape (x1, ...) on every rank (only `src_rank`'s values are read; the
+    others give the shape). x1 must divide by N. Outputs: (x1/N, ...).
+    """
+
+    @prim_attr_register
+    def __init__(self, src_rank: int = 0, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_group(group)
+        self._root = self._check_rank("src_rank", src_rank)
+        if self._group.rank is not None:
+            self.add_prim_attr("rank_id", self._group.rank)
+
+    def infer_shape(self, x_shape: list) -> list:
+        return _scatter_shape(self, x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        comm = self._comm()
+        out = np.empty((x.shape[0] // self._n,) + x.shape[1:], x.dtype)
+        src = x if self._group.rank == self._root else None
+        _call(self, comm.Scatter, _buf(src), _buf(out), self._root)
+        return out
+
+
+# -- reductions -----------------------------------------------------------------------------
 
 class AllReduce(_Collective):
     """Reduce x with `op` over every rank of `group`; every rank gets the result.
@@ -174,7 +379,6 @@ class AllReduce(_Collective):
         self.add_prim_attr("fusion", 0)
         self.add_prim_attr("index", 0)
         self.add_prim_attr("no_eliminate", True)
-        self._mpi_op = None
 
     def infer_shape(self, x_shape: list) -> list:
         return list(x_shape)
@@ -183,15 +387,540 @@ class AllReduce(_Collective):
         return check_reduce_dtype(self.op, x_dtype, self.name)
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
-        src = _reduce_in(x)
-        out = np.empty_like(src)
-        t = mstype.mpi_reduce_type(src.dtype)
-        if self._mpi_op is None:
-            self._mpi_op = _mpi_op(self.op)
+        return _reduced(self, self._comm().Allreduce, x, x.shape)
+
+
+class ReduceScatter(_Collective):
+    """Reduce x with `op` over the group and scatter the result along dim 0.
+
+    Inputs: x of shape (x1, ...), x1 divisible by N. Outputs: (x1/N, ...); group rank i
+    holds rows [i*x1/N, (i+1)*x1/N) of the reduction.
+    """
+
+    @prim_attr_register
+    def __init__(self, op: str = ReduceOp.SUM, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_reduce_op(op)
+        self._init_group(group)
+        self.add_prim_attr("fusion", 0)
+        self.add_prim_attr("no_eliminate", True)
+
+    def infer_shape(self, x_shape: list) -> list:
+        return _scatter_shape(self, x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return check_reduce_dtype(self.op, x_dtype, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        out_shape = (x.shape[0] // self._n,) + x.shape[1:]
+        return _reduced(self, self._comm().Reduce_scatter_block, x, out_shape)
+
+
+class Reduce(_Collective):
+    """Reduce x with `op` over the group to `dest_rank`.
+
+    Inputs: x of any shape, the same on every rank. Outputs: the reduction (x's shape) on
+    `dest_rank`; every other rank gets zeros of shape [1] (so inference is rank-dependent).
+    """
+
+    @prim_attr_register
+    def __init__(self, dest_rank: int, op: str = ReduceOp.SUM,
+                 group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_reduce_op(op)
+        self._init_group(group)
+        self._root = self._check_rank("dest_rank", dest_rank)
+
+    def infer_shape(self, x_shape: list) -> list:
+        return list(x_shape) if self._my_rank() == self.dest_rank else [1]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return check_reduce_dtype(self.op, x_dtype, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        comm = self._comm()
+        mine = self._group.rank == self._root
+        out = _reduced(self, comm.Reduce, x, x.shape if mine else None, self._root)
+        return out if mine else _placeholder(x.dtype)
+
+
+# -- broadcast, all-to-all --------------------------------------------------------------------
+
+class Broadcast(_Collective):
+    """Broadcast a tuple of tensors from `root_rank` to every rank of the group.
+
+    Inputs: a tuple of tensors (each rank passes tensors of the same shapes and dtypes;
+    only the root's values are read). Outputs: a tuple of the root's tensors (on the root,
+    its input arrays themselves: no copy).
+    """
+
+    @prim_attr_register
+    def __init__(self, root_rank: int, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_group(group)
+        self._root = self._check_rank("root_rank", root_rank)
+        self.add_prim_attr("no_eliminate", True)
+
+    def _not_a_tuple(self, got: str) -> TypeError:
+        return TypeError(f"For '{self.name}', the 'input_x' should be a non-empty tuple of "
+                         f"Tensors, but got {got}.")
+
+    def infer_shape(self, x_shapes: Sequence[list]) -> tuple:
+        if not isinstance(x_shapes, (list, tuple)) or not x_shapes:
+            raise self._not_a_tuple(repr(x_shapes))
+        if not all(isinstance(s, (list, tuple)) for s in x_shapes):
+            raise self._not_a_tuple(f"one Tensor of shape {list(x_shapes)}")
+        return tuple(list(s) for s in x_shapes)
+
+    def infer_dtype(self, x_dtypes: Sequence[mstype.Type]) -> tuple:
+        if not isinstance(x_dtypes, (list, tuple)) or not x_dtypes:
+            raise self._not_a_tuple(f"one Tensor of dtype {x_dtypes!r}" if x_dtypes else "()")
+        return tuple(_tensor_dtype(self, d) for d in x_dtypes)
+
+    def kernel(self, xs: Sequence[np.ndarray]) -> tuple:
+        comm = self._comm()
+        if self._group.rank == self._root:        # the root's buffers are only read
+            outs = tuple(xs)
+        else:
+            outs = tuple(np.empty_like(x) for x in xs)
+        for out in outs:
+            _call(self, comm.Bcast, _buf(out), self._root)
+        return outs
+
+
+def _check_dim(prim: _Collective, arg: str, dim: int, ndim: int) -> int:
+    """A dim of an ndim-d input: in [-ndim, ndim) (IndexError otherwise), made non-negative."""
+    validator.check_int_range(dim, -ndim, ndim, Rel.INC_LEFT, arg, prim.name, IndexError)
+    return dim % ndim
+
+
+class AlltoAll(_Collective):
+    """Split x into `split_count` (= N) blocks along `split_dim`, send block j to group rank
+    j, and concatenate the blocks received along `concat_dim` in group-rank order.
+
+    Inputs: x of shape S, S[split_dim] divisible by N. Outputs: S with
+    `S[concat_dim] *= N` then `S[split_dim] //= N` (-1 dims stay -1).
+    """
+
+    @prim_attr_register
+    def __init__(self, split_count: int, split_dim: int, concat_dim: int,
+                 group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        validator.check_int("split_count", split_count, self.name)
+        validator.check_int("split_dim", split_dim, self.name)
+        validator.check_int("concat_dim", concat_dim, self.name)
+        self._init_group(group)
+        validator.check("split_count", split_count, "rank_size", self.rank_size, Rel.EQ,
+                        self.name)
+        self.add_prim_attr("no_eliminate", True)
+        self._layouts: dict[tuple, tuple] = {}
+
+    def infer_shape(self, x_shape: list) -> list:
+        s = _check_dim(self, "split_dim", self.split_dim, len(x_shape))
+        c = _check_dim(self, "concat_dim", self.concat_dim, len(x_shape))
+        n, out = self.split_count, list(x_shape)
+        if out[s] >= 0 and out[s] % n:
+            raise ValueError(f"For '{self.name}', the 'x shape[{self.split_dim}]' should be "
+                             f"divisible by split_count: {n}, but got {out[s]} (x shape "
+                             f"{list(x_shape)}).")
+        if out[c] >= 0:
+            out[c] *= n
+        if out[s] >= 0:
+            out[s] //= n
+        return out
+
+    def _layout(self, shape: tuple) -> tuple:
+        """(send view shape, split dim, recv shape, concat dim, out shape) for one x shape."""
+        layout = self._layouts.get(shape)
+        if layout is None:
+            n, nd = self.split_count, len(shape)
+            s, c = self.split_dim % nd, self.concat_dim % nd
+            blocks = shape[:s] + (n, shape[s] // n) + shape[s + 1:]
+            chunk = shape[:s] + (shape[s] // n,) + shape[s + 1:]
+            out = list(chunk)
+            out[c] *= n
+            layout = self._layouts[shape] = (blocks, s, (n,) + chunk, c, tuple(out))
+        return layout
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        blocks, s, recv_shape, c, out_shape = self._layout(x.shape)
+        # send buffer: block j (for rank j) contiguous at position j
+        send = x if s == 0 else np.ascontiguousarray(np.moveaxis(x.reshape(blocks), s, 0))
+        recv = np.empty(recv_shape, x.dtype)
+        _call(self, self._comm().Alltoall, _buf(send), _buf(recv))
+        if c == 0:
+            return recv.reshape(out_shape)
+        return np.ascontiguousarray(np.moveaxis(recv, 0, c)).reshape(out_shape)
+
+
+# -- AllToAllV ------------------------------------------------------------------------------
+
+_FORMS = {4: ("send_counts", "send_displs", "recv_counts", "recv_displs"),
+          2: ("send_numel_list", "recv_numel_list"),
+          1: ("send_counts",)}
+
+
+def _counts_value(prim: _Collective, arg: str, value: Any) -> tuple[int, ...]:
+    """A counts/displs input as rank_size non-negative ints (list, tuple or int Tensor)."""
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "iu":
+            raise TypeError(f"For '{prim.name}', the '{arg}' should be a 1-D int Tensor, "
+                            f"list or tuple, but got an array of shape {list(value.shape)} "
+                            f"and dtype {value.dtype}.")
+        value = value.tolist()
+    validator.check_value_type(arg, value, (list, tuple), prim.name)
+    for v in value:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"For '{prim.name}', every element of '{arg}' should be an int, "
+                            f"but got {type(v).__name__} in {list(value)}.")
+    if len(value) != prim.rank_size:
+        raise ValueError(f"For '{prim.name}', the length of '{arg}' should be == rank_size: "
+                         f"{prim.rank_size}, but got {len(value)} ({list(value)}).")
+    if any(v < 0 for v in value):
+        raise ValueError(f"For '{prim.name}', every element of '{arg}' should be >= 0, "
+                         f"but got {list(value)}.")
+    return tuple(int(v) for v in value)
+
+
+def _packed_displs(counts: Sequence[int]) -> tuple[int, ...]:
+    """Displacements that lay the blocks end to end in rank order."""
+    return tuple(itertools.accumulate(counts[:-1], initial=0))
+
+
+class _Exchange:
+    """The receive side of an AllToAllV call in elements: MPI (counts, displs) and length."""
+
+    __slots__ = ("spec", "size")
+
+    def __init__(self, counts: Sequence[int], displs: Sequence[int], block: int) -> None:
+        self.spec = ([c * block for c in counts], [d * block for d in displs])
+        self.size = sum(counts) * block
+
+
+class _A2avPlan:
+    """Everything about one AllToAllV call that does not change between calls.
+
+    `send`: MPI (counts, displs) in elements; `recv`: an _Exchange, None in the derived
+    form (filled per receive pattern into `derived`); `header`: this rank's row of the
+    cross-rank check, [status, send counts, recv counts] in blocks (int64).
+    """
+
+    __slots__ = ("send", "recv", "header", "derived")
+
+    def __init__(self, sc: tuple, sd: tuple, rc: tuple | None, rd: tuple | None,
+                 block: int) -> None:
+        self.send = ([c * block for c in sc], [d * block for d in sd])
+        self.recv = None if rc is None else _Exchange(rc, rd, block)
+        self.header = np.array((0,) + sc + (rc or (0,) * len(sc)), np.int64)
+        self.derived: dict[tuple, _Exchange] = {}
+
+
+class AllToAllV(_Collective):
+    """MPI Alltoallv over the flattened input, with counts checked across ranks.
+
+    Three call forms, by the number of inputs (counts and displacements in units of
+    `block_size` elements; lists, tuples or 1-D int Tensors of rank_size entries):
+
+    * `a2av(x, send_counts, send_displs, recv_counts, recv_displs)`: MPI's form. Rank i
+      sends x.flat[send_displs[j]:][:send_counts[j]] (in blocks) to group rank j and puts
+      what j sends it at recv_displs[j] of the output.
+    * `a2av(x, send_numel_list, recv_numel_list)`: MindSpore's form, blocks packed in
+      rank order on both sides.
+    * `a2av(x, send_counts)`: the receive side derived (packed) from the other ranks'
+      send counts.
+
+    Output: 1-D, dtype of x, length sum(recv_counts) * block_size (the derived form
+    infers -1: the length is known only after the counts are exchanged). Receive blocks
+    must tile the output exactly.
+
+    With `check_counts=True` (default) every call first all-gathers each rank's
+    [status, send counts, recv counts] (one small int64 Allgather) so that every rank
+    raises the same ValueError when the count matrix is inconsistent, naming each
+    (src, dst) pair; a rank whose own counts are invalid raises its detailed error and
+    the others name it. The derived form needs this exchange anyway; `check_counts=False`
+    skips it in the explicit forms (for plans known to be consistent, e.g. compiled).
+
+    Seed 002 on 2 ranks: rank 0 x=[[0,1,2,3],[4,5,6,7]], counts (2,4)/(0,2)/(2,2)/(0,2);
+    rank 1 x=[[0,1,2],[3,4,6]], counts (2,1)/(0,2)/(4,1)/(0,4) -> rank 0 [0,1,0,1],
+    rank 1 [2,3,4,5,2].
+    """
+
+    const_inputs = (1, 2, 3, 4)
+
+    @prim_attr_register
+    def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP, block_size: int = 1,
+                 check_counts: bool = True) -> None:
+        self._init_group(group)
+        validator.check_positive_int(block_size, "block_size", self.name)
+        validator.check_bool("check_counts", check_counts, self.name)
+        self.add_prim_attr("no_eliminate", True)
+        self._block, self._check = block_size, check_counts
+        self._plans: dict[tuple, _A2avPlan] = {}
+
+    # -- local validation and the per-signature plan ------------------------------------------
+    def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
+        """The validated plan of one call (cached by input size and counts)."""
         try:
-            self._comm().Allreduce([src, t], [out, t], self._mpi_op)
-        except Exception as err:
-            _reraise(self, err)
-        return out if out.dtype == x.dtype else out.astype(x.dtype)
+            key = (numel,) + tuple(map(tuple, counts))
+            plan = self._plans.get(key)
+        except TypeError:           # a Tensor or other unhashable counts value
+            key, plan = None, None
+        if plan is None:
+            plan = self._make_plan(numel, counts)
+            if key is not None:
+                self._plans[key] = plan
+        return plan
+
+    def _make_plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
+        if len(counts) not in _FORMS:
+            raise TypeError(f"For '{self.name}', the number of inputs should be 2 (x, "
+                            f"send_counts), 3 (x, send_numel_list, recv_numel_list) or 5 (x, "
+                            f"send_counts, send_displs, recv_counts, recv_displs), but got "
+                            f"{len(counts) + 1}.")
+        names = _FORMS[len(counts)]
+        values = [_counts_value(self, a, v) for a, v in zip(names, counts)]
+        if len(values) == 4:
+            sc, sd, rc, rd = values
+        else:
+            sc, sd = values[0], _packed_displs(values[0])
+            rc = rd = None                                  # derived after the exchange
+            if len(values) == 2:
+                rc, rd = values[1], _packed_displs(values[1])
+        if numel is not None:
+            self._check_send_extents(names, numel, sc, sd)
+        if rc is not None:
+            self._check_recv_tiling(names, rc, rd)
+        return _A2avPlan(sc, sd, rc, rd, self._block)
+
+    def _check_send_extents(self, names: tuple, numel: int, sc: tuple, sd: tuple) -> None:
+        b = self._block
+        for j, (c, d) in enumerate(zip(sc, sd)):
+            if c and (d + c) * b > numel:
+                displs = f"{names[1]}[{j}] + " if len(names) == 4 else "packed displacement + "
+                raise ValueError(
+                    f"For '{self.name}', the block sent to rank {j} should lie inside the "
+                    f"input of {numel} elements, but got {displs}{names[0]}[{j}] = {d} + {c} "
+                    f"blocks of {b} = {(d + c) * b} elements.")
+
+    def _check_recv_tiling(self, names: tuple, rc: tuple, rd: tuple) -> None:
+        total, end, prev = sum(rc), 0, None
+        for d, c, j in sorted((d, c, j) for j, (c, d) in enumerate(zip(rc, rd)) if c):
+            if d + c > total:
+                raise ValueError(
+                    f"For '{self.name}', the block received from rank {j} should lie inside "
+                    f"the output of sum({names[-2]}) = {total} blocks, but got {names[-1]}[{j}]"
+                    f" + {names[-2]}[{j}] = {d} + {c} = {d + c}.")
+            if d < end:
+                raise ValueError(
+                    f"For '{self.name}', the blocks received should not overlap, but got the "
+                    f"blocks from ranks {prev} and {j} overlapping at {d} ({names[-1]} "
+                    f"{list(rd)}, {names[-2]} {list(rc)}).")
+            end, prev = d + c, j
+
+    def infer_shape(self, x_shape: list, *counts: Any) -> list:
+        numel = int(np.prod(x_shape)) if all(d >= 0 for d in x_shape) else None
+        plan = self._plan(numel, counts)
+        return [-1] if plan.recv is None else [plan.recv.size]
+
+    def infer_dtype(self, x_dtype: mstype.Type, *counts: Any) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
+    # -- the cross-rank check -----------------------------------------------------------------
+    def _exchanges(self, n_counts: int) -> bool:
+        return self._check or n_counts == 1
+
+    def _gather_headers(self, header: np.ndarray | None) -> np.ndarray:
+        """Every rank's header row (int64, rank_size x (1 + 2*rank_size)); None sends 'invalid'."""
+        n = self._n
+        if header is None:
+            header = np.zeros(1 + 2 * n, np.int64)
+        matrix = np.empty((n, 1 + 2 * n), np.int64)
+        _call(self, self._comm().Allgather, _buf(header), _buf(matrix))
+        return matrix
+
+    def _check_matrix(self, matrix: np.ndarray, status: int) -> None:
+        """Pass if every row has this rank's (valid) `status` and sends what its peers expect."""
+        n = self._n
+        if (matrix[:, 0] == status).all() and \
+                (status < 0 or (matrix[:, 1:1 + n] == matrix[:, 1 + n:].T).all()):
+            return
+        raise ValueError(self._count_matrix_error(matrix))
+
+    def _count_matrix_error(self, matrix: np.ndarray) -> str:
+        """What is wrong with the count matrix: the same message on every rank."""
+        n, status = self._n, matrix[:, 0]
+        bad = np.flatnonzero(status == 0).tolist()
+        if bad:
+            return (f"For '{self.name}', the counts of every rank should be valid, but got "
+                    f"invalid counts on group rank(s) {bad} (see the error raised there).")
+        if (status != status[0]).any():
+            seen = [("derived" if s < 0 else "explicit", abs(int(s))) for s in status]
+            return (f"For '{self.name}', every rank should use the same call form and block "
+                    f"bytes (block_size * itemsize), but got (form, block bytes) by group "
+                    f"rank: {seen}.")
+        sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T    # expected[i, j]: j from i
+        pairs = np.argwhere(sent != expected).tolist()
+        shown = [f"rank {i} sends {sent[i, j]} to rank {j} but rank {j} expects "
+                 f"{expected[i, j]}" for i, j in pairs[:8]]
+        more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
+        return (f"For '{self.name}', every rank's recv_counts[i] should equal rank i's "
+                f"send_counts to it, but got: " + "; ".join(shown) + more + ".")
+
+    def _check_eager(self, values: list) -> None:
+        try:
+            super()._check_eager(values)
+        except (TypeError, ValueError):
+            # the other ranks wait in the count exchange: take part, marked invalid, then raise
+            if self._exchanges(len(values) - 1) and self._group.rank is not None \
+                    and not self._group.simulated:
+                self._gather_headers(None)
+            raise
+
+    # -- the kernel ---------------------------------------------------------------------------
+    def kernel(self, x: np.ndarray, *counts: Any) -> np.ndarray:
+        exchange = self._exchanges(len(counts))
+        try:
+            plan = self._plan(x.size, counts)
+        except (TypeError, ValueError):
+            if exchange:
+                self._gather_headers(None)
+            raise
+        recv = plan.recv
+        if exchange:
+            status = self._block * x.dtype.itemsize * (1 if recv is not None else -1)
+            plan.header[0] = status
+            matrix = self._gather_headers(plan.header)
+            self._check_matrix(matrix, status)
+            if recv is None:
+                recv = self._derived(plan, matrix)
+        return self._alltoallv(x, plan.send, recv)
+
+    def _derived(self, plan: _A2avPlan, matrix: np.ndarray) -> _Exchange:
+        rc = tuple(matrix[:, 1 + self._group.rank].tolist())
+        recv = plan.derived.get(rc)
+        if recv is None:
+            recv = plan.derived[rc] = _Exchange(rc, _packed_displs(rc), self._block)
+        return recv
+
+    def _alltoallv(self, x: np.ndarray, send: tuple, recv: _Exchange) -> np.ndarray:
+        out = np.empty(recv.size, x.dtype)
+        t = mstype.mpi_move_type(x.dtype)
+        _call(self, self._comm().Alltoallv, [x, send, t], [out, recv.spec, t])
+        return out
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """With constant counts and check_counts=False: the plan is made once, here."""
+        x, consts = in_abstracts[0], in_abstracts[1:]
+        if self._check or len(consts) == 1 or any(d < 0 for d in x.shape) or \
+                any(getattr(c, "kind", None) != "const" for c in consts):
+            return self.kernel
+        plan = self._plan(int(np.prod(x.shape)), [c.value for c in consts])
+        send, recv = plan.send, plan.recv
+        return lambda x, *_: self._alltoallv(x, send, recv)
 
 
+AlltoAllV = AllToAllV
+
+
+# -- synchronisation and point-to-point -----------------------------------------------------
+
+class Barrier(_Collective):
+    """Block until every rank of the group has reached it.
+
+    No inputs. Output: a float32 tensor of shape [1] (zeros), as MindSpore's.
+    """
+
+    @prim_attr_register
+    def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        self._init_group(group)
+        self.add_prim_attr("side_effect_mem", True)
+
+    def infer_shape(self) -> list:
+        return [1]
+
+    def infer_dtype(self) -> mstype.Type:
+        return mstype.float32
+
+    def kernel(self) -> np.ndarray:
+        _call(self, self._comm().Barrier)
+        return np.zeros(1, np.float32)
+
+
+def _check_tag(prim: _Collective, sr_tag: int) -> None:
+    validator.check_int_range(sr_tag, 0, _MAX_TAG, Rel.INC_BOTH, "sr_tag", prim.name)
+
+
+def _check_peer(prim: _Collective, arg: str, peer: int) -> None:
+    if prim._my_rank() == peer:
+        raise ValueError(f"For '{prim.name}', the '{arg}' should be another rank than this "
+                         f"one, but got {peer} (this process is rank {peer} of group "
+                         f"'{prim.group}').")
+
+
+class Send(_Collective):
+    """Send x to group rank `dest_rank`, matched by a Receive there with the same `sr_tag`.
+
+    Inputs: x. Output: x itself (unchanged), so later ops can depend on the send.
+    """
+
+    @prim_attr_register
+    def __init__(self, sr_tag: int, dest_rank: int,
+                 group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        _check_tag(self, sr_tag)
+        self._init_group(group)
+        self._peer = self._check_rank("dest_rank", dest_rank)
+        self.add_prim_attr("no_eliminate", True)
+
+    def infer_shape(self, x_shape: list) -> list:
+        _check_peer(self, "dest_rank", self.dest_rank)
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        _call(self, self._comm().Send, _buf(x), self._peer, self.sr_tag)
+        return x
+
+
+class Receive(_Collective):
+    """Receive a tensor of `shape` and `dtype` from group rank `src_rank` (tag `sr_tag`).
+
+    No inputs (an optional input is accepted and ignored, to order the receive after it).
+    Output: the tensor sent. A message of another size is a ValueError.
+    """
+
+    @prim_attr_register
+    def __init__(self, sr_tag: int, src_rank: int, shape: Sequence[int], dtype: mstype.Type,
+                 group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        _check_tag(self, sr_tag)
+        self._init_group(group)
+        self._peer = self._check_rank("src_rank", src_rank)
+        validator.check_value_type("shape", shape, (list, tuple), self.name)
+        for i, d in enumerate(shape):
+            validator.check_non_negative_int(d, f"shape[{i}]", self.name)
+        validator.check_value_type("dtype", dtype, mstype.Type, self.name)
+        validator.check_type_name("dtype", dtype, target_dtypes, self.name)
+        self.add_prim_attr("no_eliminate", True)
+        self._out = (tuple(shape), dtype.np_dtype)
+
+    def infer_shape(self, *_: Any) -> list:
+        _check_peer(self, "src_rank", self.src_rank)
+        return list(self.shape)
+
+    def infer_dtype(self, *_: Any) -> mstype.Type:
+        return self.dtype
+
+    def kernel(self, *_: Any) -> np.ndarray:
+        comm = self._comm()
+        from mpi4py import MPI
+        out = np.empty(*self._out)
+        t = mstype.mpi_move_type(out.dtype)
+        status = MPI.Status()
+        _call(self, comm.Recv, [out, t], self._peer, self.sr_tag, status)
+        if status.Get_count(t) != out.size:
+            raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
+                             f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "
+                             f"but got {status.Get_count(MPI.BYTE)} bytes.")
+        return out

@@ -163,8 +163,14 @@ class Primitive:
     def __call__(self, *args: Any) -> Any:
         if _trace_hook is not None:
             return _trace_hook(self, args)
-        values = self._eager_values(args)
-        self._check_eager(values)
+        try:                         # fast path: every input a Tensor, signature seen before
+            values = [a._data for a in args]
+            if self.const_inputs or \
+                    tuple([(v.shape, v.dtype) for v in values]) not in self._infer_cache:
+                raise AttributeError
+        except AttributeError:
+            values = self._eager_values(args)
+            self._check_eager(values)
         out = self.kernel(*values)
         if out is None:
             return None
@@ -199,7 +205,7 @@ class Primitive:
     def _check_eager(self, values: list) -> None:
         """Run inference once per signature: argument errors surface before the kernel."""
         try:
-            key = tuple(signature_of(v) for v in values)
+            key = tuple([signature_of(v) for v in values])
             if key in self._infer_cache:
                 return
         except TypeError:            # unhashable constant: infer every call

@@ -42,12 +42,14 @@ def test_seed001_allgather_dim0():
 
 def test_gather_along_a_later_dim():
     n = get_group_size()
-    _check(TensorLayout((n,), (-1, -1, 0), (3, 2, 2 * n)), TensorLayout((n,), (-1, -1, -1), (3, 2, 2 * n)))
+    shape = (3, 2, 2 * n)
+    _check(TensorLayout((n,), (-1, -1, 0), shape), TensorLayout((n,), (-1, -1, -1), shape))
 
 
 def test_alltoall_moves_rows_to_columns():
     n = get_group_size()
-    _check(TensorLayout((n,), (0, -1), (2 * n, 3 * n)), TensorLayout((n,), (-1, 0), (2 * n, 3 * n)))
+    shape = (2 * n, 3 * n)
+    _check(TensorLayout((n,), (0, -1), shape), TensorLayout((n,), (-1, 0), shape))
 
 
 @pytest.mark.parametrize("dtype", [ms.bool_, ms.int8, ms.float16, ms.bfloat16, ms.float64,

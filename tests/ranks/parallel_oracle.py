@@ -1,0 +1,52 @@
+"""The oracle of the parallel layer: a sharded net on N ranks equals the serial net.
+
+`check(make_net, *inputs)` runs the net stand-alone (every rank alone, no communication)
+and sharded in semi_auto_parallel graph mode, gathers the sharded output to every rank
+and compares. It returns the compiled local graph so tests can also count collectives.
+"""
+import numpy as np
+
+import msops as ms
+from msops.communication import get_group_size
+from msops.parallel import gather_full
+
+
+def run_serial(make_net, *inputs, train=False):
+    ms.reset_auto_parallel_context()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = make_net()
+    net.set_train(train)
+    out = net(*inputs)
+    return [o.asnumpy() for o in out] if isinstance(out, tuple) else out.asnumpy()
+
+
+def run_parallel(make_net, *inputs, train=False, mode="semi_auto_parallel"):
+    ms.set_auto_parallel_context(parallel_mode=mode, device_num=get_group_size(),
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = make_net()
+        net.set_train(train)
+        graph = net.compile(*inputs)
+        out = net(*inputs)
+        outs = out if isinstance(out, tuple) else (out,)
+        full = [gather_full(o).asnumpy() for o in outs]
+    finally:
+        ms.reset_auto_parallel_context()
+    return (full if isinstance(out, tuple) else full[0]), graph
+
+
+def check(make_net, *inputs, train=False, rtol=1e-5, atol=1e-5, mode="semi_auto_parallel"):
+    """Assert sharded == serial; returns the local compiled graph."""
+    want = run_serial(make_net, *inputs, train=train)
+    got, graph = run_parallel(make_net, *inputs, train=train, mode=mode)
+    for g, w in zip(got if isinstance(got, list) else [got],
+                    want if isinstance(want, list) else [want]):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return graph
+
+
+def comm_ops(graph):
+    """Names of the communication nodes of a compiled graph, in execution order."""
+    return [n.op for n in graph.nodes if n.is_communication]

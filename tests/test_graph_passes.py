@@ -1,0 +1,174 @@
+"""The tracer's node kinds, dead-node elimination and the executor's schedule and feeds."""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Parameter, Tensor, nn, ops
+from msops.communication import SimulationError
+from msops.graph import Graph, GraphError
+from msops.graph.compiler import compile_graph, eliminate_dead_nodes
+from msops.graph.executor import Executor
+from msops.graph.tracer import trace
+
+
+def f32(*values):
+    return np.array(values, np.float32)
+
+
+class Mixed(nn.Cell):
+    """A parameter used twice, a captured Tensor, a tuple input and a multi-output op."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(f32(1, 2, 3, 4)))
+        self.offset = Tensor(f32(10, 20, 30, 40))
+        self.addn = ops.AddN()
+        self.split = ops.Split(axis=0, output_num=2)
+
+    def construct(self, x, y):
+        a = x * self.w
+        b = y * self.w
+        s = self.addn((a, b, self.offset))
+        first, second = self.split(s)
+        return second - first
+
+
+def test_trace_node_kinds():
+    x, y = Tensor(f32(1, 1, 1, 1)), Tensor(f32(0, 1, 0, 1))
+    g = trace(Mixed().construct, [x, y], "Mixed")
+    assert [n.name for n in g.inputs] == ["x", "y"]
+    assert [n.name for n in g.parameters] == ["w"]             # once, though used twice
+    assert [n.op for n in g.nodes] == ["Mul", "Mul", "MakeTuple", "AddN", "Split",
+                                       "TupleGetItem", "TupleGetItem", "Sub"]
+    tensor_consts = [c for c in g.consts if c.dtype is not None]
+    assert len(tensor_consts) == 1 and tensor_consts[0].shape == (4,)
+    np.testing.assert_array_equal(tensor_consts[0].value, [10, 20, 30, 40])
+    split = g.nodes[4]
+    assert split.shape == ((2,), (2,)) and split.dtype == (ms.float32, ms.float32)
+    assert g.nodes[5].inputs[1].value == 0 and g.nodes[6].inputs[1].value == 1
+    assert g.outputs == [g.nodes[7]] and not g.output_is_tuple
+
+
+def test_trace_runs_like_numpy():
+    x, y = f32(1, 2, 3, 4), f32(0, 1, 0, 1)
+    net = Mixed()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    s = x * [1, 2, 3, 4] + y * [1, 2, 3, 4] + [10, 20, 30, 40]
+    np.testing.assert_array_equal(net(Tensor(x), Tensor(y)).asnumpy(), s[2:] - s[:2])
+
+
+def test_python_scalar_takes_the_tensor_dtype():
+    g = trace(lambda x: 2 - x * 0.5, [Tensor(np.ones(3, np.float16))])
+    assert [n.op for n in g.nodes] == ["Mul", "Sub"]
+    assert all(n.dtype == ms.float16 for n in g.nodes)
+    scalar = [c for c in g.consts if c.dtype is not None]
+    assert [(c.shape, c.dtype) for c in scalar] == [((), ms.float16), ((), ms.float16)]
+
+
+def test_tensor_from_another_trace_is_rejected():
+    kept = []
+
+    def keep(x):
+        kept.append(x)
+        return x * 1.0
+    trace(keep, [Tensor(f32(1))])
+    with pytest.raises(GraphError, match="traced in another graph"):
+        trace(lambda x: x + kept[0], [Tensor(f32(1))])
+
+
+def test_dead_nodes_and_their_parameters_are_eliminated():
+    class Dead(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(Tensor(f32(1, 2)))
+            self.unused = Parameter(Tensor(f32(5, 5)))
+
+        def construct(self, x):
+            _ = ops.Square()(x * self.unused)          # computed, never used
+            return x + self.w
+    g = trace(Dead().construct, [Tensor(f32(1, 1))])
+    assert [n.op for n in g.nodes] == ["Mul", "Square", "Add"]
+    eliminate_dead_nodes(g)
+    assert [n.op for n in g.nodes] == ["Add"]
+    assert [p.name for p in g.parameters] == ["w"]
+    np.testing.assert_array_equal(Executor(g)([f32(3, 4)]).asnumpy(), [4, 6])
+
+
+def test_side_effect_ops_survive_elimination():
+    g = trace(lambda x: (ops.Square()(x), x)[1], [Tensor(f32(1))])
+    g.nodes[0].prim.add_prim_attr("side_effect_mem", True)
+    assert [n.op for n in eliminate_dead_nodes(g).nodes] == ["Square"]
+
+
+def _graph_with_feeds():
+    """out = x_fed + w_fed, built with the IR directly."""
+    w = Parameter(Tensor(f32(1, 2, 3, 4)), name="w")
+    g = Graph("fed")
+    x = g.add_input((2,), ms.float32, "x")
+    p = g.add_parameter(w, shape=(2,))
+    g.outputs = [g.apply(ops.Add(), [x, p])]
+    return g, x, p, w
+
+
+def test_executor_feeds_inputs_and_caches_fed_parameters():
+    g, x, p, w = _graph_with_feeds()
+    calls = []
+    x.feed = lambda a: a[2:]                         # this rank's half of the input
+
+    def param_feed(a):
+        calls.append(a.copy())
+        return a[:2]
+    p.feed = param_feed
+    ex = Executor(g)
+    np.testing.assert_array_equal(ex([f32(0, 0, 10, 20)]).asnumpy(), [11, 22])
+    np.testing.assert_array_equal(ex([f32(0, 0, 30, 40)]).asnumpy(), [31, 42])
+    assert len(calls) == 1                           # the slice is cached while w is unchanged
+    w.set_data(f32(5, 6, 7, 8))
+    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [6, 7])
+    arr = w.asnumpy()
+    arr[0] = 100                                     # same array object, new version
+    w.set_data(arr)
+    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [101, 7])
+    assert len(calls) == 3
+
+
+def test_executor_releases_intermediates_and_keeps_outputs():
+    g = trace(lambda x: (ops.Square()(x + 1.0), x * 3.0), [Tensor(f32(1, 2))])
+    ex = Executor(g)
+    freed = [s for *_, dead in ex._schedule for s in dead]
+    add_slot = ex._schedule[1][1][0]                 # Square reads the Add output
+    assert add_slot in freed and not set(ex._outputs) & set(freed)
+    sq, tripled = ex([f32(1, 2)])
+    np.testing.assert_array_equal(sq.asnumpy(), [4, 9])
+    np.testing.assert_array_equal(tripled.asnumpy(), [3, 6])
+
+
+def test_outputs_may_be_inputs_parameters_or_consts():
+    w = Parameter(Tensor(f32(7)), name="w")
+    c = Tensor(f32(9))
+    g = trace(lambda x: (x, w, c), [Tensor(f32(1))])
+    assert [n.kind for n in g.outputs] == ["input", "parameter", "const"]
+    assert [o.asnumpy()[0] for o in Executor(g)([f32(3)])] == [3, 7, 9]
+
+
+def test_non_tensor_output_is_rejected():
+    with pytest.raises(GraphError, match=r"construct output 1 should be a Tensor.*got str"):
+        trace(lambda x: (x, "label"), [Tensor(f32(1))], "Net")
+
+
+def test_compile_in_simulation_then_running_needs_mpi(sim):
+    sim(4, 1)
+
+    class Gather(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.allgather = ops.AllGather()
+
+        def construct(self, x):
+            return self.allgather(x * 2.0)
+    net = Gather()
+    graph, ex = compile_graph(net, [Tensor(np.ones((2, 8), np.float32))])
+    assert [(n.op, n.shape, n.is_communication) for n in graph.nodes] == \
+        [("Mul", (2, 8), False), ("AllGather", (8, 8), True)]
+    with pytest.raises(SimulationError):
+        ex([np.ones((2, 8), np.float32)])
