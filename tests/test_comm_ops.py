@@ -368,12 +368,22 @@ def test_send_receive_and_accumulation_arguments(sim):
     with pytest.raises(TypeError, match=r"^For 'Receive', the 'dtype' should be one of \[Bool, "
                                         r".*\], but got String.$"):
         ops.Receive(0, 0, [3], ms.string)
-    with exactly(ValueError, "For '_MiniStepAllGather', the 'grad_accumulation_step' should be "
-                             "a positive int, but got 0."):
-        ops._MiniStepAllGather(grad_accumulation_step=0)
-    with exactly(TypeError, "For '_MicroStepAllGather', the type of 'mean_flag' should be bool, "
-                            "but got int."):
-        ops._MicroStepAllGather(mean_flag=1)
+
+
+@pytest.mark.parametrize("exc,message,make", [
+    (ValueError, "For '_MiniStepAllGather', the 'grad_accumulation_step' should be a positive "
+                 "int, but got 0.", lambda: ops._MiniStepAllGather(grad_accumulation_step=0)),
+    (TypeError, "For '_MicroStepAllGather', the type of 'mean_flag' should be bool, but got int.",
+     lambda: ops._MicroStepAllGather(mean_flag=1)),
+    (ValueError, "For 'AllToAllV', the 'block_size' should be a positive int, but got 0.",
+     lambda: ops.AllToAllV(block_size=0)),
+    (TypeError, "For 'AllToAllV', the type of 'check_counts' should be bool, but got int.",
+     lambda: ops.AllToAllV(check_counts=1)),
+])
+def test_attr_value_errors(sim, exc, message, make):
+    sim(4, 1)
+    with exactly(exc, message):
+        make()
 
 
 # -- AllToAllV --------------------------------------------------------------------------------
@@ -461,16 +471,6 @@ def test_alltoallv_count_errors(sim):
     assert a.infer_shape([8], [1, 1, 2, 0], [0, 1, 2, 9], [1, 2, 0, 1], [3, 0, 99, 2]) == [8]
 
 
-def test_alltoallv_construction_errors(sim):
-    sim(4, 1)
-    with exactly(ValueError, "For 'AllToAllV', the 'block_size' should be a positive int, "
-                             "but got 0."):
-        ops.AllToAllV(block_size=0)
-    with exactly(TypeError, "For 'AllToAllV', the type of 'check_counts' should be bool, "
-                            "but got int."):
-        ops.AllToAllV(check_counts=1)
-
-
 def test_alltoallv_lower_plans_constant_counts_once(sim):
     a = a2av_world(sim, check_counts=False)
     x = SimpleNamespace(kind="input", shape=(4,), value=None)
@@ -515,3 +515,10 @@ def test_alltoallv_count_matrix_messages(sim):
     with pytest.raises(ValueError, match=r"rank 2 sends 8 to rank 1 but rank 1 expects 0 "
                                          r"\(and 1 more pairs\)\.$"):
         a._check_matrix(matrix([4, 4, 4], many, np.zeros((3, 3), int)), 4)
+
+
+def test_alltoallv_plan_cache_is_bounded(sim):
+    a = a2av_world(sim, n=2, rank=0)
+    for numel in range(1, 400):                 # data-dependent counts: a new plan each call
+        assert a.infer_shape([numel], [0, 1], [numel - 1, 0]) == [numel - 1]
+    assert len(a._plans) == comm_ops._CACHE_LIMIT

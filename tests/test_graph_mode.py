@@ -263,3 +263,18 @@ def test_loss_cell_graph_equals_eager_equals_numpy():
         eager, graph = run_both(loss, Tensor(logits), Tensor(labels))
         np.testing.assert_array_equal(graph.asnumpy(), eager.asnumpy())
         np.testing.assert_allclose(graph.asnumpy(), ref, rtol=1e-5)
+
+
+def test_compile_cache_retraces_when_the_parallel_context_changes():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Counting()
+    x = Tensor(randn(2, 3))
+    net(x)
+    try:
+        ms.set_auto_parallel_context(gradients_mean=True)
+        net(x)
+        net(x)
+    finally:
+        ms.reset_auto_parallel_context()
+    net(x)
+    assert net.calls == 2 and net._compile_cache.traces == 2

@@ -172,3 +172,14 @@ def test_compile_in_simulation_then_running_needs_mpi(sim):
         [("Mul", (2, 8), False), ("AllGather", (8, 8), True)]
     with pytest.raises(SimulationError):
         ex([np.ones((2, 8), np.float32)])
+
+
+def test_astype_traces_a_cast_and_len_is_static():
+    def fn(x):
+        assert len(x) == 3
+        return x.astype(ms.float16) * 2.0
+    g = trace(fn, [Tensor(f32(1.5, 2.5, -1))])
+    assert [(n.op, n.dtype) for n in g.nodes] == [("Cast", ms.float16), ("Mul", ms.float16)]
+    out = Executor(g)([f32(1.5, 2.5, -1)]).asnumpy()
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, [3, 5, -2])

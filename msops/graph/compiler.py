@@ -48,8 +48,13 @@ def _has_side_effect(node) -> bool:
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    from msops.parallel.planner import apply_parallel
-    graph = trace(cell.construct, args, type(cell).__name__)
+    from msops.parallel.planner import apply_parallel, global_input_shape
+    # with full_batch=False each rank feeds its batch slice: trace the global shapes
+    # (zero-stride stand-ins: the tracer reads only shape and dtype)
+    trace_args = [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
+                  if isinstance(a, Tensor) and global_input_shape(a.shape) != a.shape else a
+                  for a in args]
+    graph = trace(cell.construct, trace_args, type(cell).__name__)
     graph = eliminate_dead_nodes(graph)
     graph = apply_parallel(graph)
     return graph, Executor(graph)

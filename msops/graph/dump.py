@@ -73,6 +73,8 @@ def dump_text(graph: Graph) -> str:
                 f"{format_abstract(node)}")
         if node.layout is not None:
             line += f"  layout={node.layout}"
+        if node.comm_bytes is not None:
+            line += f"  bytes={node.comm_bytes}"
         attrs = _attrs(node)
         if attrs:
             line += f"  {{{attrs}}}"
@@ -111,6 +113,8 @@ def _op_label(node: Node) -> str:
     label = f"{head}\n{format_abstract(node)}"
     if node.layout is not None:
         label += f"\n{node.layout}"
+    if node.comm_bytes is not None:
+        label += f"\n{node.comm_bytes} B/rank"
     return label
 
 

@@ -37,12 +37,12 @@ class _FedParameter:
         return self.value
 
 
-def _lower(node: Node) -> Callable:
-    """The kernel of one op node; TupleGetItem with its constant index becomes an itemgetter."""
+def _lower(node: Node) -> tuple[Callable, list[Node]]:
+    """(kernel, the input nodes it reads) of one op node; a TupleGetItem folds its index in."""
     if isinstance(node.prim, TupleGetItem):
         index = node.inputs[1].value
-        return lambda values: values[index]
-    return node.prim.lower(node.inputs, node)
+        return (lambda values: values[index]), node.inputs[:1]
+    return node.prim.lower(node.inputs, node), node.inputs
 
 
 def _with_releases(steps: list, keep: set) -> list:
@@ -82,10 +82,10 @@ class Executor:
         consts = [(slot(n), n.value) for n in graph.consts]
         steps = []
         for node in graph.nodes:
-            ins = [i for k, i in enumerate(node.inputs)
-                   if not (isinstance(node.prim, TupleGetItem) and k == 1)]
-            steps.append((_lower(node), tuple(slot(i) for i in ins), slot(node)))
+            kernel, ins = _lower(node)
+            steps.append((kernel, tuple(slot(i) for i in ins), slot(node)))
         self._outputs = [slot(n) for n in graph.outputs]
+        self._out_layouts = [n.layout for n in graph.outputs]
         self._schedule = _with_releases(steps, set(self._outputs))
         self._template: list[Any] = [None] * len(slot_of)
         for s, value in consts:
@@ -93,6 +93,9 @@ class Executor:
 
     def run(self, arrays: Sequence[np.ndarray]) -> list:
         """Execute the schedule on one array per graph input; the output arrays."""
+        if len(arrays) != len(self._inputs):
+            raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
+                             f"{len(self._inputs)}, but got {len(arrays)}.")
         slots = self._template.copy()
         for (s, feed), a in zip(self._inputs, arrays):
             slots[s] = a if feed is None else feed(a)
@@ -107,8 +110,16 @@ class Executor:
         return [slots[s] for s in self._outputs]
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
-        """Like `run`, with the outputs as Tensors (a tuple when construct returned one)."""
-        outs = [None if o is None else Tensor._wrap(np.asarray(o)) for o in self.run(arrays)]
+        """Like `run`, with the outputs as Tensors (a tuple when construct returned one).
+
+        An output the parallel pass laid out carries its `layout` (for `gather_full`).
+        """
+        outs = []
+        for value, layout in zip(self.run(arrays), self._out_layouts):
+            t = None if value is None else Tensor._wrap(np.asarray(value))
+            if layout is not None and t is not None:
+                t.layout = layout
+            outs.append(t)
         return tuple(outs) if self.graph.output_is_tuple else outs[0]
 
     def __len__(self) -> int:

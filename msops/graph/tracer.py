@@ -21,6 +21,7 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
+from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "is_tracing", "user_source"]
 
@@ -33,9 +34,9 @@ def is_tracing() -> bool:
     return _active is not None
 
 
-def user_source(depth: int = 1) -> str | None:
+def user_source() -> str | None:
     """`file:line: code` of the innermost stack frame outside the msops package."""
-    frame = sys._getframe(depth)
+    frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_MSOPS_DIR):
         frame = frame.f_back
     if frame is None:
@@ -84,20 +85,28 @@ class SymbolicTensor(Tensor):
     def __bool__(self) -> bool:
         raise GraphError(f"data-dependent branch: the truth value of a traced Tensor "
                          f"(shape {list(self.shape)}, {self.dtype}) is not known at compile "
-                         f"time, at {user_source(2)}. Branch on static values (shapes, "
+                         f"time, at {user_source()}. Branch on static values (shapes, "
                          f"attributes) or compute both sides and select with an op.")
 
+    def astype(self, dtype: mstype.Type) -> Tensor:
+        return Cast()(self, dtype)
+
+    def copy(self) -> "SymbolicTensor":
+        return self                          # graph values are immutable
+
     def __len__(self) -> int:
-        if self.ndim == 0 or self.shape[0] < 0:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor.")
+        if self.shape[0] < 0:
             raise GraphError(f"data-dependent length: len() of a traced Tensor of shape "
                              f"{list(self.shape)} is not known at compile time, at "
-                             f"{user_source(2)}.")
+                             f"{user_source()}.")
         return self.shape[0]
 
     def __iter__(self):
         raise GraphError(f"data-dependent loop: iterating a traced Tensor of shape "
                          f"{list(self.shape)} is not supported in graph mode, at "
-                         f"{user_source(2)}. Loop over range(x.shape[0]) or use Split.")
+                         f"{user_source()}. Loop over range(x.shape[0]) or use Split.")
 
     __hash__ = object.__hash__
 
@@ -110,7 +119,7 @@ class SymbolicTensor(Tensor):
 def _no_value(t: SymbolicTensor, what: str) -> GraphError:
     return GraphError(f"data-dependent value: a traced Tensor (shape {list(t.shape)}, "
                       f"{t.dtype}) has no value at compile time, but {what} at "
-                      f"{user_source(3)}.")
+                      f"{user_source()}.")
 
 
 class _Trace:
@@ -150,7 +159,8 @@ class _Trace:
             return self.const(a)
         if isinstance(a, (bool, int, float, complex, np.generic)):
             return self.graph.add_const(_primitive._scalar_like(a, like))
-        if isinstance(a, (tuple, list)) and a and all(isinstance(t, (Tensor, np.ndarray)) for t in a):
+        if isinstance(a, (tuple, list)) and a and \
+                all(isinstance(t, (Tensor, np.ndarray)) for t in a):
             return self.graph.make_tuple([self.tensor(prim, i, t, like) for t in a], user_source())
         raise TypeError(f"For '{prim.name}', the input {i} should be a Tensor, "
                         f"but got {type(a).__name__}.")

@@ -100,6 +100,9 @@ class _Partitioner:
         for node in self.g.inputs:
             if node.id not in self.env:
                 self._bind_leaf(node, self._replicated(node.shape), None)
+        for node in self.local.nodes:
+            if node.is_communication and node.comm_bytes is None:
+                node.comm_bytes = comm_bytes(node)
         order = {n.id: i for i, n in enumerate(self.g.inputs)}
         self.local.inputs.sort(key=lambda n: order[self.global_of[n.id]])
         return self.local
@@ -206,7 +209,8 @@ class _Partitioner:
             out = self._batchnorm_global(node, args, sh)
         else:
             out = self.local.apply(prim, args, node.source)
-        if sh.partial_axes:
+        if sh.partial_axes:          # the op's own node holds partial sums in this layout
+            out.layout = tuple(out_layouts) if node.is_tuple else out_layouts[0]
             out = self._reduce_partial(node, out, sh, out_layouts)
         if node.is_tuple:
             out.layout = tuple(out_layouts)
@@ -245,7 +249,6 @@ class _Partitioner:
         else:
             out = self.local.apply(comm_ops.AllReduce(comm_ops.ReduceOp.SUM, group), [out],
                                    node.source)
-            out.comm_bytes = 2 * (k - 1) * _nbytes(out) // k
         if getattr(prim, "sharding", None) == "reduce" and prim.name == "ReduceMean":
             scale = np.asarray(1.0 / k, dtype=node.dtype.np_dtype)
             out = self.local.apply(math_ops.Mul(), [out, self.local.add_const(scale)],
@@ -277,7 +280,6 @@ class _Partitioner:
         new_layout = TensorLayout(dm, tuple(tmap), layout.tensor_shape)
         rs = self.local.apply(comm_ops.ReduceScatter(comm_ops.ReduceOp.SUM, group), [out],
                               node.source)
-        rs.comm_bytes = _nbytes(out) * (b - 1) // b
         return rs, new_layout
 
     def _needs_global_stats(self, prim: Any, sh: OpSharding) -> bool:
@@ -366,3 +368,12 @@ class _Partitioner:
 
 def _nbytes(node: Node) -> int:
     return int(prod(node.shape)) * node.dtype.itemsize
+
+
+def comm_bytes(node: Node) -> int:
+    """Bytes one rank sends in a collective node (ring/pairwise algorithms): AllReduce
+    2(k-1)/k·S, ReduceScatter (k-1)/k·S_in, AllGather (k-1)·S_in, AlltoAll (k-1)/k·S."""
+    k = node.prim.rank_size
+    s_in = _nbytes(node.inputs[0])
+    return {"AllReduce": 2 * (k - 1) * s_in // k, "ReduceScatter": (k - 1) * s_in // k,
+            "AllGather": (k - 1) * s_in, "AlltoAll": (k - 1) * s_in // k}.get(node.op, s_in)

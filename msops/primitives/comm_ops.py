@@ -130,6 +130,18 @@ def _reduced(prim: "_Collective", method: Callable, x: np.ndarray, out_shape: Se
     return out if out is None or out.dtype == x.dtype else out.astype(x.dtype)
 
 
+#: entries a per-primitive cache keeps (AllToAllV counts can change every call)
+_CACHE_LIMIT = 256
+
+
+def _remember(cache: dict, key: Any, value: Any) -> Any:
+    """cache[key] = value, forgetting the oldest entry beyond _CACHE_LIMIT; returns value."""
+    if len(cache) >= _CACHE_LIMIT:
+        del cache[next(iter(cache))]
+    cache[key] = value
+    return value
+
+
 def _placeholder(dtype: np.dtype) -> np.ndarray:
     """What a non-destination rank of Reduce/CollectiveGather returns: zeros of shape [1]."""
     return np.zeros(1, dtype)
@@ -203,7 +215,7 @@ class _Collective(PrimitiveWithInfer):
     def _my_rank(self) -> int:
         """This process's rank in the group (the group's ValueError for a non-member)."""
         if self._group.rank is None:
-            self._group.comm(self.name)
+            self._group.comm(self.name)              # raises the group's "not a member"
         return self._group.rank
 
     def _comm(self):
@@ -273,7 +285,8 @@ class _AccumulationAllGather(_Collective):
 
     def infer_dtype(self, x_dtype: mstype.Type, z_dtype: mstype.Type) -> mstype.Type:
         _tensor_dtype(self, x_dtype)
-        return _tensor_dtype(self, z_dtype, "z") and x_dtype
+        _tensor_dtype(self, z_dtype, "z")
+        return x_dtype
 
     def kernel(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
         return _allgather(self, x)
@@ -471,7 +484,8 @@ class Broadcast(_Collective):
 
     def infer_dtype(self, x_dtypes: Sequence[mstype.Type]) -> tuple:
         if not isinstance(x_dtypes, (list, tuple)) or not x_dtypes:
-            raise self._not_a_tuple(f"one Tensor of dtype {x_dtypes!r}" if x_dtypes else "()")
+            raise self._not_a_tuple(f"one Tensor of dtype {x_dtypes!r}"
+                                    if isinstance(x_dtypes, mstype.Type) else repr(x_dtypes))
         return tuple(_tensor_dtype(self, d) for d in x_dtypes)
 
     def kernel(self, xs: Sequence[np.ndarray]) -> tuple:
@@ -525,6 +539,9 @@ class AlltoAll(_Collective):
             out[s] //= n
         return out
 
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _tensor_dtype(self, x_dtype)
+
     def _layout(self, shape: tuple) -> tuple:
         """(send view shape, split dim, recv shape, concat dim, out shape) for one x shape."""
         layout = self._layouts.get(shape)
@@ -535,11 +552,8 @@ class AlltoAll(_Collective):
             chunk = shape[:s] + (shape[s] // n,) + shape[s + 1:]
             out = list(chunk)
             out[c] *= n
-            layout = self._layouts[shape] = (blocks, s, (n,) + chunk, c, tuple(out))
+            layout = _remember(self._layouts, shape, (blocks, s, (n,) + chunk, c, tuple(out)))
         return layout
-
-    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
-        return _tensor_dtype(self, x_dtype)
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         blocks, s, recv_shape, c, out_shape = self._layout(x.shape)
@@ -669,7 +683,7 @@ class AllToAllV(_Collective):
         if plan is None:
             plan = self._make_plan(numel, counts)
             if key is not None:
-                self._plans[key] = plan
+                _remember(self._plans, key, plan)
         return plan
 
     def _make_plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -800,7 +814,7 @@ class AllToAllV(_Collective):
         rc = tuple(matrix[:, 1 + self._group.rank].tolist())
         recv = plan.derived.get(rc)
         if recv is None:
-            recv = plan.derived[rc] = _Exchange(rc, _packed_displs(rc), self._block)
+            recv = _remember(plan.derived, rc, _Exchange(rc, _packed_displs(rc), self._block))
         return recv
 
     def _alltoallv(self, x: np.ndarray, send: tuple, recv: _Exchange) -> np.ndarray:
@@ -847,8 +861,8 @@ class Barrier(_Collective):
         return np.zeros(1, np.float32)
 
 
-def _check_tag(prim: _Collective, sr_tag: int) -> None:
-    validator.check_int_range(sr_tag, 0, _MAX_TAG, Rel.INC_BOTH, "sr_tag", prim.name)
+def _check_tag(prim: _Collective, sr_tag: int) -> int:
+    return validator.check_int_range(sr_tag, 0, _MAX_TAG, Rel.INC_BOTH, "sr_tag", prim.name)
 
 
 def _check_peer(prim: _Collective, arg: str, peer: int) -> None:
@@ -867,7 +881,7 @@ class Send(_Collective):
     @prim_attr_register
     def __init__(self, sr_tag: int, dest_rank: int,
                  group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
-        _check_tag(self, sr_tag)
+        self._tag = _check_tag(self, sr_tag)
         self._init_group(group)
         self._peer = self._check_rank("dest_rank", dest_rank)
         self.add_prim_attr("no_eliminate", True)
@@ -880,7 +894,7 @@ class Send(_Collective):
         return _tensor_dtype(self, x_dtype)
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
-        _call(self, self._comm().Send, _buf(x), self._peer, self.sr_tag)
+        _call(self, self._comm().Send, _buf(x), self._peer, self._tag)
         return x
 
 
@@ -894,7 +908,7 @@ class Receive(_Collective):
     @prim_attr_register
     def __init__(self, sr_tag: int, src_rank: int, shape: Sequence[int], dtype: mstype.Type,
                  group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
-        _check_tag(self, sr_tag)
+        self._tag = _check_tag(self, sr_tag)
         self._init_group(group)
         self._peer = self._check_rank("src_rank", src_rank)
         validator.check_value_type("shape", shape, (list, tuple), self.name)
@@ -918,7 +932,7 @@ class Receive(_Collective):
         out = np.empty(*self._out)
         t = mstype.mpi_move_type(out.dtype)
         status = MPI.Status()
-        _call(self, comm.Recv, [out, t], self._peer, self.sr_tag, status)
+        _call(self, comm.Recv, [out, t], self._peer, self._tag, status)
         if status.Get_count(t) != out.size:
             raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
                              f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "

@@ -1,0 +1,213 @@
+"""Dry runs of the parallel pass on simulated worlds: layouts, local shapes, collectives, errors."""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Parameter, Tensor, nn, ops
+from msops.communication import SimulationError
+
+
+@pytest.fixture
+def semi(sim):
+    """A simulated semi-auto-parallel world: semi(N, rank)."""
+    def make(n, rank=0, **kw):
+        sim(n, rank)
+        ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=n,
+                                     full_batch=True, **kw)
+        ms.set_context(mode=ms.GRAPH_MODE)
+    yield make
+    ms.reset_auto_parallel_context()
+
+
+class Submodel(nn.Cell):
+    def __init__(self, n, rows=64, cols=16):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(rows)
+        self.bn.shard(((n, 1),))
+        self.matmul = ops.MatMul().shard(((1, 1), (1, n)))
+        self.W = Parameter(Tensor(np.ones((rows, cols * n), np.float32)), name="w")
+
+    def construct(self, x):
+        return self.matmul(self.bn(x), self.W)
+
+
+def comm(graph):
+    return [(n.op, n.prim.rank_size, n.comm_bytes) for n in graph.nodes if n.is_communication]
+
+
+@pytest.mark.parametrize("n", [4, 64, 4096])
+def test_seed001_dry_run_any_world(semi, n):
+    semi(n, rank=n - 1)
+    batch = 2 * n
+    graph = Submodel(n).compile(Tensor(np.ones((batch, 64), np.float32)))
+    assert [x.op for x in graph.nodes] == ["BatchNorm", "TupleGetItem", "AllGather", "MatMul"]
+    assert graph.inputs[0].shape == (2, 64)                 # this rank's rows
+    assert graph.nodes[2].shape == (batch, 64)              # gathered
+    assert graph.nodes[3].shape == (batch, 16)              # this rank's weight columns
+    # one AllGather over all ranks; each sends its (2, 64) float32 slice to n - 1 peers
+    assert comm(graph) == [("AllGather", n, (n - 1) * 2 * 64 * 4)]
+    text = graph.dump()
+    assert "AllGather" in text and f"bytes={(n - 1) * 512}" in text
+
+
+def test_running_a_simulated_graph_raises(semi):
+    semi(4, rank=1)
+    with pytest.raises(SimulationError, match=r"For 'AllGather', data cannot move in a "
+                                              r"simulated world"):
+        Submodel(4)(Tensor(np.ones((8, 64), np.float32)))
+
+
+class MatMulNet(nn.Cell):
+    def __init__(self, strategy, a=(16, 32), b=(32, 64)):
+        super().__init__()
+        self.mm = ops.MatMul().shard(strategy)
+        self.w = Parameter(Tensor(np.ones(b, np.float32)), name="w")
+        self.shape = a
+
+    def construct(self, x):
+        return self.mm(x, self.w)
+
+
+def test_full_use_of_64_devices(semi):
+    semi(64, rank=13)
+    graph = MatMulNet(((2, 4), (4, 8))).compile(Tensor(np.ones((16, 32), np.float32)))
+    mm = [x for x in graph.nodes if x.op == "MatMul"][0]
+    assert mm.layout.device_matrix == (2, 4, 8)
+    assert mm.inputs[0].shape == (8, 8) and mm.inputs[1].shape == (8, 8)
+    # the split reduction dim (4 ways) is summed by an AllReduce over 4 ranks
+    assert comm(graph) == [("AllReduce", 4, 2 * 3 * (8 * 8 * 4) // 4)]
+
+
+def test_repeated_calculation_on_64_devices(semi):
+    semi(64, rank=13)
+    graph = MatMulNet(((2, 4), (4, 1))).compile(Tensor(np.ones((16, 32), np.float32)))
+    mm = [x for x in graph.nodes if x.op == "MatMul"][0]
+    # 8 devices do the work; the repeat axis (8) is appended on the right
+    assert mm.layout.device_matrix == (2, 4, 8)
+    assert mm.layout.tensor_map == (2, -1)
+    assert mm.shape == (8, 64)
+    ar = [x for x in graph.nodes if x.op == "AllReduce"][0]
+    assert ar.prim.rank_size == 4
+    # rank 13 = coords (0, 1, 5): its reduction group varies the middle axis only
+    from msops.communication import get_group
+    assert get_group(ar.prim.group).ranks == (5, 13, 21, 29)
+
+
+@pytest.mark.parametrize("strategy,match", [
+    (((2, 4), (2, 8)), r"For 'MatMul', the strategies of input 0 dim 1 and input 1 dim 0 "
+                       r"should agree on the shared reduction dim 'k', but got 4 and 2"),
+    (((3, 1), (1, 1)), r"For 'MatMul', input 0 dim 0 of size 16 \(shape \(16, 32\)\) should "
+                       r"be divisible by its strategy value 3"),
+    (((8, 8), (8, 8)), r"needs 512 devices, but the stage has only 64"),
+    (((2, 1),), r"should have one entry per tensor input \(2\), but got 1"),
+    (((2, 1, 1), (1, 1)), r"the strategy of input 0 should have length 2"),
+    (((0, 1), (1, 1)), r"every strategy value should be >= 1"),
+])
+def test_invalid_strategy_names_op_and_user_line(semi, strategy, match):
+    semi(64, rank=0)
+    with pytest.raises(ValueError, match=match) as err:
+        MatMulNet(strategy).compile(Tensor(np.ones((16, 32), np.float32)))
+    assert "test_parallel_plan.py" in str(err.value)       # the user's construct line
+
+
+def test_softmax_axis_split_rejected_at_compile(semi):
+    semi(4)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.sm = ops.Softmax().shard(((1, 4),))
+
+        def construct(self, x):
+            return self.sm(x)
+
+    with pytest.raises(ValueError, match=r"For 'Softmax', input 0 dim 1 cannot be split"):
+        Net().compile(Tensor(np.ones((8, 8), np.float32)))
+
+
+def test_explicit_collective_in_parallel_graph_is_rejected(semi):
+    semi(4)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.ag = ops.AllGather()
+
+        def construct(self, x):
+            return self.ag(x)
+
+    with pytest.raises(ValueError, match=r"For 'AllGather', explicit communication ops "
+                                         r"cannot be used inside a parallel graph"):
+        Net().compile(Tensor(np.ones((8, 8), np.float32)))
+
+
+def test_device_num_must_match_world(sim):
+    sim(8, 0)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=4)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(ValueError, match=r"'device_num' should equal the world size 8"):
+            MatMulNet(((2, 1), (1, 1))).compile(Tensor(np.ones((16, 32), np.float32)))
+    finally:
+        ms.reset_auto_parallel_context()
+
+
+def test_parameters_are_sliced_when_fed(semi):
+    semi(4, rank=2)
+    net = MatMulNet(((1, 1), (1, 4)))
+    net.w.set_data(np.arange(32 * 64, dtype=np.float32).reshape(32, 64))
+    graph = net.compile(Tensor(np.ones((16, 32), np.float32)))
+    w = graph.parameters[0]
+    np.testing.assert_array_equal(w.feed(net.w.asnumpy()), net.w.asnumpy()[:, 32:48])
+
+
+def test_chain_planning_shows_alltoall_between_device_matrices(semi):
+    semi(8, rank=5)
+
+    class Chain(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.m1 = ops.MatMul().shard(((4, 2), (2, 1)))
+            self.m2 = ops.MatMul().shard(((2, 4), (4, 1)))
+            self.w1 = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w1")
+            self.w2 = Parameter(Tensor(np.ones((16, 8), np.float32)), name="w2")
+
+        def construct(self, x):
+            return self.m2(self.m1(x, self.w1), self.w2)
+
+    graph = Chain().compile(Tensor(np.ones((16, 32), np.float32)))
+    ops_ = [n.op for n in graph.nodes if n.is_communication]
+    # m1's partial sum, then (4,2)->(2,4) rows-to-columns: all-to-all, no gather; m2's sum
+    assert ops_ == ["AllReduce", "AlltoAll", "AllReduce"]
+
+
+class TestContext:
+    def test_set_get_reset(self):
+        ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=8,
+                                     gradients_mean=True, full_batch=True)
+        assert ms.get_auto_parallel_context("parallel_mode") == "data_parallel"
+        assert ms.get_auto_parallel_context("device_num") == 8
+        assert ms.get_auto_parallel_context("gradients_mean") is True
+        ms.reset_auto_parallel_context()
+        assert ms.get_auto_parallel_context("parallel_mode") == "stand_alone"
+        assert ms.get_auto_parallel_context("full_batch") is False
+
+    @pytest.mark.parametrize("kw,err,match", [
+        ({"parallel_mode": "model_parallel"}, ValueError, r"the 'parallel_mode' should be one "
+                                                          r"of \['stand_alone'"),
+        ({"device_num": 0}, ValueError, r"the 'device_num' should be in \[1, 4096\], but got 0"),
+        ({"device_num": 4097}, ValueError, r"but got 4097"),
+        ({"global_rank": -1}, ValueError, r"the 'global_rank' should be in \[0, 4095\]"),
+        ({"full_batch": 1}, TypeError, r"the type of 'full_batch' should be bool"),
+        ({"pipeline": 2}, ValueError, r"the key should be one of"),
+    ])
+    def test_validation(self, kw, err, match):
+        with pytest.raises(err, match=match):
+            ms.set_auto_parallel_context(**kw)
+        ms.reset_auto_parallel_context()
+
+    def test_auto_parallel_not_supported_yet(self, semi):
+        semi(4)
+        ms.set_auto_parallel_context(parallel_mode="auto_parallel")
+        with pytest.raises(NotImplementedError, match=r"'auto_parallel' \(strategy search\)"):
+            MatMulNet(((2, 1), (1, 1))).compile(Tensor(np.ones((16, 32), np.float32)))
