@@ -330,3 +330,27 @@ def test_cast_complex_keeps_real_part_and_errors():
     with pytest.raises(TypeError, match=r"For 'Cast', the 'dtype' should be one of \[Bool, .*\], "
                                         r"but got String"):
         cast(Tensor(x), ms.string)
+
+
+class TestExpLogReduceMax:
+    def test_exp_log_against_numpy(self):
+        x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+        np.testing.assert_allclose(ops.Exp()(Tensor(x)).asnumpy(), np.exp(x), rtol=1e-6)
+        np.testing.assert_allclose(ops.Log()(Tensor(np.exp(x))).asnumpy(), x, atol=1e-6)
+
+    def test_exp_rejects_ints(self):
+        with pytest.raises(TypeError, match=r"For 'Exp', the 'x' should be a Tensor with dtype"):
+            ops.Exp()(Tensor(np.arange(3, dtype=np.int32)))
+
+    @pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64])
+    def test_reduce_max_against_numpy(self, dtype):
+        x = (np.arange(24) * 7 % 11).astype(dtype).reshape(2, 3, 4)
+        out = ops.ReduceMax()(Tensor(x), (0, 2)).asnumpy()
+        np.testing.assert_array_equal(out, x.max(axis=(0, 2)))
+        assert out.dtype == x.dtype
+        kept = ops.ReduceMax(keep_dims=True)(Tensor(x), -1).asnumpy()
+        np.testing.assert_array_equal(kept, x.max(axis=-1, keepdims=True))
+
+    def test_reduce_max_rejects_complex(self):
+        with pytest.raises(TypeError, match=r"For 'ReduceMax'"):
+            ops.ReduceMax()(Tensor(np.ones(3, np.complex64)), 0)

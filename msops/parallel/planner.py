@@ -205,10 +205,8 @@ class _Partitioner:
                 args.append(self.local.make_tuple([next(it) for _ in inp.inputs], node.source))
             else:
                 args.append(next(it))
-        if prim.sharding == "batchnorm" and self._needs_global_stats(prim, sh):
-            out = self._batchnorm_global(node, args, sh)
-        else:
-            out = self.local.apply(prim, args, node.source)
+        expand = self._expansion(prim, sh)
+        out = expand(node, args, sh) if expand else self.local.apply(prim, args, node.source)
         if sh.partial_axes:          # the op's own node holds partial sums in this layout
             out.layout = tuple(out_layouts) if node.is_tuple else out_layouts[0]
             out = self._reduce_partial(node, out, sh, out_layouts)
@@ -247,8 +245,8 @@ class _Partitioner:
             out, layout = self._reduce_scatter(node, out, sh, out_s, group, out_layouts[0])
             out_layouts[0] = layout
         else:
-            out = self.local.apply(comm_ops.AllReduce(comm_ops.ReduceOp.SUM, group), [out],
-                                   node.source)
+            op = getattr(prim, "partial_op", comm_ops.ReduceOp.SUM)
+            out = self.local.apply(comm_ops.AllReduce(op, group), [out], node.source)
         if getattr(prim, "sharding", None) == "reduce" and prim.name == "ReduceMean":
             scale = np.asarray(1.0 / k, dtype=node.dtype.np_dtype)
             out = self.local.apply(math_ops.Mul(), [out, self.local.add_const(scale)],
@@ -282,11 +280,43 @@ class _Partitioner:
                               node.source)
         return rs, new_layout
 
-    def _needs_global_stats(self, prim: Any, sh: OpSharding) -> bool:
-        x_map = sh.in_maps[0]
-        c_axis = prim.channel_axis(len(x_map))
-        return bool(prim.attrs.get("is_training")) and any(
-            m != -1 for d, m in enumerate(x_map) if d != c_axis)
+    def _expansion(self, prim: Any, sh: OpSharding) -> Callable | None:
+        """A local subgraph replacing the op when its split dims need cross-rank reductions
+        inside it (not just before or after): training BatchNorm with a split batch, the
+        softmax cross-entropy with a split class dim."""
+        if prim.sharding == "batchnorm" and prim.attrs.get("is_training"):
+            c_axis = prim.channel_axis(len(sh.in_maps[0]))
+            if any(m != -1 for d, m in enumerate(sh.in_maps[0]) if d != c_axis):
+                return self._batchnorm_global
+        if prim.name == "SoftmaxCrossEntropyWithLogits" and sh.in_maps[0][1] != -1:
+            return self._softmax_ce_split
+        return None
+
+    def _softmax_ce_split(self, node: Node, args: list[Node], sh: OpSharding) -> Node:
+        """SoftmaxCrossEntropyWithLogits with the class dim split over a device axis: the row
+        max, the sum of exponentials and the label dot-product are AllReduced across the class
+        group (three (N,)-sized collectives instead of gathering (N, C) logits)."""
+        g, src = self.local, node.source
+        logits, labels = args
+        group = self._group(sh.device_matrix, (sh.in_maps[0][1],))
+        one = g.add_const((1,))
+
+        def across(t: Node, op: str) -> Node:
+            return g.apply(comm_ops.AllReduce(op, group), [t], src)
+
+        row_max = across(g.apply(math_ops.ReduceMax(keep_dims=True), [logits, one], src),
+                         comm_ops.ReduceOp.MAX)
+        shifted = g.apply(math_ops.Sub(), [logits, row_max], src)
+        exp = g.apply(math_ops.Exp(), [shifted], src)
+        total = across(g.apply(math_ops.ReduceSum(keep_dims=True), [exp, one], src),
+                       comm_ops.ReduceOp.SUM)
+        log_p = g.apply(math_ops.Sub(), [shifted, g.apply(math_ops.Log(), [total], src)], src)
+        dot = g.apply(math_ops.ReduceSum(keep_dims=False),
+                      [g.apply(math_ops.Mul(), [labels, log_p], src), one], src)
+        loss = g.apply(math_ops.Neg(), [across(dot, comm_ops.ReduceOp.SUM)], src)
+        grad = g.apply(math_ops.Sub(), [g.apply(math_ops.RealDiv(), [exp, total], src), labels],
+                       src)
+        return g.make_tuple([loss, grad], src)
 
     def _batchnorm_global(self, node: Node, args: list[Node], sh: OpSharding) -> Node:
         """Training BatchNorm with a split batch: global mean and (biased) variance by two

@@ -60,8 +60,8 @@ def reduce(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
 
 
 def softmax(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
-    if len(ins) == 2:                            # SoftmaxCrossEntropyWithLogits(logits, labels)
-        return DimSpec((("n", "c"), ("n", "c")), (("n",), ("n", "c")))
+    if len(ins) == 2:    # SoftmaxCrossEntropyWithLogits(logits, labels): a split class dim
+        return DimSpec((("n", "c"), ("n", "c")), (("n",), ("n", "c")))  # is reduced across
     letters = _dims(len(ins[0]))
     axis = prim.attrs.get("axis", -1)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)

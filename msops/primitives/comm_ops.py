@@ -78,6 +78,12 @@ def _buf(a: np.ndarray | None) -> list | None:
     return None if a is None else [a, mstype.mpi_move_type(a.dtype)]
 
 
+def _bufs(send: np.ndarray, recv: np.ndarray) -> tuple[list, list]:
+    """Buffer specs of a send and a receive array of one dtype (one type lookup)."""
+    t = mstype.mpi_move_type(send.dtype)
+    return [send, t], [recv, t]
+
+
 def _call(prim: "_Collective", method: Callable, *args: Any) -> Any:
     """`method(*args)`, with an MPI error raised as the op's RuntimeError (never raw MPI)."""
     try:
@@ -235,7 +241,7 @@ class _Collective(PrimitiveWithInfer):
 
 def _allgather(prim: _Collective, x: np.ndarray) -> np.ndarray:
     out = np.empty((x.shape[0] * prim._n,) + x.shape[1:], x.dtype)
-    _call(prim, prim._comm().Allgather, _buf(x), _buf(out))
+    _call(prim, prim._comm().Allgather, *_bufs(x, out))
     return out
 
 
@@ -560,7 +566,7 @@ class AlltoAll(_Collective):
         # send buffer: block j (for rank j) contiguous at position j
         send = x if s == 0 else np.ascontiguousarray(np.moveaxis(x.reshape(blocks), s, 0))
         recv = np.empty(recv_shape, x.dtype)
-        _call(self, self._comm().Alltoall, _buf(send), _buf(recv))
+        _call(self, self._comm().Alltoall, *_bufs(send, recv))
         if c == 0:
             return recv.reshape(out_shape)
         return np.ascontiguousarray(np.moveaxis(recv, 0, c)).reshape(out_shape)
@@ -750,7 +756,7 @@ class AllToAllV(_Collective):
         if header is None:
             header = np.zeros(1 + 2 * n, np.int64)
         matrix = np.empty((n, 1 + 2 * n), np.int64)
-        _call(self, self._comm().Allgather, _buf(header), _buf(matrix))
+        _call(self, self._comm().Allgather, *_bufs(header, matrix))
         return matrix
 
     def _check_matrix(self, matrix: np.ndarray, status: int) -> None:
@@ -819,7 +825,7 @@ class AllToAllV(_Collective):
 
     def _alltoallv(self, x: np.ndarray, send: tuple, recv: _Exchange) -> np.ndarray:
         out = np.empty(recv.size, x.dtype)
-        t = mstype.mpi_move_type(x.dtype)
+        t = mstype.mpi_move_type(x.dtype)       # [buffer, (counts, displs), type]
         _call(self, self._comm().Alltoallv, [x, send, t], [out, recv.spec, t])
         return out
 

@@ -19,7 +19,7 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
-           "ReduceSum", "ReduceMean", "AddN", "Cast"]
+           "Exp", "Log", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
 
 #: dtypes of the arithmetic ops (no bool, no string)
 arith_types = mstype.int_type + mstype.uint_type + mstype.float_type + mstype.complex_type
@@ -237,6 +237,20 @@ class Square(UnaryElementwise):
     _np_op = np.square
 
 
+class Exp(UnaryElementwise):
+    """e**x element-wise; float and complex dtypes."""
+
+    valid_types = real_div_types
+    _np_op = np.exp
+
+
+class Log(UnaryElementwise):
+    """Natural logarithm element-wise; float and complex dtypes."""
+
+    valid_types = real_div_types
+    _np_op = np.log
+
+
 # -- reductions --------------------------------------------------------------------------
 def reduce_axes(prim_name: str, ndim: int, axis: Any) -> tuple:
     """Normalise a reduction `axis` (int, tuple or list; () = every axis) to sorted axes."""
@@ -258,6 +272,8 @@ class _Reduce(PrimitiveWithInfer):
     """`op(x, axis=())`: reduce x over `axis` (int, tuple, or () for all); keep_dims keeps 1s."""
 
     sharding = "reduce"
+    #: how partial results of a split reduced axis combine (the parallel pass's AllReduce op)
+    partial_op = "sum"
     const_inputs = (1,)
     valid_types: tuple = arith_types
     _np_op: Callable = None
@@ -297,6 +313,17 @@ class ReduceMean(_Reduce):
 
     valid_types = real_div_types
     _np_op = np.mean
+
+
+class ReduceMax(_Reduce):
+    """Maximum over `axis`: `ReduceMax(keep_dims)(x, axis)`; real dtypes (no complex order)."""
+
+    valid_types = mstype.int_type + mstype.uint_type + mstype.float_type
+    partial_op = "max"
+
+    def kernel(self, x: np.ndarray, axis: Any = ()) -> np.ndarray:
+        axes = reduce_axes(self.name, x.ndim, axis)
+        return contiguous(np.max(x, axis=axes, keepdims=self.keep_dims))
 
 
 # -- AddN, Cast --------------------------------------------------------------------------

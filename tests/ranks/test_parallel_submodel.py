@@ -139,3 +139,24 @@ def test_full_batch_false_each_rank_feeds_its_slice():
         ms.reset_auto_parallel_context()
     want = full.asnumpy() @ net.w1.asnumpy() @ net.w2.asnumpy()
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("split", ["class", "batch"])
+def test_softmax_cross_entropy_split_class_or_batch(split):
+    n = get_group_size()
+    s = (1, n) if split == "class" else (n, 1)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mm = ops.MatMul()
+            self.ce = ops.SoftmaxCrossEntropyWithLogits().shard((s, s))
+            self.w = Parameter(data(16, 8), name="w")
+
+        def construct(self, x, labels):
+            return self.ce(self.mm(x, self.w), labels)
+
+    labels = Tensor(np.eye(8, dtype=np.float32)[np.arange(16) % 8])
+    graph = check(Net, data(16, 16), labels, rtol=1e-4, atol=1e-5)
+    if split == "class":         # the row max, the exp-sum and the label dot, across classes
+        assert comm_ops(graph).count("AllReduce") == 3
