@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from msops.common.tensor import Tensor
 from msops.parallel.layout import TensorLayout
-from msops.parallel.redistribution import plan, run_plan
+from msops.parallel.redistribute import run_plan
+from msops.parallel.redistribution import plan
 
 __all__ = ["gather_full"]
 

@@ -7,6 +7,9 @@
 
 The planner (`redistribution.plan`) is pure; this module only turns its steps into
 nodes, so `Graph.dump()` shows every inserted collective with the bytes it moves.
+`run_plan` drives the same emitters through a builder that runs each primitive at
+once, so eager redistribution (`gather_full`, the MPI property tests) is the
+compiler's own path.
 """
 from __future__ import annotations
 
@@ -15,13 +18,16 @@ from math import prod
 
 import numpy as np
 
-from msops.communication import create_group_partition
+from msops.common import validator
+from msops.common.tensor import Tensor
+from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel.layout import TensorLayout, axis_groups
-from msops.parallel.redistribution import AllGatherDim, AllToAllDims, Slice, Step, plan
+from msops.parallel.redistribution import (AllGatherDim, AllToAllDims, Slice, Step,
+                                           _check_in_shape, plan)
 from msops.primitives import array_ops, comm_ops
 
-__all__ = ["Redistributor", "groups_over"]
+__all__ = ["Redistributor", "groups_over", "run_step", "run_plan"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -88,3 +94,44 @@ class Redistributor:
 
 _EMIT = {Slice: Redistributor._slice, AllGatherDim: Redistributor._gather,
          AllToAllDims: Redistributor._alltoall}
+
+
+class _Value:
+    """A value of the eager builder: a Tensor (or tuple of them) or a constant."""
+
+    __slots__ = ("value", "shape", "comm_bytes", "layout")
+
+    def __init__(self, value) -> None:
+        self.value = value
+        self.shape = getattr(value, "shape", None)
+        self.comm_bytes = None
+        self.layout = None
+
+
+class _EagerBuilder:
+    """Graph-shaped builder (`apply`, `add_const`) that runs each primitive at once."""
+
+    def add_const(self, value) -> _Value:
+        return _Value(value)
+
+    def apply(self, prim, inputs, source=None) -> _Value:
+        return _Value(prim(*[i.value for i in inputs]))
+
+
+def run_step(step: Step, local: np.ndarray, rank: int | None = None) -> np.ndarray:
+    """Execute one planned step on this rank's slice `local` (shape `step.in_shape`) over MPI,
+    with the primitives the compiler would insert. Returns the new slice."""
+    rank = get_rank() if rank is None else rank
+    validator.check_int_range(rank, 0, prod(step.device_matrix), validator.Rel.INC_LEFT,
+                              "rank", "run_plan")
+    _check_in_shape(step, np.shape(local), "run_plan")
+    x = _Value(Tensor._wrap(np.ascontiguousarray(local)))
+    return _EMIT[type(step)](Redistributor(_EagerBuilder(), rank), step, x, None).value.asnumpy()
+
+
+def run_plan(steps, local: np.ndarray, rank: int | None = None) -> np.ndarray:
+    """Execute `steps` on this rank's slice over MPI (SPMD: every rank calls it alike;
+    sub-groups are created collectively on first use). Returns the new local slice."""
+    for step in steps:
+        local = run_step(step, local, rank)
+    return np.asarray(local)

@@ -18,8 +18,9 @@ and slices over dst's: exactly gather-then-slice. Otherwise an A* search over th
 stacks of device axes returns the sequence moving the fewest bytes per rank (cost model
 for a local slice of S bytes in a group of n: all-gather (n-1)*S, all-to-all (n-1)/n*S,
 slice 0; ties: fewer steps). It can park a split on a third dim with an all-to-all (a
-swap of two splits costs three all-to-alls, not a gather). `run_plan` executes a plan over
-MPI with msops collectives; `simulate_plan` executes it for every rank at once in numpy.
+swap of two splits costs three all-to-alls, not a gather). `simulate_plan` executes a
+plan for every rank at once in numpy; `redistribute.run_plan` runs one over MPI with the
+very emitters the compiler uses.
 """
 from __future__ import annotations
 
@@ -32,14 +33,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from msops.common import validator
-from msops.common.tensor import Tensor
-from msops.communication import create_group_partition, get_rank
 from msops.parallel.layout import (TensorLayout, axis_coordinate, axis_groups, axis_stride,
                                    common_device_matrix, compact)
-from msops.primitives.comm_ops import AllGather, AlltoAll
 
 __all__ = ["Step", "Slice", "AllGatherDim", "AllToAllDims", "plan", "explain", "plan_bytes",
-           "gather_then_slice_bytes", "run_step", "run_plan", "simulate_plan"]
+           "gather_then_slice_bytes", "simulate_plan"]
 
 Stacks = tuple[tuple[int, ...], ...]          # per tensor dim: its device axes, major first
 
@@ -286,55 +284,6 @@ def _check_in_shape(step: Step, shape: tuple[int, ...], api: str) -> None:
     if tuple(shape) != step.in_shape:
         raise ValueError(f"For '{api}', the 'local shape' should be {step.in_shape} (the input "
                          f"of step {step.label}), but got {tuple(shape)}.")
-
-
-def _group_name(step: Step, rank: int) -> str:
-    """This rank's MPI sub-group of the step (collective: every rank calls it alike)."""
-    return create_group_partition(step.groups())
-
-
-def _run_slice(step: Slice, x: np.ndarray, rank: int) -> np.ndarray:
-    return np.ascontiguousarray(_block(x, step.dim, step.group_size, step.coordinate(rank)))
-
-
-def _run_gather(step: AllGatherDim, x: np.ndarray, rank: int) -> np.ndarray:
-    # AllGather concatenates along dim 0: bring `dim` to the front and back again
-    moved = np.ascontiguousarray(np.moveaxis(x, step.dim, 0))
-    out = AllGather(_group_name(step, rank))(Tensor._wrap(moved)).asnumpy()
-    return np.ascontiguousarray(np.moveaxis(out, 0, step.dim))
-
-
-def _run_alltoall(step: AllToAllDims, x: np.ndarray, rank: int) -> np.ndarray:
-    prim = AlltoAll(split_count=step.group_size, split_dim=step.dst_dim,
-                    concat_dim=step.src_dim, group=_group_name(step, rank))
-    return prim(Tensor._wrap(np.ascontiguousarray(x))).asnumpy()
-
-
-_RUN: dict[type, Callable] = {Slice: _run_slice, AllGatherDim: _run_gather,
-                              AllToAllDims: _run_alltoall}
-
-
-def run_step(step: Step, local: np.ndarray, rank: int | None = None) -> np.ndarray:
-    """Execute one step on this rank's slice `local` (shape `step.in_shape`) over MPI:
-    Slice locally, AllGatherDim with AllGather, AllToAllDims with AlltoAll, each on the
-    rank's group along the step's axis. Returns the new slice (shape `step.out_shape`)."""
-    rank = get_rank() if rank is None else rank
-    validator.check_int_range(rank, 0, math.prod(step.device_matrix), validator.Rel.INC_LEFT,
-                              "rank", "run_plan")
-    _check_in_shape(step, np.shape(local), "run_plan")
-    return _RUN[type(step)](step, np.asarray(local), rank)
-
-
-def run_plan(steps: Sequence[Step], local: np.ndarray, rank: int | None = None) -> np.ndarray:
-    """Execute `steps` on this rank's slice `local` with msops collectives over MPI.
-
-    SPMD: every rank of the device matrix calls it with the same steps (sub-groups are
-    created collectively on first use). `rank` defaults to this process's world rank.
-    Returns the new local slice (shape `steps[-1].out_shape`).
-    """
-    for step in steps:
-        local = run_step(step, local, rank)
-    return np.asarray(local)
 
 
 def _sim_slice(step: Slice, parts: list[np.ndarray]) -> list[np.ndarray]:
