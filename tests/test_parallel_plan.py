@@ -211,3 +211,23 @@ class TestContext:
         ms.set_auto_parallel_context(parallel_mode="auto_parallel")
         with pytest.raises(NotImplementedError, match=r"'auto_parallel' \(strategy search\)"):
             MatMulNet(((2, 1), (1, 1))).compile(Tensor(np.ones((16, 32), np.float32)))
+
+
+def test_leaves_returned_as_outputs(semi):
+    semi(4, rank=1)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mm = ops.MatMul().shard(((1, 1), (1, 4)))
+            self.w = Parameter(Tensor(np.ones((32, 8), np.float32)), name="w")
+            self.b = Parameter(Tensor(np.ones((3,), np.float32)), name="b")
+
+        def construct(self, x):
+            return x, self.mm(x, self.w), self.b
+
+    graph = Net().compile(Tensor(np.ones((16, 32), np.float32)))
+    x_out, mm_out, b_out = graph.outputs
+    assert x_out.kind == "input" and x_out.shape == (16, 32)       # bound replicated by mm
+    assert mm_out.shape == (16, 2)
+    assert b_out.kind == "parameter" and b_out.shape == (3,)

@@ -16,6 +16,7 @@ from msops.common.tensor import Parameter
 from msops.graph import tracer
 from msops.graph.compiler import CompileCache
 from msops.graph.ir import Graph
+from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
 
 __all__ = ["Cell"]
@@ -170,7 +171,28 @@ class Cell:
             args = self._positional(args, kwargs)
         if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
             return self._compile_cache.run(self, args, self._train_flags())
+        if self._pins_layouts():
+            return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
+                                  self.out_strategy)
         return self.construct(*args)
+
+    def _pins_layouts(self) -> bool:
+        """A plain Cell's shard() lays its inputs/outputs out while traced (a layer cell
+        forwards its strategy to its primitive instead)."""
+        return self.in_strategy is not None and tracer.is_tracing() and \
+            type(self)._shard_primitives is Cell._shard_primitives
+
+    def _laid_out(self, values: Any, strategy: tuple | None) -> Any:
+        """`values` (a tensor or tuple) through Identity primitives carrying `strategy`."""
+        if strategy is None:
+            return values
+        single = not isinstance(values, tuple)
+        items = (values,) if single else values
+        if len(strategy) != len(items):
+            raise ValueError(f"For '{self.cls_name}', the strategy should have one entry per "
+                             f"tensor ({len(items)}), but got {len(strategy)}: {strategy}.")
+        out = tuple(Identity().shard((s,))(v) for v, s in zip(items, strategy))
+        return out[0] if single else out
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         bound = inspect.signature(self.construct).bind(*args, **kwargs)

@@ -130,6 +130,12 @@ class _Partitioner:
         return local
 
     def _value(self, node: Node) -> Node:
+        """The local node of a visited global node; a leaf returned as it is gets bound here
+        (an input keeps the batch layout, a parameter or constant stays whole)."""
+        if node.id not in self.env:
+            whole = node.kind == "input" and self.full_batch
+            self._input_as(node, self._batch_layout(node.shape) if whole
+                           else self._replicated(node.shape))
         return self.env[node.id]
 
     def _input_as(self, node: Node, layout: TensorLayout) -> Node:

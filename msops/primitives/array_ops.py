@@ -18,7 +18,7 @@ from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_d
                                        check_tensor_list, contiguous)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
-__all__ = ["Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
+__all__ = ["Identity", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
 
 
 def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
@@ -27,6 +27,22 @@ def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
     for i, v in enumerate(value):
         validator.check_value_type(f"{arg}[{i}]", v, int, prim_name)
     return list(value)
+
+
+class Identity(NoAttrPrimitive):
+    """`Identity()(x)`: x itself. With a strategy it pins a layout: a sharded Cell lays its
+    inputs out through it, and the parallel pass redistributes to that layout."""
+
+    sharding = "elementwise"
+
+    def infer_shape(self, x_shape: list) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        return x
 
 
 class Reshape(NoAttrPrimitive):

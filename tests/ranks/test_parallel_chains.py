@@ -67,3 +67,28 @@ def test_batch_matmul():
 
     graph = check(Net, data(4, 8, 16), rtol=1e-4, atol=1e-4)
     assert comm_ops(graph) == ["AllReduce"]
+
+
+def test_sharded_plain_cell_lays_out_its_inputs():
+    class Block(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.relu = ops.ReLU()
+
+        def construct(self, x):
+            return self.relu(x)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mm = ops.MatMul().shard(((8, 1), (1, 1)))          # rows split
+            self.block = Block().shard(((1, 8),))                   # columns split inside
+            self.w = Parameter(data(32, 16), name="w")
+
+        def construct(self, x):
+            return self.block(self.mm(x, self.w))
+
+    graph = check(Net, data(16, 32))
+    identity = [n for n in graph.nodes if n.op == "Identity"][0]
+    assert identity.layout.tensor_map == (-1, 0)                   # the Cell's strategy
+    assert "AlltoAll" in comm_ops(graph)                           # rows -> columns

@@ -1,0 +1,221 @@
+"""Collectives: msops primitives against raw mpi4py buffer calls, in the same run.
+
+    mpiexec -n 2 python benchmarks/collectives.py [--reps 40] [--block-ms 4] [--json]
+    python benchmarks/collectives.py --all [--runs 1]   # -n 2 and -n 4, one Markdown table
+
+Each row times the eager primitive call as users write it (`prim(Tensor)`) against the
+upper-case mpi4py call a careful user writes by hand (float32, the same sizes, outputs
+preallocated once). Timed blocks alternate msops / raw (ABBA), each after a Barrier,
+so drift and the neighbours' load hit both; a block's time is its slowest rank's, and
+the row shows the median per-call time of each, their ratio and the difference in µs.
+Sizes are bytes of each rank's input; ops that split the input into one block a rank
+(ReduceScatter, AlltoAll, AllToAllV) round it up to one float32 a rank (8 B -> 16 B
+on 4 ranks). Outputs are compared with the raw call's before timing.
+Targets (docs/performance.md, "Collectives"): ratio <= 1.05 at >= 64 KiB and at most
+5 µs extra a call at 8 B.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+SIZES = (8, 1 << 10, 1 << 16, 1 << 20, 1 << 24)
+RANK_COUNTS = (2, 4)
+
+
+def size_label(nbytes: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+# -- the cases: (msops call, raw call), both with every buffer made beforehand -----------------
+
+def build_cases(comm, nbytes: int) -> dict[str, tuple[Callable, Callable, Callable]]:
+    """name -> (ours, raw, check): zero-argument callables; check() compares their results."""
+    from mpi4py import MPI
+
+    from msops import Tensor, ops
+    n, me = comm.size, comm.rank
+    f32 = MPI.FLOAT
+    m = max(1, nbytes // 4)                       # elements of x
+    k = max(1, m // n)                            # elements a rank (split ops)
+    rng = np.random.default_rng(me)
+    x = rng.standard_normal(m).astype(np.float32)
+    xs = rng.standard_normal(n * k).astype(np.float32)
+    tx, txs = Tensor(x), Tensor(xs)
+    cases = {}
+
+    def case(name, prim_call, raw_call, raw_out):
+        def check():
+            ours = prim_call()
+            raw_call()
+            got = ours[0] if isinstance(ours, tuple) else ours
+            assert np.array_equal(got.asnumpy(), raw_out()), name
+        cases[name] = (prim_call, raw_call, check)
+
+    part = functools.partial
+    out = np.empty(n * m, np.float32)
+    case("AllGather", part(ops.AllGather(), tx),
+         part(comm.Allgather, [x, f32], [out, f32]), lambda: out)
+    red = np.empty(m, np.float32)
+    case("AllReduce", part(ops.AllReduce(), tx),
+         part(comm.Allreduce, [x, f32], [red, f32], MPI.SUM), lambda: red)
+    rs = np.empty(k, np.float32)
+    case("ReduceScatter", part(ops.ReduceScatter(), txs),
+         part(comm.Reduce_scatter_block, [xs, f32], [rs, f32], MPI.SUM), lambda: rs)
+    a2a = np.empty(n * k, np.float32)
+    case("AlltoAll", part(ops.AlltoAll(n, 0, 0), txs),
+         part(comm.Alltoall, [xs, f32], [a2a, f32]), lambda: a2a)
+
+    counts, displs = (k,) * n, tuple(range(0, n * k, k))
+    a2av = np.empty(n * k, np.float32)
+    raw_a2av = part(comm.Alltoallv, [xs, (counts, displs), f32], [a2av, (counts, displs), f32])
+    case("AllToAllV explicit, check_counts=False",
+         part(ops.AllToAllV(check_counts=False), txs, counts, displs, counts, displs),
+         raw_a2av, lambda: a2av)
+    case("AllToAllV explicit, checked (default)",
+         part(ops.AllToAllV(), txs, counts, displs, counts, displs), raw_a2av, lambda: a2av)
+
+    # derived receive side: a raw user exchanges the counts, then sizes the output
+    sc, sd = np.array(counts, np.int32), np.array(displs, np.int32)
+    rc = np.empty(n, np.int32)
+    derived = {}
+
+    def raw_derived():
+        comm.Alltoall([sc, MPI.INT], [rc, MPI.INT])
+        rd = np.cumsum(rc) - rc
+        derived["out"] = got = np.empty(int(rc.sum()), np.float32)
+        comm.Alltoallv([xs, (sc, sd), f32], [got, (rc, rd), f32])
+    case("AllToAllV derived, a2av(x, send_counts)", part(ops.AllToAllV(), txs, counts),
+         raw_derived, lambda: derived["out"])
+
+    bc = x.copy() if me == 0 else np.empty(m, np.float32)
+    case("Broadcast", part(ops.Broadcast(0), (tx,)), part(comm.Bcast, [bc, f32], 0),
+         lambda: bc)
+    return cases
+
+
+# -- timing ---------------------------------------------------------------------------------
+
+def per_call(comm, fn: Callable, calls: int) -> float:
+    """Seconds a call of fn over one block of `calls` calls, after a Barrier."""
+    comm.Barrier()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t) / calls
+
+
+def time_pair(comm, ours: Callable, raw: Callable, reps: int, block_s: float) -> dict:
+    """Median per-call seconds of ours and raw over `reps` interleaved (ABBA) blocks each."""
+    from mpi4py import MPI
+    per_call(comm, ours, 3)                              # warm caches, allocator, plans
+    guess = np.array([min(per_call(comm, raw, 3), per_call(comm, ours, 3))])
+    comm.Allreduce(MPI.IN_PLACE, guess, MPI.MAX)         # every rank runs the same counts
+    calls = max(1, min(2000, int(block_s / max(guess[0], 1e-7))))
+    times = np.empty((2, reps))
+    for r in range(reps):
+        for which in ((0, 1) if r % 2 == 0 else (1, 0)):
+            times[which, r] = per_call(comm, (ours, raw)[which], calls)
+    comm.Allreduce(MPI.IN_PLACE, times, MPI.MAX)         # a block lasts as long as its slowest rank
+    t_ours, t_raw = np.median(times, axis=1)
+    return {"ours_us": t_ours * 1e6, "raw_us": t_raw * 1e6, "calls": calls, "reps": reps,
+            "raw_iqr_us": (np.percentile(times[1], 75) - np.percentile(times[1], 25)) * 1e6}
+
+
+def run_ranks(args) -> list[dict]:
+    """Under mpiexec: every case at every size; rows (on every rank)."""
+    from mpi4py import MPI
+
+    from msops.communication import init
+    init()
+    comm = MPI.COMM_WORLD
+    rows = []
+    for nbytes in args.sizes:
+        cases = build_cases(comm, nbytes)
+        for name, (ours, raw, check) in cases.items():
+            if args.only and not any(s.lower() in name.lower() for s in args.only):
+                continue
+            check()
+            reps = args.reps if nbytes < (1 << 20) else max(8, args.reps // 2)
+            r = time_pair(comm, ours, raw, reps, args.block_ms / 1e3)
+            rows.append(dict(r, op=name, bytes=nbytes, ranks=comm.size))
+            if comm.rank == 0 and not args.json:
+                print(f"{name:44s} {size_label(nbytes):>7s}  msops {r['ours_us']:10.1f} µs  "
+                      f"mpi4py {r['raw_us']:10.1f} µs  ratio {r['ours_us'] / r['raw_us']:5.3f}  "
+                      f"+{r['ours_us'] - r['raw_us']:7.2f} µs", flush=True)
+        del cases
+    return rows
+
+
+# -- the driver: both rank counts, one table -------------------------------------------------
+
+def launch(n: int, args) -> list[dict]:
+    cmd = ["mpiexec", "-n", str(n), sys.executable, os.path.abspath(__file__), "--json",
+           "--reps", str(args.reps), "--block-ms", str(args.block_ms),
+           "--sizes", *map(str, args.sizes)] + (["--only", *args.only] if args.only else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def table(runs: dict[int, list[list[dict]]]) -> str:
+    """One Markdown row per (op, size): per rank count, medians of the runs and their spread."""
+    def cell(rows: list[dict]) -> str:
+        ours = statistics.median(r["ours_us"] for r in rows)
+        raw = statistics.median(r["raw_us"] for r in rows)
+        ratios = [r["ours_us"] / r["raw_us"] for r in rows]
+        spread = f" ({min(ratios):.2f}–{max(ratios):.2f})" if len(rows) > 1 else ""
+        return (f"{_fmt_us(ours)} | {_fmt_us(raw)} | "
+                f"{statistics.median(ratios):.3f}{spread} | {ours - raw:+.1f}")
+    head = "| op | size / rank |" + "".join(
+        f" msops µs (n={n}) | mpi4py µs (n={n}) | ratio (n={n}) | Δ µs (n={n}) |" for n in runs)
+    lines = [head, "|" + " --- |" * 2 + " ---: |" * 4 * len(runs)]
+    first = next(iter(runs.values()))[0]
+    for i, row in enumerate(first):
+        cells = [cell([run[i] for run in per_n]) for per_n in runs.values()]
+        lines.append(f"| {row['op']} | {size_label(row['bytes'])} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt_us(us: float) -> str:
+    return f"{us:,.1f}" if us < 1000 else f"{us:,.0f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--all", action="store_true", help="launch -n 2 and -n 4, print one table")
+    ap.add_argument("--runs", type=int, default=1, help="with --all: launches per rank count")
+    ap.add_argument("--ranks", type=int, nargs="+", default=list(RANK_COUNTS))
+    ap.add_argument("--reps", type=int, default=40, help="timed blocks of each side")
+    ap.add_argument("--block-ms", type=float, default=4.0, help="target length of a block")
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--only", nargs="+", help="ops whose name contains one of these")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON (rank 0)")
+    args = ap.parse_args()
+    if args.all:
+        runs = {n: [] for n in args.ranks}
+        for _ in range(args.runs):                      # alternate rank counts between runs
+            for n in args.ranks:
+                runs[n].append(launch(n, args))
+                print(f"  ran -n {n}", file=sys.stderr, flush=True)
+        print(table(runs))
+        return
+    rows = run_ranks(args)
+    from mpi4py import MPI
+    if args.json and MPI.COMM_WORLD.rank == 0:
+        print(json.dumps(rows), flush=True)
+
+
+if __name__ == "__main__":
+    main()
