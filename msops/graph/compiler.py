@@ -48,7 +48,8 @@ def _has_side_effect(node) -> bool:
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    from msops.parallel.planner import apply_parallel, global_input_shape
+    from msops.parallel.planner import apply_parallel, global_input_shape, is_parallel
+    from msops.parallel.spmd_check import check_same_program
     # with full_batch=False each rank feeds its batch slice: trace the global shapes
     # (zero-stride stand-ins: the tracer reads only shape and dtype)
     trace_args = [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
@@ -56,6 +57,8 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
                   for a in args]
     graph = trace(cell.construct, trace_args, type(cell).__name__)
     graph = eliminate_dead_nodes(graph)
+    if is_parallel():
+        check_same_program(graph, f"{type(cell).__name__}.compile")
     graph = apply_parallel(graph)
     return graph, Executor(graph)
 

@@ -160,3 +160,18 @@ def test_softmax_cross_entropy_split_class_or_batch(split):
     graph = check(Net, data(16, 16), labels, rtol=1e-4, atol=1e-5)
     if split == "class":         # the row max, the exp-sum and the label dot, across classes
         assert comm_ops(graph).count("AllReduce") == 3
+
+
+def test_ranks_fed_different_shapes_fail_alike_before_any_collective():
+    n, r = get_group_size(), get_rank()
+    rows = 16 if r == 0 else 8                      # rank 0 disagrees with the others
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=n,
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(ValueError, match=r"For 'Submodel.compile', every rank should "
+                                             r"compile the same program .* but ranks \[") as err:
+            Submodel((16, 32), n)(data(rows, 16))
+    finally:
+        ms.reset_auto_parallel_context()
+    assert f"[{rows}, 16] Float32" in str(err.value)
