@@ -1,16 +1,24 @@
 """Collectives: msops primitives against raw mpi4py buffer calls, in the same run.
 
     mpiexec -n 2 python benchmarks/collectives.py [--reps 40] [--block-ms 4] [--json]
-    python benchmarks/collectives.py --all [--runs 1]   # -n 2 and -n 4, one Markdown table
+    python benchmarks/collectives.py --all [--runs 3]   # -n 2 and -n 4, one Markdown table
 
 Each row times the eager primitive call as users write it (`prim(Tensor)`) against the
 upper-case mpi4py call a careful user writes by hand (float32, the same sizes, outputs
 preallocated once). Timed blocks alternate msops / raw (ABBA), each after a Barrier,
-so drift and the neighbours' load hit both; a block's time is its slowest rank's, and
-the row shows the median per-call time of each, their ratio and the difference in µs.
+so drift and the neighbours' load hit both; a block lasts as long as its slowest rank,
+and a row shows the median per-call time of each side, their ratio and the difference.
 Sizes are bytes of each rank's input; ops that split the input into one block a rank
 (ReduceScatter, AlltoAll, AllToAllV) round it up to one float32 a rank (8 B -> 16 B
 on 4 ranks). Outputs are compared with the raw call's before timing.
+
+Extra rows per size: AllGather's lowered kernel alone and with its result wrapped in a
+Tensor (where the wrapper's time goes), and three controls timing mpi4py against itself,
+to show what the machine does to a comparison: "another output" (the same Allgather into
+a second preallocated buffer: the noise floor), "a new output each call" (what returning
+a fresh array costs) and "+ N µs of Python" (the Allgather after a fixed piece of pure
+Python work, calibrated alone on rank 0 to about msops's own per-call cost: what any
+per-call CPU work turns into on this machine, oversubscribed or not).
 Targets (docs/performance.md, "Collectives"): ratio <= 1.05 at >= 64 KiB and at most
 5 µs extra a call at 8 B.
 """
@@ -18,12 +26,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -39,12 +49,22 @@ def size_label(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
+def python_work(iterations: int) -> None:
+    """A fixed piece of pure-Python work (the control rows' stand-in for a wrapper)."""
+    for _ in range(iterations):
+        pass
+
+
 # -- the cases: (msops call, raw call), both with every buffer made beforehand -----------------
 
-def build_cases(comm, nbytes: int) -> dict[str, tuple[Callable, Callable, Callable]]:
-    """name -> (ours, raw, check): zero-argument callables; check() compares their results."""
+def build_cases(comm, nbytes: int, work: tuple[float, int]) -> dict[str, tuple]:
+    """name -> (ours, raw, check): zero-argument callables; check() compares their results.
+
+    `work`: (µs, iterations of python_work taking that long) for the control row.
+    """
     from mpi4py import MPI
 
+    import msops as ms
     from msops import Tensor, ops
     n, me = comm.size, comm.rank
     f32 = MPI.FLOAT
@@ -56,18 +76,23 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple[Callable, Callable, Callab
     tx, txs = Tensor(x), Tensor(xs)
     cases = {}
 
-    def case(name, prim_call, raw_call, raw_out):
+    def case(name, ours, raw, raw_out, ours_out=None):
         def check():
-            ours = prim_call()
-            raw_call()
-            got = ours[0] if isinstance(ours, tuple) else ours
-            assert np.array_equal(got.asnumpy(), raw_out()), name
-        cases[name] = (prim_call, raw_call, check)
+            got = ours()
+            raw()
+            if ours_out is not None:
+                got = ours_out()
+            elif isinstance(got, tuple):
+                got = got[0].asnumpy()
+            else:
+                got = got.asnumpy()
+            assert np.array_equal(got, raw_out()), name
+        cases[name] = (ours, raw, check)
 
     part = functools.partial
     out = np.empty(n * m, np.float32)
-    case("AllGather", part(ops.AllGather(), tx),
-         part(comm.Allgather, [x, f32], [out, f32]), lambda: out)
+    raw_ag = part(comm.Allgather, [x, f32], [out, f32])
+    case("AllGather", part(ops.AllGather(), tx), raw_ag, lambda: out)
     red = np.empty(m, np.float32)
     case("AllReduce", part(ops.AllReduce(), tx),
          part(comm.Allreduce, [x, f32], [red, f32], MPI.SUM), lambda: red)
@@ -88,21 +113,48 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple[Callable, Callable, Callab
          part(ops.AllToAllV(), txs, counts, displs, counts, displs), raw_a2av, lambda: a2av)
 
     # derived receive side: a raw user exchanges the counts, then sizes the output
-    sc, sd = np.array(counts, np.int32), np.array(displs, np.int32)
-    rc = np.empty(n, np.int32)
+    sc_arr, rc_arr = np.array(counts, np.int32), np.empty(n, np.int32)
     derived = {}
 
     def raw_derived():
-        comm.Alltoall([sc, MPI.INT], [rc, MPI.INT])
-        rd = np.cumsum(rc) - rc
-        derived["out"] = got = np.empty(int(rc.sum()), np.float32)
-        comm.Alltoallv([xs, (sc, sd), f32], [got, (rc, rd), f32])
+        comm.Alltoall([sc_arr, MPI.INT], [rc_arr, MPI.INT])
+        rc = rc_arr.tolist()
+        rd = list(itertools.accumulate(rc[:-1], initial=0))
+        derived["out"] = got = np.empty(sum(rc), np.float32)
+        comm.Alltoallv([xs, (counts, displs), f32], [got, (rc, rd), f32])
     case("AllToAllV derived, a2av(x, send_counts)", part(ops.AllToAllV(), txs, counts),
          raw_derived, lambda: derived["out"])
 
     bc = x.copy() if me == 0 else np.empty(m, np.float32)
     case("Broadcast", part(ops.Broadcast(0), (tx,)), part(comm.Bcast, [bc, f32], 0),
          lambda: bc)
+
+    # where AllGather's extra time goes: the kernel lowered for this signature alone (a new
+    # output array, one buffer call), then with the result wrapped in a Tensor
+    kernel = ops.AllGather().lower([SimpleNamespace(kind="input", shape=x.shape, dtype=ms.float32)],
+                                   SimpleNamespace(kind="op", shape=out.shape, dtype=ms.float32))
+    case("AllGather: its lowered kernel alone", part(kernel, x), raw_ag, lambda: out,
+         lambda: kernel(x))
+    case("AllGather: lowered kernel + Tensor", lambda: Tensor._wrap(kernel(x)), raw_ag,
+         lambda: out, lambda: kernel(x))
+
+    out2 = np.empty(n * m, np.float32)
+    case("control: mpi4py Allgather, another output",
+         part(comm.Allgather, [x, f32], [out2, f32]), raw_ag, lambda: out, lambda: out2)
+    fresh = {}
+
+    def new_output():
+        fresh["out"] = got = np.empty(n * m, np.float32)
+        comm.Allgather([x, f32], [got, f32])
+    case("control: mpi4py Allgather, a new output each call", new_output, raw_ag,
+         lambda: out, lambda: fresh["out"])
+    us, iterations = work
+
+    def worked():
+        python_work(iterations)
+        raw_ag()
+    case(f"control: mpi4py Allgather + {us:g} µs of Python", worked, raw_ag,
+         lambda: out, lambda: out)
     return cases
 
 
@@ -130,8 +182,28 @@ def time_pair(comm, ours: Callable, raw: Callable, reps: int, block_s: float) ->
             times[which, r] = per_call(comm, (ours, raw)[which], calls)
     comm.Allreduce(MPI.IN_PLACE, times, MPI.MAX)         # a block lasts as long as its slowest rank
     t_ours, t_raw = np.median(times, axis=1)
-    return {"ours_us": t_ours * 1e6, "raw_us": t_raw * 1e6, "calls": calls, "reps": reps,
-            "raw_iqr_us": (np.percentile(times[1], 75) - np.percentile(times[1], 25)) * 1e6}
+    return {"ours_us": t_ours * 1e6, "raw_us": t_raw * 1e6, "calls": calls, "reps": reps}
+
+
+def calibrate_work(comm, us: float) -> tuple[float, int]:
+    """(us, iterations of python_work taking `us` µs), timed on rank 0 while the others sleep
+    (so it is the single-process cost, not the contended one)."""
+    from mpi4py import MPI
+    iterations = np.zeros(1, np.int64)
+    if comm.rank == 0:
+        python_work(1000)
+        per = min(timeit_once(lambda: python_work(1000)) for _ in range(200)) / 1000
+        iterations[0] = max(1, round(us * 1e-6 / per))
+    else:
+        time.sleep(1.0)
+    comm.Bcast([iterations, MPI.INT64_T], 0)
+    return us, int(iterations[0])
+
+
+def timeit_once(fn: Callable) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def run_ranks(args) -> list[dict]:
@@ -141,9 +213,10 @@ def run_ranks(args) -> list[dict]:
     from msops.communication import init
     init()
     comm = MPI.COMM_WORLD
+    work = calibrate_work(comm, args.control_us)
     rows = []
     for nbytes in args.sizes:
-        cases = build_cases(comm, nbytes)
+        cases = build_cases(comm, nbytes, work)
         for name, (ours, raw, check) in cases.items():
             if args.only and not any(s.lower() in name.lower() for s in args.only):
                 continue
@@ -154,7 +227,7 @@ def run_ranks(args) -> list[dict]:
             if comm.rank == 0 and not args.json:
                 print(f"{name:44s} {size_label(nbytes):>7s}  msops {r['ours_us']:10.1f} µs  "
                       f"mpi4py {r['raw_us']:10.1f} µs  ratio {r['ours_us'] / r['raw_us']:5.3f}  "
-                      f"+{r['ours_us'] - r['raw_us']:7.2f} µs", flush=True)
+                      f"{r['ours_us'] - r['raw_us']:+8.2f} µs", flush=True)
         del cases
     return rows
 
@@ -164,13 +237,18 @@ def run_ranks(args) -> list[dict]:
 def launch(n: int, args) -> list[dict]:
     cmd = ["mpiexec", "-n", str(n), sys.executable, os.path.abspath(__file__), "--json",
            "--reps", str(args.reps), "--block-ms", str(args.block_ms),
-           "--sizes", *map(str, args.sizes)] + (["--only", *args.only] if args.only else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+           "--control-us", str(args.control_us), "--sizes", *map(str, args.sizes)]
+    if args.only:
+        cmd += ["--only", *args.only]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def table(runs: dict[int, list[list[dict]]]) -> str:
-    """One Markdown row per (op, size): per rank count, medians of the runs and their spread."""
+    """One Markdown row per (op, size): per rank count, medians over the runs (and, with
+    several runs, the range of the per-run ratios)."""
     def cell(rows: list[dict]) -> str:
         ours = statistics.median(r["ours_us"] for r in rows)
         raw = statistics.median(r["raw_us"] for r in rows)
@@ -199,12 +277,14 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, nargs="+", default=list(RANK_COUNTS))
     ap.add_argument("--reps", type=int, default=40, help="timed blocks of each side")
     ap.add_argument("--block-ms", type=float, default=4.0, help="target length of a block")
+    ap.add_argument("--control-us", type=float, default=1.5,
+                    help="single-process µs of Python work in the control row")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--only", nargs="+", help="ops whose name contains one of these")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON (rank 0)")
     args = ap.parse_args()
     if args.all:
-        runs = {n: [] for n in args.ranks}
+        runs: dict[int, list] = {n: [] for n in args.ranks}
         for _ in range(args.runs):                      # alternate rank counts between runs
             for n in args.ranks:
                 runs[n].append(launch(n, args))

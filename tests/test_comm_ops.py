@@ -522,3 +522,49 @@ def test_alltoallv_plan_cache_is_bounded(sim):
     for numel in range(1, 400):                 # data-dependent counts: a new plan each call
         assert a.infer_shape([numel], [0, 1], [numel - 1, 0]) == [numel - 1]
     assert len(a._plans) == comm_ops._CACHE_LIMIT
+
+
+def test_simulation_refuses_again_for_a_signature_already_seen(sim):
+    sim(8, 3)
+    x = Tensor(np.ones([8, 2], np.float32))
+    for prim, args in [(ops.AllGather(), (x,)), (ops.Broadcast(0), ((x,),)),
+                       (ops.AllToAllV(check_counts=False), (x, (2,) * 8, (2,) * 8))]:
+        for _ in range(2):
+            with pytest.raises(SimulationError, match=f"^For '{prim.name}', data cannot move"):
+                prim(*args)
+
+
+# -- the output pool of the lowered kernels ---------------------------------------------------
+
+def test_output_pool_hands_out_an_array_again_once_it_is_dropped():
+    pool = comm_ops._OutputPool(1 << 20)
+    f32 = np.dtype(np.float32)
+    a = pool.take((4, 2), f32)
+    address = a.ctypes.data
+    b = pool.take((4, 2), f32)                      # a is held: a second array
+    assert b.ctypes.data != address and pool.nbytes == 64
+    del a
+    c = pool.take((4, 2), f32)
+    assert c.ctypes.data == address and c.shape == (4, 2) and c.dtype == f32
+    view = c[1:]
+    del c
+    assert pool.take((4, 2), f32).ctypes.data != address     # a view keeps it in use
+    del view
+    t = Tensor._wrap(pool.take((4, 2), f32))
+    assert t.asnumpy().ctypes.data == address
+    assert pool.take((4, 2), f32).ctypes.data not in (address, t.asnumpy().ctypes.data)
+    assert pool.take((8,), f32).shape == (8,)               # another shape: its own arrays
+
+
+def test_output_pool_keeps_at_most_its_limit():
+    pool = comm_ops._OutputPool(100)
+    f64 = np.dtype(np.float64)
+    a, b = pool.take((5,), f64), pool.take((5,), f64)       # 80 bytes pooled, both in use
+    extra = pool.take((5,), f64)                            # no room: not pooled
+    assert pool.nbytes == 80 and len(pool.arrays[((5,), f64)]) == 2
+    del extra, a
+    big = pool.take((4,), np.dtype(np.int64))               # 32 bytes: drops the free one
+    assert pool.nbytes == 72 and pool.arrays[((5,), f64)] == [b]
+    assert pool.take((5,), f64) is not b and pool.nbytes == 72      # full of arrays in use
+    del big
+    assert pool.take((4,), np.dtype(np.int64)).shape == (4,)

@@ -278,3 +278,134 @@ def test_trace_hook_intercepts_calls():
         assert set_trace_hook(prev) is not None
     assert seen == [("Scale", 1)]
     np.testing.assert_array_equal(Scale()(Tensor([1.0])).asnumpy(), [2.0])
+
+
+# -- eager dispatch: signatures cached, kernels lowered once per signature ---------------------
+
+class Pick(PrimitiveWithInfer):
+    """x[indices]: a constant list input (position 1) that a caller may change in place."""
+
+    const_inputs = (1,)
+
+    @prim_attr_register
+    def __init__(self):
+        self.seen = []
+
+    def infer_shape(self, x_shape, indices):
+        self.seen.append(list(indices))
+        for i in indices:
+            validator.check_int_range(i, 0, x_shape[0], validator.Rel.INC_LEFT, "index",
+                                      self.name)
+        return [len(indices)] + list(x_shape[1:])
+
+    def infer_dtype(self, x_dtype, indices):
+        return x_dtype
+
+    def kernel(self, x, indices):
+        return x[list(indices)]
+
+
+class Lowered(Scale):
+    """Scale whose lower() records what it was given and returns a marked kernel."""
+
+    @prim_attr_register
+    def __init__(self):
+        super().__init__()
+        self.lowered = []
+
+    def lower(self, in_abstracts, out_abstract):
+        self.lowered.append(([(a.kind, a.shape, a.dtype) for a in in_abstracts],
+                             (out_abstract.shape, out_abstract.dtype)))
+        factor = len(self.lowered) * 10
+        return lambda x: x * np.asarray(factor, x.dtype)
+
+
+def test_alternating_signatures_infer_once_each():
+    s = Scale()
+    a, b = Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones(4, np.int32))
+    for _ in range(3):
+        np.testing.assert_array_equal(s(a).asnumpy(), np.full((2, 3), 2, np.float32))
+        np.testing.assert_array_equal(s(b).asnumpy(), np.full(4, 2, np.int32))
+    names = [c[0] for c in s.calls]
+    assert names.count("infer_shape") == 2 and names.count("kernel") == 6
+
+
+def test_an_invalid_signature_raises_on_every_call():
+    s = Scale()
+    good, bad = Tensor(np.ones(2, np.float32)), Tensor(np.ones(2, np.int8))
+    for _ in range(2):
+        s(good)
+        with exactly(TypeError, "For 'Scale', the 'x' should be a Tensor with dtype in "
+                                "[Float32, Int32, Float16], but got Int8."):
+            s(bad)
+    assert [c[0] for c in s.calls].count("kernel") == 2
+
+
+def test_eager_calls_run_the_kernel_lowered_for_their_signature():
+    p = Lowered()
+    x = np.arange(3, dtype=np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(p(Tensor(x)).asnumpy(), x * 10)
+    np.testing.assert_array_equal(p(Tensor(x.reshape(3, 1))).asnumpy(), x.reshape(3, 1) * 20)
+    np.testing.assert_array_equal(p(Tensor(x)).asnumpy(), x * 10)      # the first one's kernel
+    assert p.lowered == [([("input", (3,), ms.float32)], ((3,), ms.float32)),
+                         ([("input", (3, 1), ms.float32)], ((3, 1), ms.float32))]
+
+
+def test_constant_inputs_are_part_of_the_signature():
+    p = SplitHalves()
+    x = Tensor(np.arange(24, dtype=np.int32).reshape(4, 6))
+    for axis in (1, 1, 0, 1, 0):
+        left, _ = p(x, axis)
+        np.testing.assert_array_equal(left.asnumpy(), np.split(x.asnumpy(), 2, axis)[0])
+    assert p.seen == [1, 0]
+
+
+def test_a_constant_list_changed_in_place_is_a_new_signature():
+    p = Pick()
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    idx = [0, 1]
+    for _ in range(2):
+        np.testing.assert_array_equal(p(Tensor(x), idx).asnumpy(), x[[0, 1]])
+    idx[0] = 4
+    np.testing.assert_array_equal(p(Tensor(x), idx).asnumpy(), x[[4, 1]])
+    idx[1] = 5                                           # out of range: inference says so
+    with exactly(ValueError, "For 'Pick', the 'index' should be in [0, 5), but got 5."):
+        p(Tensor(x), idx)
+    assert p.seen == [[0, 1], [4, 1], [4, 5]]
+    idx = (3, 3)                                         # a tuple: the same signature as a list
+    np.testing.assert_array_equal(p(Tensor(x), idx).asnumpy(), x[[3, 3]])
+    np.testing.assert_array_equal(p(Tensor(x), [3, 3]).asnumpy(), x[[3, 3]])
+    assert p.seen[-1] == [3, 3] and len(p.seen) == 4
+
+
+def test_tuple_inputs_are_cached_per_shapes_and_length():
+    t = Total()
+    a, b = np.ones(2, np.float32), np.full(2, 3, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(t((Tensor(a),)).asnumpy(), a)
+        np.testing.assert_array_equal(t((Tensor(a), Tensor(b))).asnumpy(), a + b)
+        np.testing.assert_array_equal(t([Tensor(b)]).asnumpy(), b)     # a list: as a tuple
+    np.testing.assert_array_equal(t((Tensor(b.reshape(1, 2)),)).asnumpy(), b.reshape(1, 2))
+    assert t.shapes == [[1, 2]]
+
+
+def test_trace_hook_intercepts_a_signature_already_seen():
+    s = Scale()
+    x = Tensor([1.0])
+    s(x)
+    prev = set_trace_hook(lambda prim, args: "traced")
+    try:
+        assert s(x) == "traced"
+    finally:
+        set_trace_hook(prev)
+    np.testing.assert_array_equal(s(x).asnumpy(), [2.0])
+
+
+def test_eager_signature_cache_is_bounded():
+    from msops.primitives.primitive import CACHE_LIMIT
+    s = Scale()
+    for n in range(1, CACHE_LIMIT + 20):
+        s(Tensor(np.ones(n, np.float32)))
+    assert len(s._kernels) == CACHE_LIMIT
+    np.testing.assert_array_equal(s(Tensor(np.ones(1, np.float32))).asnumpy(), [2.0])

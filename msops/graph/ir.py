@@ -17,7 +17,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
-from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.primitive import PrimitiveWithInfer, as_shape_tuple, prim_attr_register
 
 __all__ = ["Node", "Graph", "TupleGetItem", "MakeTuple", "GraphError"]
 
@@ -119,12 +119,6 @@ def _describe(inputs: Sequence[Node]) -> str:
     return ", ".join(parts)
 
 
-def _as_tuple(shape: Any) -> tuple:
-    if isinstance(shape, tuple) and shape and isinstance(shape[0], (list, tuple)):
-        return tuple(tuple(s) for s in shape)
-    return tuple(shape)
-
-
 class Graph:
     """A traced network: `inputs`, `parameters`, op `nodes` in execution order, `outputs`."""
 
@@ -187,7 +181,7 @@ class Graph:
             where = f"\n  In {source}" if source else ""
             raise type(err)(f"{err}\n  Inputs of '{prim.name}': {_describe(inputs)}{where}") \
                 from err
-        node = self._new("op", prim=prim, inputs=inputs, shape=_as_tuple(shape),
+        node = self._new("op", prim=prim, inputs=inputs, shape=as_shape_tuple(shape),
                          dtype=tuple(dtype) if isinstance(dtype, (list, tuple)) else dtype,
                          source=source)
         self.nodes.append(node)

@@ -11,10 +11,17 @@ bfloat16 accumulate in float32 and are rounded once). Ranks named by an op
 Rank-dependent inference: `Reduce` and `CollectiveGather` give the result only to the
 destination rank; every other rank's output (and inferred shape) is `[1]` (zeros).
 AllToAllV is the one op that checks its arguments across ranks (its count matrix).
+
+The common collectives `lower` to a kernel per signature (eager calls and compiled
+graphs alike): MPI type, bound method and output shape are chosen once, so a call is
+one allocation and one buffer call. Outputs of 4 MiB or more come from `_OutputPool`,
+which hands an array out again once nothing else refers to it (see there).
 """
 from __future__ import annotations
 
+import functools
 import itertools
+from sys import getrefcount
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,7 +30,8 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import GlobalComm, get_group
-from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.primitive import CACHE_LIMIT as _CACHE_LIMIT  # noqa: F401 (tests)
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register, remember
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
            "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
@@ -136,21 +144,109 @@ def _reduced(prim: "_Collective", method: Callable, x: np.ndarray, out_shape: Se
     return out if out is None or out.dtype == x.dtype else out.astype(x.dtype)
 
 
-#: entries a per-primitive cache keeps (AllToAllV counts can change every call)
-_CACHE_LIMIT = 256
-
-
-def _remember(cache: dict, key: Any, value: Any) -> Any:
-    """cache[key] = value, forgetting the oldest entry beyond _CACHE_LIMIT; returns value."""
-    if len(cache) >= _CACHE_LIMIT:
-        del cache[next(iter(cache))]
-    cache[key] = value
-    return value
-
-
 def _placeholder(dtype: np.dtype) -> np.ndarray:
     """What a non-destination rank of Reduce/CollectiveGather returns: zeros of shape [1]."""
     return np.zeros(1, dtype)
+
+
+# -- output buffers of lowered kernels ---------------------------------------------------------
+
+#: outputs of at least this many bytes come from the pool: a fresh one page-faults when
+#: written (measured: 16 MiB 1.7x slower than reused; up to 4 MiB malloc reuses warm memory)
+_RECYCLE_BYTES = 4 << 20
+
+
+class _OutputPool:
+    """Large output arrays handed out again once nothing else refers to them.
+
+    Writing a fresh multi-MiB array costs its page faults: a 16 MiB AllReduce into a new
+    array took 1.8x as long as into a reused one. An array whose only reference is the
+    pool's (its Tensor and every view of it are gone) is free, so handing it out again
+    cannot be observed. Keeps at most `limit` bytes; free arrays are dropped oldest first.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.nbytes = limit, 0
+        self.arrays: dict[tuple, list[np.ndarray]] = {}
+
+    def take(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        """A free pooled array of `shape` and `dtype`, else a new one (pooled if there is room)."""
+        arrays = self.arrays.get((shape, dtype))
+        if arrays:
+            i = _free_index(arrays)
+            if i >= 0:
+                return arrays[i]
+        a = np.empty(shape, dtype)
+        if self._make_room(a.nbytes):
+            self.arrays.setdefault((shape, dtype), []).append(a)
+            self.nbytes += a.nbytes
+        return a
+
+    def _make_room(self, nbytes: int) -> bool:
+        while self.nbytes + nbytes > self.limit:
+            for key, arrays in self.arrays.items():
+                i = _free_index(arrays)
+                if i >= 0:
+                    break
+            else:
+                return False                     # everything pooled is in use
+            self.nbytes -= arrays.pop(i).nbytes
+            if not arrays:
+                del self.arrays[key]
+        return True
+
+
+def _free_index(arrays: list) -> int:
+    """Index of the first array only `arrays` refers to, or -1."""
+    for i in range(len(arrays)):
+        if getrefcount(arrays[i]) == _FREE_REFS:
+            return i
+    return -1
+
+
+_probe = [np.empty(0)]
+_FREE_REFS = getrefcount(_probe[0])          # the list's reference and getrefcount's argument
+del _probe
+_POOL = _OutputPool(256 << 20)
+
+
+def _new_output(shape: tuple, dtype: np.dtype) -> Callable[[], np.ndarray]:
+    """A maker of one signature's output arrays: pooled when large, else np.empty."""
+    return functools.partial(_allocator(int(np.prod(shape)) * dtype.itemsize), shape, dtype)
+
+
+def _allocator(nbytes: int) -> Callable[[tuple, np.dtype], np.ndarray]:
+    """What makes an output of `nbytes`: the pool's `take` when large, else np.empty."""
+    return _POOL.take if nbytes >= _RECYCLE_BYTES else np.empty
+
+
+def _lower_call(prim: "_Collective", method: str, x: Any, out: Any,
+                op: str | None = None) -> Callable:
+    """One signature's kernel: a new output of the inferred shape, then one buffer call
+    `comm.<method>([x, t], [out, t])` (`op` given: a reduction in x's own dtype).
+
+    prim.kernel where that does more: no communicator (a simulated world, a non-member:
+    the call raises the group's error), a dynamic dim, or float16/bfloat16 reductions.
+    """
+    comm = prim._group._comm
+    dtype = getattr(x.dtype, "np_dtype", None)
+    if comm is None or dtype is None or any(d < 0 for d in out.shape) or \
+            (op is not None and x.dtype.reduce_np_dtype != dtype):
+        return prim.kernel
+    call, new = getattr(comm, method), _new_output(tuple(out.shape), dtype)
+    if op is None:
+        t, extra = mstype.mpi_move_type(dtype), ()
+    else:
+        t, extra = mstype.mpi_reduce_type(dtype), (_mpi_op(op),)
+
+    def kernel(x: np.ndarray) -> np.ndarray:
+        out = new()
+        try:
+            call([x, t], [out, t], *extra)
+        except Exception as err:
+            _reraise(prim, err)
+        return out
+    return kernel
 
 
 # -- shape helpers ----------------------------------------------------------------------------
@@ -271,6 +367,9 @@ class AllGather(_Collective):
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         return _allgather(self, x)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return _lower_call(self, "Allgather", in_abstracts[0], out_abstract)
 
 
 class _AccumulationAllGather(_Collective):
@@ -408,6 +507,9 @@ class AllReduce(_Collective):
     def kernel(self, x: np.ndarray) -> np.ndarray:
         return _reduced(self, self._comm().Allreduce, x, x.shape)
 
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return _lower_call(self, "Allreduce", in_abstracts[0], out_abstract, self._op)
+
 
 class ReduceScatter(_Collective):
     """Reduce x with `op` over the group and scatter the result along dim 0.
@@ -432,6 +534,10 @@ class ReduceScatter(_Collective):
     def kernel(self, x: np.ndarray) -> np.ndarray:
         out_shape = (x.shape[0] // self._n,) + x.shape[1:]
         return _reduced(self, self._comm().Reduce_scatter_block, x, out_shape)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return _lower_call(self, "Reduce_scatter_block", in_abstracts[0], out_abstract,
+                           self._op)
 
 
 class Reduce(_Collective):
@@ -504,6 +610,36 @@ class Broadcast(_Collective):
             _call(self, comm.Bcast, _buf(out), self._root)
         return outs
 
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """One signature: the MPI types (and, off the root, output makers) chosen once."""
+        xs, comm = in_abstracts[0], self._group._comm
+        if comm is None or not isinstance(xs.dtype, tuple) or \
+                any(d < 0 for shape in xs.shape for d in shape):
+            return self.kernel
+        dtypes = [d.np_dtype for d in xs.dtype]
+        types = [mstype.mpi_move_type(d) for d in dtypes]
+        bcast, root = comm.Bcast, self._root
+        news = None if self._group.rank == root else \
+            [_new_output(tuple(s), d) for s, d in zip(xs.shape, dtypes)]
+        if len(types) == 1:                            # the common case, without the loops
+            t, new = types[0], news and news[0]
+
+            def kernel(xs: Sequence[np.ndarray]) -> tuple:
+                out = xs[0] if new is None else new()
+                try:
+                    bcast([out, t], root)
+                except Exception as err:
+                    _reraise(self, err)
+                return (out,)
+            return kernel
+
+        def kernel(xs: Sequence[np.ndarray]) -> tuple:
+            outs = tuple(xs) if news is None else tuple([new() for new in news])
+            for out, t in zip(outs, types):
+                _call(self, bcast, [out, t], root)
+            return outs
+        return kernel
+
 
 def _check_dim(prim: _Collective, arg: str, dim: int, ndim: int) -> int:
     """A dim of an ndim-d input: in [-ndim, ndim) (IndexError otherwise), made non-negative."""
@@ -558,7 +694,7 @@ class AlltoAll(_Collective):
             chunk = shape[:s] + (shape[s] // n,) + shape[s + 1:]
             out = list(chunk)
             out[c] *= n
-            layout = _remember(self._layouts, shape, (blocks, s, (n,) + chunk, c, tuple(out)))
+            layout = remember(self._layouts, shape, (blocks, s, (n,) + chunk, c, tuple(out)))
         return layout
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
@@ -570,6 +706,13 @@ class AlltoAll(_Collective):
         if c == 0:
             return recv.reshape(out_shape)
         return np.ascontiguousarray(np.moveaxis(recv, 0, c)).reshape(out_shape)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """Splitting and concatenating along dim 0 is one Alltoall into the output itself."""
+        nd = len(in_abstracts[0].shape)
+        if nd == 0 or self.split_dim % nd or self.concat_dim % nd:
+            return self.kernel
+        return _lower_call(self, "Alltoall", in_abstracts[0], out_abstract)
 
 
 # -- AllToAllV ------------------------------------------------------------------------------
@@ -623,10 +766,11 @@ class _A2avPlan:
 
     `send`: MPI (counts, displs) in elements; `recv`: an _Exchange, None in the derived
     form (filled per receive pattern into `derived`); `header`: this rank's row of the
-    cross-rank check, [status, send counts, recv counts] in blocks (int64).
+    cross-rank check, [status, send counts, recv counts] in blocks (int64); `runs`: the
+    call specialised to each input dtype (AllToAllV._runner).
     """
 
-    __slots__ = ("send", "recv", "header", "derived")
+    __slots__ = ("send", "recv", "header", "derived", "runs")
 
     def __init__(self, sc: tuple, sd: tuple, rc: tuple | None, rd: tuple | None,
                  block: int) -> None:
@@ -634,6 +778,7 @@ class _A2avPlan:
         self.recv = None if rc is None else _Exchange(rc, rd, block)
         self.header = np.array((0,) + sc + (rc or (0,) * len(sc)), np.int64)
         self.derived: dict[tuple, _Exchange] = {}
+        self.runs: dict[np.dtype, Callable] = {}
 
 
 class AllToAllV(_Collective):
@@ -677,6 +822,8 @@ class AllToAllV(_Collective):
         self.add_prim_attr("no_eliminate", True)
         self._block, self._check = block_size, check_counts
         self._plans: dict[tuple, _A2avPlan] = {}
+        self._matrix: np.ndarray | None = None      # the header matrix buffer
+        self._pairs: np.ndarray | None = None       # see _pair_index
 
     # -- local validation and the per-signature plan ------------------------------------------
     def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -689,7 +836,7 @@ class AllToAllV(_Collective):
         if plan is None:
             plan = self._make_plan(numel, counts)
             if key is not None:
-                _remember(self._plans, key, plan)
+                remember(self._plans, key, plan)
         return plan
 
     def _make_plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -750,22 +897,35 @@ class AllToAllV(_Collective):
     def _exchanges(self, n_counts: int) -> bool:
         return self._check or n_counts == 1
 
-    def _gather_headers(self, header: np.ndarray | None) -> np.ndarray:
-        """Every rank's header row (int64, rank_size x (1 + 2*rank_size)); None sends 'invalid'."""
-        n = self._n
-        if header is None:
-            header = np.zeros(1 + 2 * n, np.int64)
-        matrix = np.empty((n, 1 + 2 * n), np.int64)
-        _call(self, self._comm().Allgather, *_bufs(header, matrix))
-        return matrix
+    def _header_matrix(self) -> np.ndarray:
+        """The buffer every rank's header row is gathered into (int64, rank_size x
+        (1 + 2*rank_size)): one for every call, read before the call returns."""
+        if self._matrix is None:
+            self._matrix = np.empty((self._n, 1 + 2 * self._n), np.int64)
+        return self._matrix
+
+    def _send_invalid_header(self) -> None:
+        """Take part in the count exchange the other ranks wait in, marked invalid."""
+        header = np.zeros(1 + 2 * self._n, np.int64)
+        _call(self, self._comm().Allgather, *_bufs(header, self._header_matrix()))
 
     def _check_matrix(self, matrix: np.ndarray, status: int) -> None:
         """Pass if every row has this rank's (valid) `status` and sends what its peers expect."""
-        n = self._n
-        if (matrix[:, 0] == status).all() and \
-                (status < 0 or (matrix[:, 1:1 + n] == matrix[:, 1 + n:].T).all()):
-            return
+        if matrix[:, 0].tolist().count(status) == self._n:
+            if status < 0:
+                return
+            pairs = matrix.ravel()[self._pair_index()]    # [sent[i, j]], [expected[i, j]]
+            if pairs[0].tobytes() == pairs[1].tobytes():
+                return
         raise ValueError(self._count_matrix_error(matrix))
+
+    def _pair_index(self) -> np.ndarray:
+        """Flat header-matrix indices of sent[i, j] (row 0) and of expected[i, j] (row 1)."""
+        if self._pairs is None:
+            n, width = self._n, 1 + 2 * self._n
+            i, j = np.divmod(np.arange(n * n), n)
+            self._pairs = np.stack([i * width + 1 + j, j * width + 1 + n + i])
+        return self._pairs
 
     def _count_matrix_error(self, matrix: np.ndarray) -> str:
         """What is wrong with the count matrix: the same message on every rank."""
@@ -787,14 +947,14 @@ class AllToAllV(_Collective):
         return (f"For '{self.name}', every rank's recv_counts[i] should equal rank i's "
                 f"send_counts to it, but got: " + "; ".join(shown) + more + ".")
 
-    def _check_eager(self, values: list) -> None:
+    def _check_eager(self, values: list) -> Callable:
         try:
-            super()._check_eager(values)
+            return super()._check_eager(values)
         except (TypeError, ValueError):
             # the other ranks wait in the count exchange: take part, marked invalid, then raise
             if self._exchanges(len(values) - 1) and self._group.rank is not None \
                     and not self._group.simulated:
-                self._gather_headers(None)
+                self._send_invalid_header()
             raise
 
     # -- the kernel ---------------------------------------------------------------------------
@@ -804,40 +964,74 @@ class AllToAllV(_Collective):
             plan = self._plan(x.size, counts)
         except (TypeError, ValueError):
             if exchange:
-                self._gather_headers(None)
+                self._send_invalid_header()
             raise
-        recv = plan.recv
-        if exchange:
-            status = self._block * x.dtype.itemsize * (1 if recv is not None else -1)
-            plan.header[0] = status
-            matrix = self._gather_headers(plan.header)
+        run = plan.runs.get(x.dtype)
+        if run is None:
+            run = plan.runs[x.dtype] = self._runner(plan, x.dtype, exchange)
+        return run(x)
+
+    def _runner(self, plan: _A2avPlan, dtype: np.dtype, exchange: bool) -> Callable:
+        """The call of one plan on inputs of `dtype`: count exchange and check (if any), then
+        one Alltoallv, with MPI types, buffers and bound methods chosen here, once."""
+        comm = self._comm()                 # the group's error when there is no communicator
+        t, send, alltoallv = mstype.mpi_move_type(dtype), plan.send, comm.Alltoallv
+        if not exchange:
+            return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv)
+        status = self._block * dtype.itemsize * (1 if plan.recv is not None else -1)
+        header, matrix = plan.header.copy(), self._header_matrix()
+        header[0] = status
+        t64 = mstype.mpi_move_type(header.dtype)
+        allgather, specs = comm.Allgather, ([header, t64], [matrix, t64])
+
+        def run(x: np.ndarray, *_: Any) -> np.ndarray:
+            try:
+                allgather(*specs)
+            except Exception as err:
+                _reraise(self, err)
             self._check_matrix(matrix, status)
-            if recv is None:
-                recv = self._derived(plan, matrix)
-        return self._alltoallv(x, plan.send, recv)
+            recv = plan.recv or self._derived(plan, matrix)
+            out = _allocator(recv.size * dtype.itemsize)((recv.size,), dtype)
+            _call(self, alltoallv, [x, send, t], [out, recv.spec, t])
+            return out
+        return run
+
+    def _alltoallv_kernel(self, alltoallv: Callable, t: Any, dtype: np.dtype, send: tuple,
+                          recv: _Exchange) -> Callable:
+        """One Alltoallv of fixed counts into a new output (pooled when large)."""
+        new, spec = _new_output((recv.size,), dtype), recv.spec
+
+        def run(x: np.ndarray, *_: Any) -> np.ndarray:
+            out = new()
+            try:
+                alltoallv([x, send, t], [out, spec, t])
+            except Exception as err:
+                _reraise(self, err)
+            return out
+        return run
 
     def _derived(self, plan: _A2avPlan, matrix: np.ndarray) -> _Exchange:
         rc = tuple(matrix[:, 1 + self._group.rank].tolist())
         recv = plan.derived.get(rc)
         if recv is None:
-            recv = _remember(plan.derived, rc, _Exchange(rc, _packed_displs(rc), self._block))
+            recv = remember(plan.derived, rc, _Exchange(rc, _packed_displs(rc), self._block))
         return recv
 
-    def _alltoallv(self, x: np.ndarray, send: tuple, recv: _Exchange) -> np.ndarray:
-        out = np.empty(recv.size, x.dtype)
-        t = mstype.mpi_move_type(x.dtype)       # [buffer, (counts, displs), type]
-        _call(self, self._comm().Alltoallv, [x, send, t], [out, recv.spec, t])
-        return out
-
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        """With constant counts and check_counts=False: the plan is made once, here."""
+        """With constant counts the plan is made once, here, and (x's dtype and a
+        communicator known) the whole call: `_runner`. Every form still exchanges and
+        checks its counts on every call unless check_counts=False."""
         x, consts = in_abstracts[0], in_abstracts[1:]
-        if self._check or len(consts) == 1 or any(d < 0 for d in x.shape) or \
-                any(getattr(c, "kind", None) != "const" for c in consts):
+        exchange = self._exchanges(len(consts))
+        if any(d < 0 for d in x.shape) or \
+                any(getattr(c, "kind", None) != "const" for c in consts) or \
+                (exchange and self._group._comm is None):
             return self.kernel
         plan = self._plan(int(np.prod(x.shape)), [c.value for c in consts])
-        send, recv = plan.send, plan.recv
-        return lambda x, *_: self._alltoallv(x, send, recv)
+        dtype = getattr(getattr(x, "dtype", None), "np_dtype", None)
+        if self._group._comm is None or dtype is None:   # (the call raises the group's error)
+            return lambda x, *_: self._runner(plan, x.dtype, exchange)(x)
+        return self._runner(plan, dtype, exchange)
 
 
 AlltoAllV = AllToAllV

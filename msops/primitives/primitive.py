@@ -8,8 +8,12 @@ A primitive subclass declares
   * optionally `lower(in_abstracts, out_abstract)` returning a kernel specialised for
     one signature (precomputed counts, buffers): the compiled executor calls that.
 
-Calling a primitive runs it eagerly (infer, then kernel) or, while a graph is being
-traced, records it: the tracer installs a hook, so this layer never imports it.
+Calling a primitive runs it eagerly or, while a graph is being traced, records it: the
+tracer installs a hook, so this layer never imports it. Eagerly, a new signature (input
+shapes and dtypes, constant values) is inferred once and lowered once (`lower` gets
+`_Abstract`s shaped like graph Nodes); later calls with that signature go straight to
+the lowered kernel. The last call's signature is compared without building a key, so a
+repeated call costs a few attribute reads above the kernel itself.
 """
 from __future__ import annotations
 
@@ -86,6 +90,9 @@ def signature_of(value: Any) -> Any:
     return value
 
 
+_wrap = Tensor._wrap
+
+
 class Primitive:
     """Base of every op. `name`, `attrs`, strategies, and eager/traced dispatch."""
 
@@ -100,7 +107,11 @@ class Primitive:
         self.init_attrs: dict[str, Any] = {}
         self.in_strategy: tuple | None = None
         self.out_strategy: tuple | None = None
-        self._infer_cache: dict = {}
+        self._kernels: dict = {}           # eager signature -> lowered kernel
+        # the last calls' signatures (`__call__`): (shape, dtype, kernel) of one Tensor, and
+        # (shape, dtype, tupled, constants, kernel) of a Tensor (or 1-tuple) and constants
+        self._last: tuple = ((), None, None)
+        self._last_with: tuple = ((), None, False, (), None)
 
     # -- attributes ---------------------------------------------------------------
     def add_prim_attr(self, name: str, value: Any) -> "Primitive":
@@ -163,20 +174,68 @@ class Primitive:
     def __call__(self, *args: Any) -> Any:
         if _trace_hook is not None:
             return _trace_hook(self, args)
-        try:                         # fast path: every input a Tensor, signature seen before
-            values = [a._data for a in args]
-            if self.const_inputs or \
-                    tuple([(v.shape, v.dtype) for v in values]) not in self._infer_cache:
-                raise AttributeError
-        except AttributeError:
+        # fast paths: a signature seen before. The last call's is compared without building a
+        # key (one Tensor; or a Tensor or 1-tuple of one, then constants), others looked up.
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            v = args[0]._data
+            shape, dtype, kernel = self._last
+            if v.dtype is dtype and v.shape == shape:
+                out = kernel(v)
+                return _wrap(out) if type(out) is np.ndarray else _wrap_all(out)
+        elif args and (self.const_inputs or type(args[0]) is tuple):
+            shape, dtype, tupled, rest, kernel = self._last_with
+            first = args[0]
+            if tupled:
+                first = first[0] if type(first) is tuple and len(first) == 1 else None
+            if isinstance(first, Tensor):
+                v = first._data
+                if v.dtype is dtype and v.shape == shape and args[1:] == rest:
+                    return _wrap_all(kernel([v] if tupled else v, *rest))
+        else:
+            try:                     # every input a Tensor
+                values = [a._data for a in args]
+                kernel = self._kernels.get(tuple([(v.shape, v.dtype) for v in values]))
+            except AttributeError:   # a scalar or an array
+                kernel = None
+            if kernel is not None:
+                return _wrap_all(kernel(*values))
+        values, kernel = self._prepare(args)
+        return _wrap_all(kernel(*values))
+
+    def _prepare(self, args: Sequence[Any]) -> tuple[Sequence[Any], Callable]:
+        """(kernel arguments, the kernel for their signature), inferring a new signature."""
+        try:                         # Tensors, tuples of Tensors, hashable constants
+            values, key = _fast_values(args, self.const_inputs)
+            kernel = self._kernels.get(key)
+        except (AttributeError, TypeError):
+            key = kernel = None
+        if kernel is None:
             values = self._eager_values(args)
-            self._check_eager(values)
-        out = self.kernel(*values)
-        if out is None:
-            return None
-        if isinstance(out, tuple):
-            return tuple(Tensor._wrap(o) for o in out)
-        return Tensor._wrap(out)
+            kernel = self._check_eager(values)
+        if key is not None and (len(args) == 1 or self.const_inputs) and \
+                self._kernels.get(key) is kernel:
+            self._remember_last(args, values, kernel)
+        return values, kernel
+
+    def _remember_last(self, args: Sequence[Any], values: Sequence[Any], kernel: Callable) -> None:
+        """Keep a cached signature for `__call__`'s fastest paths: one Tensor; or a Tensor or
+        a 1-tuple of one, followed by hashable constants (a list could change in place)."""
+        consts, first = self.const_inputs, args[0]
+        tupled = type(first) is tuple
+        if tupled:
+            first = first[0] if len(first) == 1 else None
+        if 0 in consts or any(i not in consts for i in range(1, len(args))) or \
+                not isinstance(first, Tensor):
+            return
+        v, rest = (values[0][0] if tupled else values[0]), tuple(args[1:])
+        if not rest and not tupled:
+            self._last = (v.shape, v.dtype, kernel)
+            return
+        try:
+            hash(rest)
+        except TypeError:
+            return
+        self._last_with = (v.shape, v.dtype, tupled, rest, kernel)
 
     def _eager_values(self, args: Sequence[Any]) -> list:
         values = []
@@ -202,24 +261,93 @@ class Primitive:
             values.append(arr)
         return values
 
-    def _check_eager(self, values: list) -> None:
-        """Run inference once per signature: argument errors surface before the kernel."""
+    def _check_eager(self, values: list) -> Callable:
+        """Run inference once per signature (argument errors surface before the kernel);
+        returns the kernel lowered for that signature, kept for the calls that follow."""
         try:
             key = tuple([signature_of(v) for v in values])
-            if key in self._infer_cache:
-                return
+            kernel = self._kernels.get(key)
+            if kernel is not None:
+                return kernel
         except TypeError:            # unhashable constant: infer every call
             key = None
-        shapes = [_abstract(v, i in self.const_inputs, _shape_of) for i, v in enumerate(values)]
-        dtypes = [_abstract(v, i in self.const_inputs, _dtype_of) for i, v in enumerate(values)]
-        result = self.infer(shapes, dtypes)
-        if key is not None:
-            self._infer_cache[key] = result
+        consts = self.const_inputs
+        shapes = [_abstract(v, i in consts, _shape_of) for i, v in enumerate(values)]
+        dtypes = [_abstract(v, i in consts, _dtype_of) for i, v in enumerate(values)]
+        out_shape, out_dtype = self.infer(shapes, dtypes)
+        if key is None:
+            return self.kernel
+        ins = [_Abstract("const", (), None, v) if i in consts else _Abstract("input", s, d)
+               for i, (v, s, d) in enumerate(zip(values, shapes, dtypes))]
+        return remember(self._kernels, key, self.lower(ins, _Abstract("op", out_shape, out_dtype)))
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.attrs.items() if k not in ("in_strategy", "out_strategy")}
         body = ", ".join(f"{k}={v!r}" for k, v in shown.items())
         return f"Prim[{self.name}]" + (f"<{body}>" if body else "")
+
+
+class _Abstract:
+    """What `lower` reads of an eager input or output: the fields of a graph Node.
+
+    `kind` ("input", "const", "op"), `shape` a tuple (a tuple of tuples for a tuple value),
+    `dtype` a Type (a tuple of Types), `value` a constant's value.
+    """
+
+    __slots__ = ("kind", "shape", "dtype", "value")
+
+    def __init__(self, kind: str, shape: Any, dtype: Any, value: Any = None) -> None:
+        self.kind, self.value = kind, value
+        self.shape = as_shape_tuple(shape)
+        self.dtype = tuple(dtype) if isinstance(dtype, (list, tuple)) else dtype
+
+
+def as_shape_tuple(shape: Any) -> tuple:
+    """An inferred shape as a graph Node holds it: a tuple, or a tuple of tuples."""
+    if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
+        return tuple(tuple(s) for s in shape)
+    return tuple(shape)
+
+
+#: signatures (lowered kernels) a primitive keeps: AllToAllV's counts may change every call
+CACHE_LIMIT = 256
+
+
+def remember(cache: dict, key: Any, value: Any) -> Any:
+    """cache[key] = value, forgetting the oldest entry beyond CACHE_LIMIT; returns value."""
+    if len(cache) >= CACHE_LIMIT:
+        del cache[next(iter(cache))]
+    cache[key] = value
+    return value
+
+
+def _fast_values(args: Sequence[Any], consts: tuple[int, ...]) -> tuple[list, tuple]:
+    """(kernel arguments, signature key) of a call whose inputs are Tensors, tuples of
+    Tensors or hashable constants: the key `_check_eager` would build, without converting.
+
+    Anything else raises (AttributeError, TypeError) and takes the general path.
+    """
+    values, key = list(args), list(args)
+    for i, a in enumerate(args):
+        if i in consts:
+            if type(a) is list:
+                key[i] = tuple(a)
+        elif type(a) is tuple or type(a) is list:
+            values[i] = arrays = [t._data for t in a]
+            key[i] = tuple([(v.shape, v.dtype) for v in arrays])
+        else:
+            values[i] = v = a._data
+            key[i] = (v.shape, v.dtype)
+    return values, tuple(key)
+
+
+def _wrap_all(out: Any) -> Any:
+    """A kernel's result as the call's: None, a Tensor, or a tuple of Tensors."""
+    if out is None:
+        return None
+    if isinstance(out, tuple):
+        return (_wrap(out[0]),) if len(out) == 1 else tuple([_wrap(o) for o in out])
+    return _wrap(out)
 
 
 def _shape_of(a: np.ndarray) -> list:

@@ -10,6 +10,7 @@ import msops as ms
 from msops import Tensor, ops
 from msops.common.dtype import all_types
 from msops.communication import create_group, create_group_partition, get_group_size, get_rank
+from msops.primitives import comm_ops
 
 RANKS = (1, 2, 4, 8)
 
@@ -342,3 +343,62 @@ def test_collectives_on_an_even_odd_partition():
             send(x)
         np.testing.assert_array_equal(got.asnumpy(), parts[partner])
     ops.Barrier(name)()
+
+
+# -- large outputs: reused only once the caller has dropped them ------------------------------
+
+@pytest.fixture
+def pooled(monkeypatch):
+    """Outputs of 64 KiB and more come from the pool (4 MiB in use): quick to test."""
+    monkeypatch.setattr(comm_ops, "_RECYCLE_BYTES", 1 << 16)
+    return 1 << 16
+
+
+def test_large_outputs_are_never_overwritten_while_held(pooled):
+    """Large outputs come from a pool; one still held must keep its values."""
+    me, n = world()
+    size = pooled // 4 * n                                 # int32: every output is pooled
+
+    def data(k, rank, part=1):
+        return np.arange(size // part, dtype=np.int32) + 1000 * (k + rank)
+    calls = [(ops.AllGather(), lambda k: np.concatenate([data(k, r, n) for r in range(n)])),
+             (ops.AllReduce(), lambda k: sum(data(k, r) for r in range(n))),
+             (ops.AlltoAll(n, 0, 0), lambda k: np.concatenate(
+                  [np.split(data(k, r), n)[me] for r in range(n)]))]
+    for prim, expected in calls:
+        part = n if isinstance(prim, ops.AllGather) else 1
+        first = prim(Tensor(data(0, me, part)))
+        second = prim(Tensor(data(1, me, part)))           # first is held: a new buffer
+        np.testing.assert_array_equal(first.asnumpy(), expected(0))
+        np.testing.assert_array_equal(second.asnumpy(), expected(1))
+        address = second.asnumpy().ctypes.data
+        del second
+        third = prim(Tensor(data(2, me, part)))            # reuses the dropped one
+        assert third.asnumpy().ctypes.data == address
+        np.testing.assert_array_equal(third.asnumpy(), expected(2))
+        np.testing.assert_array_equal(first.asnumpy(), expected(0))
+
+
+def test_large_broadcast_and_alltoallv_outputs_held_and_reused(pooled):
+    me, n = world()
+    size = pooled // 4 * n                                 # float32: every output is pooled
+    bc = ops.Broadcast(0)
+    a2av, derived = ops.AllToAllV(check_counts=False), ops.AllToAllV()
+    counts, displs = (size // n,) * n, tuple(range(0, size, size // n))
+    block = slice(me * (size // n), (me + 1) * (size // n))
+
+    def data(k, rank):
+        return np.arange(size, dtype=np.float32) + 1000 * (k + rank)
+    outs = []
+    for k in range(3):
+        x = Tensor(data(k, me))
+        outs.append((bc((x,))[0], a2av(x, counts, displs, counts, displs), derived(x, counts)))
+        for j, (b, v, d) in enumerate(outs):
+            np.testing.assert_array_equal(b.asnumpy(), data(j, 0))
+            expected = np.concatenate([data(j, r)[block] for r in range(n)])
+            np.testing.assert_array_equal(v.asnumpy(), expected)
+            np.testing.assert_array_equal(d.asnumpy(), expected)
+    del b, v, d
+    dropped = {t.asnumpy().ctypes.data for t in outs.pop()}    # (one pool: the same shape)
+    assert a2av(Tensor(data(0, me)), counts, displs, counts, displs).asnumpy().ctypes.data \
+        in dropped
