@@ -338,19 +338,23 @@ class _Partitioner:
         red_axes = tuple(d for d in range(ndim) if d != c_axis)
         count = prod(node.inputs[0].shape[d] for d in red_axes)
 
+        stats_dtype = moving_mean.dtype          # statistics live in the parameters' dtype
+        xs = x if x.dtype == stats_dtype else \
+            g.apply(math_ops.Cast(), [x, g.add_const(stats_dtype)], src)
+
         def const(v: float) -> Node:
-            return g.add_const(np.asarray(v, dtype=x.dtype.np_dtype))
+            return g.add_const(np.asarray(v, dtype=stats_dtype.np_dtype))
 
         def global_mean(t: Node) -> Node:
             t = g.apply(math_ops.ReduceSum(keep_dims=False), [t, g.add_const(red_axes)], src)
             t = g.apply(comm_ops.AllReduce(comm_ops.ReduceOp.SUM, group), [t], src)
             return g.apply(math_ops.Mul(), [t, const(1.0 / count)], src)
 
-        mean = global_mean(x)
+        mean = global_mean(xs)
         bshape = tuple(x.shape[d] if d == c_axis else 1 for d in range(ndim))
         mean_b = g.apply(array_ops.Reshape(), [mean, g.add_const(bshape)], src)
         var = global_mean(g.apply(math_ops.Square(),
-                                  [g.apply(math_ops.Sub(), [x, mean_b], src)], src))
+                                  [g.apply(math_ops.Sub(), [xs, mean_b], src)], src))
         infer_bn = nn_ops.BatchNorm(is_training=False, epsilon=prim.epsilon,
                                     momentum=prim.momentum, data_format=prim.data_format)
         y = g.getitem(g.apply(infer_bn, [x, scale, bias, mean, var], src), 0, src)

@@ -175,3 +175,21 @@ def test_ranks_fed_different_shapes_fail_alike_before_any_collective():
     finally:
         ms.reset_auto_parallel_context()
     assert f"[{rows}, 16] Float32" in str(err.value)
+
+
+def test_training_batchnorm_float16_input_batch_split():
+    n = get_group_size()
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(8)
+            self.bn.shard(((n, 1),))
+
+        def construct(self, x):
+            return self.bn(x)
+
+    x = Tensor((np.arange(16 * 8).reshape(16, 8) % 13).astype(np.float16))
+    graph = check(Net, x, train=True, rtol=2e-3, atol=2e-3)
+    assert graph.outputs[0].dtype == ms.float16
+    assert comm_ops(graph) == ["AllReduce", "AllReduce"]       # global mean, then variance
