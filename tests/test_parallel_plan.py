@@ -231,3 +231,53 @@ def test_leaves_returned_as_outputs(semi):
     assert x_out.kind == "input" and x_out.shape == (16, 32)       # bound replicated by mm
     assert mm_out.shape == (16, 2)
     assert b_out.kind == "parameter" and b_out.shape == (3,)
+
+
+@pytest.mark.parametrize("out_strategy,match", [
+    (((2, 2),), r"the 'out_strategy' should be \(\(4, 2\),\)"),
+])
+def test_matmul_out_strategy_must_add_the_reduction_split(semi, out_strategy, match):
+    semi(8)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mm = ops.MatMul().shard(((2, 2), (2, 2)), out_strategy)
+            self.w = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w")
+
+        def construct(self, x):
+            return self.mm(x, self.w)
+
+    with pytest.raises(ValueError, match=match):
+        Net().compile(Tensor(np.ones((16, 32), np.float32)))
+
+
+@pytest.mark.parametrize("begin,end,masks,np_index", [
+    ((0, 0), (16, 8), {}, np.s_[:, 0:8]),             # both dims whole: dim 0 may stay split
+    ((-16, 2), (16, 6), {}, np.s_[:, 2:6]),           # dim 0 whole via a negative begin
+    ((0, 0), (8, 8), {}, None),                       # dim 0 cut
+    ((3, 0), (4, 8), {"shrink_axis_mask": 1}, None),  # dim 0 shrunk
+    ((0, 0), (0, 8), {"begin_mask": 1, "end_mask": 1}, np.s_[:, 0:8]),
+])
+def test_strided_slice_keeps_only_whole_dims_split(semi, begin, end, masks, np_index):
+    semi(4, rank=3)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.ss = ops.StridedSlice(**masks).shard(((4, 1),))
+
+        def construct(self, x):
+            return self.ss(x, begin, end, (1, 1))
+
+    x = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
+    if np_index is None:
+        with pytest.raises(ValueError, match=r"For 'StridedSlice', input 0 dim 0 cannot be split"):
+            Net().compile(Tensor(x))
+        return
+    graph = Net().compile(Tensor(x))
+    ss = [n for n in graph.nodes if n.op == "StridedSlice"][0]
+    # this rank's rows, sliced locally with the global bounds, are numpy's slice of its rows
+    want = x[np_index][12:16]
+    got = ss.prim(Tensor(x[12:16]), *[c.value for c in ss.inputs[1:]]).asnumpy()
+    np.testing.assert_array_equal(got, want)

@@ -206,7 +206,7 @@ class _Partitioner:
         it = iter(locals_)
         for i, inp in enumerate(node.inputs):
             if i in consts:
-                args.append(self.local.add_const(self._local_const(node, i, consts[i], sh)))
+                args.append(self.local.add_const(consts[i]))
             elif inp.kind == "op" and inp.prim.name == "MakeTuple":
                 args.append(self.local.make_tuple([next(it) for _ in inp.inputs], node.source))
             else:
@@ -221,18 +221,6 @@ class _Partitioner:
         else:
             out.layout = out_layouts[0]
         return out
-
-    def _local_const(self, node: Node, index: int, value: Any, sh: OpSharding) -> Any:
-        """A const input on local shapes (StridedSlice bounds of split dims)."""
-        if node.prim.sharding != "slice" or index not in (1, 2):
-            return value
-        x = node.inputs[0].shape
-        parts = TensorLayout(sh.device_matrix, sh.in_maps[0], x).slice_shape
-        out = list(value)
-        for d in range(min(len(out), len(x))):
-            if parts[d] != x[d]:                  # split dims are taken whole
-                out[d] = 0 if index == 1 else parts[d]
-        return type(value)(out)
 
     # -- op-internal communication -----------------------------------------------------
     def _group(self, dm: tuple, axes: Sequence[int]) -> str:
@@ -261,30 +249,25 @@ class _Partitioner:
 
     def _reduce_scatter(self, node: Node, out: Node, sh: OpSharding, out_s: tuple,
                         group: str, layout: TensorLayout) -> tuple[Node, TensorLayout]:
-        """MatMul with out strategy ((a*b, c),): ReduceScatter the partial sum along dim 0."""
-        name = node.prim.name
-        dm, in_s = sh.device_matrix, sh.strategy
-        a, b = in_s[0][-2], in_s[0][-1]
-        if node.prim.attrs.get("transpose_a"):
-            a, b = b, a
-        c = in_s[1][-2] if node.prim.attrs.get("transpose_b") else in_s[1][-1]
-        want = (a * b, c)
-        if len(out_s) != 1 or tuple(out_s[0][-2:]) != want or len(sh.partial_axes) != 1:
-            raise ValueError(f"For '{name}', the 'out_strategy' should be (({a * b}, {c}),) "
-                             f"(rows split by the reduction too, for a ReduceScatter), "
-                             f"but got {out_s}.\n  In {node.source}")
-        k_axis = sh.partial_axes[0]
-        rows = layout.tensor_map[-2]
-        if rows == -1:
-            new_axes = (k_axis,)
-        else:
-            new_axes = (rows, k_axis) if isinstance(rows, int) else tuple(rows) + (k_axis,)
-        tmap = list(layout.tensor_map)
-        tmap[-2] = new_axes if len(new_axes) > 1 else new_axes[0]
-        new_layout = TensorLayout(dm, tuple(tmap), layout.tensor_shape)
+        """MatMul with out strategy ((.., a*b, c),): ReduceScatter the partial sum along the
+        rows, which then split over their own axes and the reduction axis (b, minor)."""
+        parts = [layout.dim_parts(d) for d in range(len(layout.tensor_shape))]
+        if len(parts) != 2 or len(sh.partial_axes) != 1:
+            raise ValueError(f"For '{node.prim.name}', an 'out_strategy' (a ReduceScatter along "
+                             f"dim 0) needs a 2-D output and one split reduction dim, but got "
+                             f"a {len(parts)}-D output and {len(sh.partial_axes)} split "
+                             f"reduction dims.\n  In {node.source}")
+        parts[-2] *= sh.axis_size(sh.partial_axes[0])
+        if len(out_s) != 1 or tuple(out_s[0]) != tuple(parts):
+            raise ValueError(f"For '{node.prim.name}', the 'out_strategy' should be "
+                             f"({tuple(parts)},) (rows split by the reduction too, for a "
+                             f"ReduceScatter), but got {out_s}.\n  In {node.source}")
+        rows = layout.dim_axes[-2] + sh.partial_axes
+        tmap = layout.tensor_map[:-2] + (rows if len(rows) > 1 else rows[0],
+                                         layout.tensor_map[-1])
         rs = self.local.apply(comm_ops.ReduceScatter(comm_ops.ReduceOp.SUM, group), [out],
                               node.source)
-        return rs, new_layout
+        return rs, TensorLayout(sh.device_matrix, tmap, layout.tensor_shape)
 
     def _expansion(self, prim: Any, sh: OpSharding) -> Callable | None:
         """A local subgraph replacing the op when its split dims need cross-rank reductions

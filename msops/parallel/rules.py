@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from msops.parallel.strategy import DimSpec
+from msops.primitives.math_ops import reduce_axes
 
 __all__ = ["spec_of", "RULES"]
 
@@ -47,11 +48,7 @@ def matmul(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
 
 def reduce(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
     x = ins[0]
-    axis = consts.get(1, ())
-    axes = {a % len(x) for a in ((axis,) if isinstance(axis, int) else tuple(axis))} \
-        if x else set()
-    if not axes:
-        axes = set(range(len(x)))
+    axes = reduce_axes(prim.name, len(x), consts.get(1, ()))
     letters = _dims(len(x))
     keep = prim.attrs.get("keep_dims", False)
     out = tuple((None if j in axes else l) for j, l in enumerate(letters)) if keep else \
@@ -99,30 +96,25 @@ def split(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
 
 
 def strided_slice(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
-    """Only dims taken whole (begin 0, end size, stride 1) may stay split; others are cut."""
+    """Only dims taken whole may stay split; a cut or shrunk dim must be whole on every rank.
+    (A whole dim's global bounds clamp to the whole local block, so consts stay as they are.)"""
     x = ins[0]
     letters = _dims(len(x))
-    begin, end, strides = consts[1], consts[2], consts[3]
-    masks = {k: prim.attrs.get(k, 0) for k in ("begin_mask", "end_mask", "ellipsis_mask",
-                                              "new_axis_mask", "shrink_axis_mask")}
-    if masks["ellipsis_mask"] or masks["new_axis_mask"]:
-        bad = tuple((l, "StridedSlice with ellipsis/new-axis masks") for l in letters)
-        return DimSpec((letters,), (_dims(len(outs[0]), 0, "o"),), unsplittable=bad)
-    bad, out = [], []
-    for j, l in enumerate(letters):
-        if j >= len(begin):
-            out.append(l)
+    index, _ = prim.index(x, consts[1], consts[2], consts[3])
+    bad, out, dim = [], [], 0
+    for entry in index:
+        if entry is None:                         # a new axis
+            out.append(None)
             continue
-        b = 0 if masks["begin_mask"] >> j & 1 else begin[j]
-        e = x[j] if masks["end_mask"] >> j & 1 else end[j]
-        whole = strides[j] == 1 and b in (0, -x[j]) and (e >= x[j])
-        if masks["shrink_axis_mask"] >> j & 1:
-            bad.append((l, f"StridedSlice shrinks dim {j}"))
-            continue
-        if not whole:
-            bad.append((l, f"StridedSlice cuts dim {j}"))
-        out.append(l)
-    return DimSpec((letters,), (tuple(out),), unsplittable=tuple(bad))
+        letter = letters[dim]
+        if isinstance(entry, slice):
+            out.append(letter)
+            if entry.indices(x[dim]) != (0, x[dim], 1):
+                bad.append((letter, f"StridedSlice cuts dim {dim}"))
+        else:
+            bad.append((letter, f"StridedSlice shrinks dim {dim}"))
+        dim += 1
+    return DimSpec((letters,), (tuple(out) + letters[dim:],), unsplittable=tuple(bad))
 
 
 def onehot(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
