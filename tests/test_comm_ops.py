@@ -11,7 +11,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from msops.communication import SimulationError, create_group
-from msops.primitives import comm_ops
+from msops.primitives import comm_ops, outputs
 
 
 def exactly(exc: type, message: str):
@@ -537,7 +537,7 @@ def test_simulation_refuses_again_for_a_signature_already_seen(sim):
 # -- the output pool of the lowered kernels ---------------------------------------------------
 
 def test_output_pool_hands_out_an_array_again_once_it_is_dropped():
-    pool = comm_ops._OutputPool(1 << 20)
+    pool = outputs.OutputPool(1 << 20)
     f32 = np.dtype(np.float32)
     a = pool.take((4, 2), f32)
     address = a.ctypes.data
@@ -557,7 +557,7 @@ def test_output_pool_hands_out_an_array_again_once_it_is_dropped():
 
 
 def test_output_pool_keeps_at_most_its_limit():
-    pool = comm_ops._OutputPool(100)
+    pool = outputs.OutputPool(100)
     f64 = np.dtype(np.float64)
     a, b = pool.take((5,), f64), pool.take((5,), f64)       # 80 bytes pooled, both in use
     extra = pool.take((5,), f64)                            # no room: not pooled

@@ -1,7 +1,8 @@
 """Launch each tests/ranks/test_*.py under real MPI at the rank counts it declares.
 
 A rank file declares `RANKS = (2, 4, 8)`; every rank runs the same pytest session,
-so each assertion is checked on every rank against numpy.
+so each assertion is checked on every rank against numpy. `PURE_PYTHON_RANKS = (2,)`
+also runs it at those rank counts with MSOPS_PURE_PYTHON=1 (without the C fast path).
 """
 import os
 import re
@@ -15,19 +16,25 @@ HERE = Path(__file__).parent
 TIMEOUT_S = 300
 
 
+def _counts(text: str, name: str, default: list[int]) -> list[int]:
+    m = re.search(rf"^{name}\s*=\s*\(([^)]*)\)", text, re.M)
+    return [int(v) for v in m.group(1).replace(",", " ").split()] if m else default
+
+
 def _suites():
     for path in sorted((HERE / "ranks").glob("test_*.py")):
-        m = re.search(r"^RANKS\s*=\s*\(([^)]*)\)", path.read_text(), re.M)
-        ranks = [int(v) for v in m.group(1).replace(",", " ").split()] if m else [2]
-        for n in ranks:
-            yield pytest.param(path, n, id=f"{path.stem}-n{n}")
+        text = path.read_text()
+        for n in _counts(text, "RANKS", [2]):
+            yield pytest.param(path, n, False, id=f"{path.stem}-n{n}")
+        for n in _counts(text, "PURE_PYTHON_RANKS", []):
+            yield pytest.param(path, n, True, id=f"{path.stem}-n{n}-pure-python")
 
 
-@pytest.mark.parametrize("path,nranks", list(_suites()))
-def test_ranks(path: Path, nranks: int):
+@pytest.mark.parametrize("path,nranks,pure", list(_suites()))
+def test_ranks(path: Path, nranks: int, pure: bool):
     # Plugin autoload (hypothesis: ~1 s a process) is off; files that use a plugin import it.
     env = dict(os.environ, MSOPS_UNDER_MPIEXEC="1", PYTHONUNBUFFERED="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MSOPS_PURE_PYTHON="1" if pure else "")
     cmd = ["mpiexec", "-n", str(nranks), sys.executable, "-m", "pytest", str(path),
            "-o", "addopts=", "-q", "-p", "no:cacheprovider", "-x"]
     proc = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True,

@@ -51,6 +51,9 @@ class Tensor:
     """
 
     __array_priority__ = 100
+    # the two fields every Tensor has as slots (quick to set when a kernel's output is
+    # wrapped); anything else (a compiled output's `.layout`, a Parameter's name) in __dict__
+    __slots__ = ("_data", "_dtype", "__dict__", "__weakref__")
 
     def __init__(self, input_data: Any = None, dtype: mstype.Type | None = None,
                  shape: Any = None) -> None:

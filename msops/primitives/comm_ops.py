@@ -14,14 +14,12 @@ AllToAllV is the one op that checks its arguments across ranks (its count matrix
 
 The common collectives `lower` to a kernel per signature (eager calls and compiled
 graphs alike): MPI type, bound method and output shape are chosen once, so a call is
-one allocation and one buffer call. Outputs of 4 MiB or more come from `_OutputPool`,
-which hands an array out again once nothing else refers to it (see there).
+one buffer call (`buffer_call`) into an output that is handed out again once the caller
+has dropped it (`outputs`).
 """
 from __future__ import annotations
 
-import functools
 import itertools
-from sys import getrefcount
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -31,6 +29,8 @@ from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import GlobalComm, get_group
 from msops.primitives.primitive import CACHE_LIMIT as _CACHE_LIMIT  # noqa: F401 (tests)
+from msops.primitives.buffer_call import buffer_call
+from msops.primitives.outputs import allocate, output_maker
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register, remember
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
@@ -149,81 +149,10 @@ def _placeholder(dtype: np.dtype) -> np.ndarray:
     return np.zeros(1, dtype)
 
 
-# -- output buffers of lowered kernels ---------------------------------------------------------
-
-#: outputs of at least this many bytes come from the pool: a fresh one page-faults when
-#: written (measured: 16 MiB 1.7x slower than reused; up to 4 MiB malloc reuses warm memory)
-_RECYCLE_BYTES = 4 << 20
-
-
-class _OutputPool:
-    """Large output arrays handed out again once nothing else refers to them.
-
-    Writing a fresh multi-MiB array costs its page faults: a 16 MiB AllReduce into a new
-    array took 1.8x as long as into a reused one. An array whose only reference is the
-    pool's (its Tensor and every view of it are gone) is free, so handing it out again
-    cannot be observed. Keeps at most `limit` bytes; free arrays are dropped oldest first.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit, self.nbytes = limit, 0
-        self.arrays: dict[tuple, list[np.ndarray]] = {}
-
-    def take(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
-        """A free pooled array of `shape` and `dtype`, else a new one (pooled if there is room)."""
-        arrays = self.arrays.get((shape, dtype))
-        if arrays:
-            i = _free_index(arrays)
-            if i >= 0:
-                return arrays[i]
-        a = np.empty(shape, dtype)
-        if self._make_room(a.nbytes):
-            self.arrays.setdefault((shape, dtype), []).append(a)
-            self.nbytes += a.nbytes
-        return a
-
-    def _make_room(self, nbytes: int) -> bool:
-        while self.nbytes + nbytes > self.limit:
-            for key, arrays in self.arrays.items():
-                i = _free_index(arrays)
-                if i >= 0:
-                    break
-            else:
-                return False                     # everything pooled is in use
-            self.nbytes -= arrays.pop(i).nbytes
-            if not arrays:
-                del self.arrays[key]
-        return True
-
-
-def _free_index(arrays: list) -> int:
-    """Index of the first array only `arrays` refers to, or -1."""
-    for i in range(len(arrays)):
-        if getrefcount(arrays[i]) == _FREE_REFS:
-            return i
-    return -1
-
-
-_probe = [np.empty(0)]
-_FREE_REFS = getrefcount(_probe[0])          # the list's reference and getrefcount's argument
-del _probe
-_POOL = _OutputPool(256 << 20)
-
-
-def _new_output(shape: tuple, dtype: np.dtype) -> Callable[[], np.ndarray]:
-    """A maker of one signature's output arrays: pooled when large, else np.empty."""
-    return functools.partial(_allocator(int(np.prod(shape)) * dtype.itemsize), shape, dtype)
-
-
-def _allocator(nbytes: int) -> Callable[[tuple, np.dtype], np.ndarray]:
-    """What makes an output of `nbytes`: the pool's `take` when large, else np.empty."""
-    return _POOL.take if nbytes >= _RECYCLE_BYTES else np.empty
-
-
 def _lower_call(prim: "_Collective", method: str, x: Any, out: Any,
                 op: str | None = None) -> Callable:
-    """One signature's kernel: a new output of the inferred shape, then one buffer call
-    `comm.<method>([x, t], [out, t])` (`op` given: a reduction in x's own dtype).
+    """One signature's kernel: one buffer call `comm.<method>([x, t], [out, t])` into an
+    output of the inferred shape (`op` given: a reduction in x's own dtype).
 
     prim.kernel where that does more: no communicator (a simulated world, a non-member:
     the call raises the group's error), a dynamic dim, or float16/bfloat16 reductions.
@@ -233,20 +162,11 @@ def _lower_call(prim: "_Collective", method: str, x: Any, out: Any,
     if comm is None or dtype is None or any(d < 0 for d in out.shape) or \
             (op is not None and x.dtype.reduce_np_dtype != dtype):
         return prim.kernel
-    call, new = getattr(comm, method), _new_output(tuple(out.shape), dtype)
     if op is None:
         t, extra = mstype.mpi_move_type(dtype), ()
     else:
         t, extra = mstype.mpi_reduce_type(dtype), (_mpi_op(op),)
-
-    def kernel(x: np.ndarray) -> np.ndarray:
-        out = new()
-        try:
-            call([x, t], [out, t], *extra)
-        except Exception as err:
-            _reraise(prim, err)
-        return out
-    return kernel
+    return buffer_call(prim, getattr(comm, method), (t,), (t,), extra, out.shape, dtype, _reraise)
 
 
 # -- shape helpers ----------------------------------------------------------------------------
@@ -619,19 +539,12 @@ class Broadcast(_Collective):
         dtypes = [d.np_dtype for d in xs.dtype]
         types = [mstype.mpi_move_type(d) for d in dtypes]
         bcast, root = comm.Bcast, self._root
-        news = None if self._group.rank == root else \
-            [_new_output(tuple(s), d) for s, d in zip(xs.shape, dtypes)]
-        if len(types) == 1:                            # the common case, without the loops
-            t, new = types[0], news and news[0]
-
-            def kernel(xs: Sequence[np.ndarray]) -> tuple:
-                out = xs[0] if new is None else new()
-                try:
-                    bcast([out, t], root)
-                except Exception as err:
-                    _reraise(self, err)
-                return (out,)
-            return kernel
+        is_root = self._group.rank == root
+        if len(types) == 1:                  # the common case: the root sends, the others receive
+            send, recv = ((types[0],), None) if is_root else (None, (types[0],))
+            return buffer_call(self, bcast, send, recv, (root,), xs.shape[0], dtypes[0],
+                               _reraise, tupled=True)
+        news = None if is_root else [output_maker(tuple(s), d) for s, d in zip(xs.shape, dtypes)]
 
         def kernel(xs: Sequence[np.ndarray]) -> tuple:
             outs = tuple(xs) if news is None else tuple([new() for new in news])
@@ -991,24 +904,16 @@ class AllToAllV(_Collective):
                 _reraise(self, err)
             self._check_matrix(matrix, status)
             recv = plan.recv or self._derived(plan, matrix)
-            out = _allocator(recv.size * dtype.itemsize)((recv.size,), dtype)
+            out = allocate((recv.size,), dtype)
             _call(self, alltoallv, [x, send, t], [out, recv.spec, t])
             return out
         return run
 
     def _alltoallv_kernel(self, alltoallv: Callable, t: Any, dtype: np.dtype, send: tuple,
                           recv: _Exchange) -> Callable:
-        """One Alltoallv of fixed counts into a new output (pooled when large)."""
-        new, spec = _new_output((recv.size,), dtype), recv.spec
-
-        def run(x: np.ndarray, *_: Any) -> np.ndarray:
-            out = new()
-            try:
-                alltoallv([x, send, t], [out, spec, t])
-            except Exception as err:
-                _reraise(self, err)
-            return out
-        return run
+        """One Alltoallv of fixed counts into a reused output (see `buffer_call`)."""
+        return buffer_call(self, alltoallv, (send, t), (recv.spec, t), (), (recv.size,), dtype,
+                           _reraise)
 
     def _derived(self, plan: _A2avPlan, matrix: np.ndarray) -> _Exchange:
         rc = tuple(matrix[:, 1 + self._group.rank].tolist())

@@ -12,8 +12,9 @@ Calling a primitive runs it eagerly or, while a graph is being traced, records i
 tracer installs a hook, so this layer never imports it. Eagerly, a new signature (input
 shapes and dtypes, constant values) is inferred once and lowered once (`lower` gets
 `_Abstract`s shaped like graph Nodes); later calls with that signature go straight to
-the lowered kernel. The last call's signature is compared without building a key, so a
-repeated call costs a few attribute reads above the kernel itself.
+the lowered kernel. The last call's signature is compared without building a key
+(`_PyCall`, or its C twin `msops._fastpath.FastCall` when built), so a repeated call
+costs little more than the kernel itself.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import _TYPE_OF_NP, Tensor
+from msops.primitives.native import fastpath
 
 __all__ = ["Primitive", "PrimitiveWithInfer", "prim_attr_register", "set_trace_hook",
            "signature_of"]
@@ -37,6 +39,8 @@ def set_trace_hook(hook: Callable | None) -> Callable | None:
     """Install the tracer's call hook (None to remove); returns the previous one."""
     global _trace_hook
     prev, _trace_hook = _trace_hook, hook
+    if fastpath is not None:
+        fastpath.set_tracing(hook is not None)
     return prev
 
 
@@ -91,9 +95,65 @@ def signature_of(value: Any) -> Any:
 
 
 _wrap = Tensor._wrap
+_new_tensor = object.__new__
 
 
-class Primitive:
+class _PyCall:
+    """How a primitive is called, in pure Python: the twin of `msops._fastpath.FastCall`.
+
+    A call with the last call's signature runs that signature's kernel at once: one Tensor
+    (`_set_last(shape, dtype, kernel, out_type)`; `out_type` not None: the output is a
+    contiguous array of that Type, wrapped without checks), or a Tensor or a 1-tuple of
+    one followed by constants (`_set_last_with(shape, dtype, tupled, rest, kernel)`).
+    Anything else, and every call while a graph is traced, goes to `self._call(*args)`.
+    """
+
+    _last: tuple = ((), None, None, None)
+    _last_with: tuple = ((), None, False, (), None)
+
+    def __call__(self, *args: Any) -> Any:
+        if _trace_hook is None and args:
+            first = args[0]
+            if len(args) == 1 and isinstance(first, Tensor):
+                v = first._data
+                shape, dtype, kernel, out_type = self._last
+                if v.dtype is dtype and v.shape == shape:
+                    out = kernel(v)
+                    if out_type is None or type(out) is not np.ndarray:
+                        return _wrap_all(out)
+                    t = _new_tensor(Tensor)     # Tensor._wrap, its checks made on the first call
+                    t._data, t._dtype = out, out_type
+                    return t
+            shape, dtype, tupled, rest, kernel = self._last_with
+            if kernel is not None:
+                if tupled:
+                    first = first[0] if type(first) is tuple and len(first) == 1 else None
+                if isinstance(first, Tensor):
+                    v = first._data
+                    if v.dtype is dtype and v.shape == shape and _equal(args[1:], rest):
+                        return _wrap_all(kernel([v] if tupled else v, *rest))
+        return self._call(*args)
+
+    def _set_last(self, shape: tuple, dtype: np.dtype, kernel: Callable, out_type: Any) -> None:
+        self._last = (shape, dtype, kernel, out_type)
+
+    def _set_last_with(self, shape: tuple, dtype: np.dtype, tupled: bool, rest: tuple,
+                       kernel: Callable) -> None:
+        self._last_with = (shape, dtype, tupled, rest, kernel)
+
+
+def _equal(args: tuple, rest: tuple) -> bool:
+    """args == rest, False where they cannot be compared (an array among the constants)."""
+    try:
+        return args == rest
+    except (ValueError, TypeError):
+        return False
+
+
+_CallBase = fastpath.FastCall if fastpath is not None else _PyCall
+
+
+class Primitive(_CallBase):
     """Base of every op. `name`, `attrs`, strategies, and eager/traced dispatch."""
 
     #: positions of inputs that are compile-time values (shapes, axes, counts), not tensors
@@ -108,10 +168,6 @@ class Primitive:
         self.in_strategy: tuple | None = None
         self.out_strategy: tuple | None = None
         self._kernels: dict = {}           # eager signature -> lowered kernel
-        # the last calls' signatures (`__call__`): (shape, dtype, kernel) of one Tensor, and
-        # (shape, dtype, tupled, constants, kernel) of a Tensor (or 1-tuple) and constants
-        self._last: tuple = ((), None, None)
-        self._last_with: tuple = ((), None, False, (), None)
 
     # -- attributes ---------------------------------------------------------------
     def add_prim_attr(self, name: str, value: Any) -> "Primitive":
@@ -171,39 +227,28 @@ class Primitive:
         return self.kernel
 
     # -- calling ---------------------------------------------------------------------
-    def __call__(self, *args: Any) -> Any:
+    def _call(self, *args: Any) -> Any:
+        """A call that is not the last call's signature (`_CallBase.__call__` tried that):
+        traced, or looked up among the signatures seen, or inferred and lowered anew."""
         if _trace_hook is not None:
             return _trace_hook(self, args)
-        # fast paths: a signature seen before. The last call's is compared without building a
-        # key (one Tensor; or a Tensor or 1-tuple of one, then constants), others looked up.
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            v = args[0]._data
-            shape, dtype, kernel = self._last
-            if v.dtype is dtype and v.shape == shape:
-                out = kernel(v)
-                return _wrap(out) if type(out) is np.ndarray else _wrap_all(out)
-        elif args and (self.const_inputs or type(args[0]) is tuple):
-            shape, dtype, tupled, rest, kernel = self._last_with
-            first = args[0]
-            if tupled:
-                first = first[0] if type(first) is tuple and len(first) == 1 else None
-            if isinstance(first, Tensor):
-                v = first._data
-                if v.dtype is dtype and v.shape == shape and args[1:] == rest:
-                    return _wrap_all(kernel([v] if tupled else v, *rest))
-        else:
-            try:                     # every input a Tensor
+        if len(args) != 1 and not self.const_inputs:
+            try:                     # every input a Tensor: a signature seen before?
                 values = [a._data for a in args]
                 kernel = self._kernels.get(tuple([(v.shape, v.dtype) for v in values]))
             except AttributeError:   # a scalar or an array
                 kernel = None
             if kernel is not None:
                 return _wrap_all(kernel(*values))
-        values, kernel = self._prepare(args)
-        return _wrap_all(kernel(*values))
+        values, kernel, cached = self._prepare(args)
+        out = kernel(*values)
+        if cached and (len(args) == 1 or self.const_inputs):
+            self._remember_last(args, values, kernel, out)
+        return _wrap_all(out)
 
-    def _prepare(self, args: Sequence[Any]) -> tuple[Sequence[Any], Callable]:
-        """(kernel arguments, the kernel for their signature), inferring a new signature."""
+    def _prepare(self, args: Sequence[Any]) -> tuple[Sequence[Any], Callable, bool]:
+        """(kernel arguments, the kernel for their signature, whether that kernel is cached
+        under the signature `_fast_values` builds), inferring a new signature."""
         try:                         # Tensors, tuples of Tensors, hashable constants
             values, key = _fast_values(args, self.const_inputs)
             kernel = self._kernels.get(key)
@@ -212,14 +257,14 @@ class Primitive:
         if kernel is None:
             values = self._eager_values(args)
             kernel = self._check_eager(values)
-        if key is not None and (len(args) == 1 or self.const_inputs) and \
-                self._kernels.get(key) is kernel:
-            self._remember_last(args, values, kernel)
-        return values, kernel
+        return values, kernel, key is not None and self._kernels.get(key) is kernel
 
-    def _remember_last(self, args: Sequence[Any], values: Sequence[Any], kernel: Callable) -> None:
+    def _remember_last(self, args: Sequence[Any], values: Sequence[Any], kernel: Callable,
+                       out: Any) -> None:
         """Keep a cached signature for `__call__`'s fastest paths: one Tensor; or a Tensor or
-        a 1-tuple of one, followed by hashable constants (a list could change in place)."""
+        a 1-tuple of one, followed by hashable constants (a list could change in place).
+        A single output that needs no conversion to be a Tensor's (`out` shows) is wrapped
+        there without `Tensor._wrap`'s checks."""
         consts, first = self.const_inputs, args[0]
         tupled = type(first) is tuple
         if tupled:
@@ -229,13 +274,16 @@ class Primitive:
             return
         v, rest = (values[0][0] if tupled else values[0]), tuple(args[1:])
         if not rest and not tupled:
-            self._last = (v.shape, v.dtype, kernel)
+            out_type = None
+            if type(out) is np.ndarray and out.flags.c_contiguous:
+                out_type = _TYPE_OF_NP.get(out.dtype)
+            self._set_last(v.shape, v.dtype, kernel, out_type)
             return
         try:
             hash(rest)
         except TypeError:
             return
-        self._last_with = (v.shape, v.dtype, tupled, rest, kernel)
+        self._set_last_with(v.shape, v.dtype, tupled, rest, kernel)
 
     def _eager_values(self, args: Sequence[Any]) -> list:
         values = []
@@ -378,6 +426,10 @@ def _scalar_like(value: Any, like: np.ndarray | None) -> np.ndarray:
             return np.asarray(value, dtype=like.dtype)
     arr = np.asarray(value)
     return arr.astype(np.float32) if arr.dtype == np.float64 else arr
+
+
+if fastpath is not None:
+    fastpath.setup(Tensor, _TYPE_OF_NP, _wrap_all)
 
 
 class PrimitiveWithInfer(Primitive):

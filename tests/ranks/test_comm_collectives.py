@@ -10,9 +10,10 @@ import msops as ms
 from msops import Tensor, ops
 from msops.common.dtype import all_types
 from msops.communication import create_group, create_group_partition, get_group_size, get_rank
-from msops.primitives import comm_ops
+from msops.primitives import outputs
 
 RANKS = (1, 2, 4, 8)
+PURE_PYTHON_RANKS = (2,)
 
 # the reduce ops each dtype family allows (the spec, written out independently of comm_ops)
 ARITHMETIC = ("sum", "max", "min", "prod")
@@ -345,19 +346,22 @@ def test_collectives_on_an_even_odd_partition():
     ops.Barrier(name)()
 
 
-# -- large outputs: reused only once the caller has dropped them ------------------------------
+# -- outputs: reused only once the caller has dropped them -----------------------------------
 
-@pytest.fixture
-def pooled(monkeypatch):
-    """Outputs of 64 KiB and more come from the pool (4 MiB in use): quick to test."""
-    monkeypatch.setattr(comm_ops, "_RECYCLE_BYTES", 1 << 16)
+@pytest.fixture(params=["held", "pooled"])
+def reused(request, monkeypatch):
+    """Bytes of each output: small ones are held by their kernel; with outputs of 64 KiB
+    and more taken from the pool, the pool's (4 MiB in use: quick to test)."""
+    if request.param == "held":
+        return 64
+    monkeypatch.setattr(outputs, "RECYCLE_BYTES", 1 << 16)
     return 1 << 16
 
 
-def test_large_outputs_are_never_overwritten_while_held(pooled):
-    """Large outputs come from a pool; one still held must keep its values."""
+def test_outputs_are_never_overwritten_while_held(reused):
+    """An output still referred to keeps its values; a dropped one is used again."""
     me, n = world()
-    size = pooled // 4 * n                                 # int32: every output is pooled
+    size = reused // 4 * n                                 # int32: every output that size
 
     def data(k, rank, part=1):
         return np.arange(size // part, dtype=np.int32) + 1000 * (k + rank)
@@ -379,9 +383,9 @@ def test_large_outputs_are_never_overwritten_while_held(pooled):
         np.testing.assert_array_equal(first.asnumpy(), expected(0))
 
 
-def test_large_broadcast_and_alltoallv_outputs_held_and_reused(pooled):
+def test_broadcast_and_alltoallv_outputs_held_and_reused(reused):
     me, n = world()
-    size = pooled // 4 * n                                 # float32: every output is pooled
+    size = reused // 4 * n                                 # float32: every output that size
     bc = ops.Broadcast(0)
     a2av, derived = ops.AllToAllV(check_counts=False), ops.AllToAllV()
     counts, displs = (size // n,) * n, tuple(range(0, size, size // n))
@@ -399,6 +403,6 @@ def test_large_broadcast_and_alltoallv_outputs_held_and_reused(pooled):
             np.testing.assert_array_equal(v.asnumpy(), expected)
             np.testing.assert_array_equal(d.asnumpy(), expected)
     del b, v, d
-    dropped = {t.asnumpy().ctypes.data for t in outs.pop()}    # (one pool: the same shape)
+    dropped = {t.asnumpy().ctypes.data for t in outs.pop()}    # (pooled: one shape)
     assert a2av(Tensor(data(0, me)), counts, displs, counts, displs).asnumpy().ctypes.data \
         in dropped

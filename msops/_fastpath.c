@@ -1,0 +1,701 @@
+/* msops._fastpath: the eager call path of primitives and the collectives' buffer-call kernel, in C.
+ *
+ * Both exist in pure Python too (msops/primitives/primitive.py `_PyCall`,
+ * msops/primitives/buffer_call.py `_py_buffer_call`) and behave alike; this module only
+ * removes the interpreter's per-call cost (an 8 B collective is a few microseconds, and
+ * every Python frame in front of it is a noticeable part of that).
+ *
+ * FastCall: the base class of Primitive. `prim(*args)` compares the arguments with the
+ * signature of the last call (set by Python through `_set_last` / `_set_last_with`):
+ * on a match it calls that signature's lowered kernel and wraps the result in Tensors;
+ * otherwise (or while a graph is traced) it calls the Python method `_call(*args)`.
+ *
+ * BufferCall: `kernel(x)` = one mpi4py buffer method `method([x, *send_tail],
+ * [out, *recv_tail], *extra)` into an output of a fixed shape and dtype. The output is the
+ * last one again when nothing else refers to it ("held"), else a new array (or, for large
+ * outputs, whatever `maker()` returns). An exception becomes `reraise(prim, exc)`'s.
+ * A None tail drops that spec: no receive buffer (the result is x itself, as a broadcast's
+ * root), or no send buffer (a broadcast's other ranks). `tupled`: x arrives in a list of
+ * one and the result leaves in a 1-tuple (ops taking a tuple of tensors).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>          /* T_OBJECT_EX: how Tensor's slots are stored */
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+static PyTypeObject *tensor_type = NULL;   /* msops.Tensor */
+static PyObject *type_of_np = NULL;        /* dict: numpy dtype -> msops Type */
+static PyObject *wrap_all = NULL;          /* Python: a kernel's result -> Tensor(s) */
+static PyObject *empty_tuple = NULL;
+static PyObject *str_data, *str_dtype, *str_call;
+static int tracing = 0;
+/* byte offsets of Tensor's `_data` and `_dtype` slots (its __slots__), read at setup */
+static Py_ssize_t data_offset = 0, dtype_offset = 0;
+/* the last dtype -> Type lookup of wrap_result (numpy's built-in dtypes are singletons) */
+static PyObject *last_descr = NULL, *last_type = NULL;
+
+#if PY_VERSION_HEX < 0x030C0000          /* the 3.12 exception API, on 3.10 and 3.11 */
+static PyObject *
+PyErr_GetRaisedException(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+static void
+PyErr_SetRaisedException(PyObject *exc)
+{
+    PyObject *type = (PyObject *)Py_TYPE(exc);
+    Py_INCREF(type);
+    PyErr_Restore(type, exc, PyException_GetTraceback(exc));
+}
+#endif
+
+/* -- Tensors ---------------------------------------------------------------------------- */
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* A new Tensor around `arr` (contiguous) of msops Type `type`: object.__new__, 2 slots set. */
+static PyObject *
+new_tensor(PyObject *arr, PyObject *type)
+{
+    PyObject *t = tensor_type->tp_new(tensor_type, empty_tuple, NULL);
+    if (t == NULL)
+        return NULL;
+    Py_INCREF(arr);
+    Py_XSETREF(SLOT(t, data_offset), arr);
+    Py_INCREF(type);
+    Py_XSETREF(SLOT(t, dtype_offset), type);
+    return t;
+}
+
+/* `result` (stolen) as Tensors: a contiguous array of a known dtype here, the rest in Python. */
+static PyObject *
+wrap_result(PyObject *result)
+{
+    if (PyArray_CheckExact(result) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)result)) {
+        PyObject *descr = (PyObject *)PyArray_DESCR((PyArrayObject *)result);
+        PyObject *type = last_type;
+        if (descr != last_descr) {
+            type = PyDict_GetItemWithError(type_of_np, descr);
+            if (type != NULL) {
+                Py_INCREF(descr);
+                Py_XSETREF(last_descr, descr);
+                Py_INCREF(type);
+                Py_XSETREF(last_type, type);
+            }
+        }
+        if (type != NULL) {
+            PyObject *t = new_tensor(result, type);
+            Py_DECREF(result);
+            return t;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(result);
+            return NULL;
+        }
+    }
+    PyObject *wrapped = PyObject_CallOneArg(wrap_all, result);
+    Py_DECREF(result);
+    return wrapped;
+}
+
+/* A Tensor's array (new reference) when `obj` is a Tensor holding an ndarray in its slot,
+ * else NULL with no error set (a traced SymbolicTensor has none: the Python path tells). */
+static PyObject *
+tensor_array(PyObject *obj)
+{
+    if (!PyObject_TypeCheck(obj, tensor_type))
+        return NULL;
+    PyObject *v = SLOT(obj, data_offset);
+    if (v == NULL || !PyArray_Check(v))
+        return NULL;
+    Py_INCREF(v);
+    return v;
+}
+
+/* -- signatures ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyArray_Descr *descr;            /* NULL: no signature */
+    int ndim;
+    npy_intp dims[NPY_MAXDIMS];
+} Signature;
+
+static int
+signature_set(Signature *sig, PyObject *shape, PyObject *dtype)
+{
+    PyArray_Descr *descr = NULL;
+    if (!PyArray_DescrCheck(dtype)) {
+        PyErr_SetString(PyExc_TypeError, "the signature's dtype should be a numpy dtype");
+        return -1;
+    }
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > NPY_MAXDIMS) {
+        PyErr_SetString(PyExc_TypeError, "the signature's shape should be a tuple of ints");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        npy_intp d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (d == -1 && PyErr_Occurred())
+            return -1;
+        sig->dims[i] = d;
+    }
+    descr = (PyArray_Descr *)dtype;
+    Py_INCREF(descr);
+    Py_XSETREF(sig->descr, descr);
+    sig->ndim = (int)PyTuple_GET_SIZE(shape);
+    return 0;
+}
+
+static inline int
+signature_matches(const Signature *sig, PyArrayObject *v)
+{
+    return PyArray_DESCR(v) == sig->descr && PyArray_NDIM(v) == sig->ndim &&
+           memcmp(PyArray_DIMS(v), sig->dims, sig->ndim * sizeof(npy_intp)) == 0;
+}
+
+/* -- FastCall ----------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    /* one Tensor */
+    Signature sig;
+    PyObject *kernel;
+    PyObject *out_type;              /* Type of its single contiguous output, or NULL */
+    /* a Tensor (or a 1-tuple of one) followed by constants */
+    Signature wsig;
+    PyObject *wkernel;
+    PyObject *wrest;                 /* tuple of the constants */
+    int wtupled;
+} FastCall;
+
+static PyObject *
+fastcall_slow(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *call = PyObject_GetAttr(self, str_call);
+    if (call == NULL)
+        return NULL;
+    PyObject *result = PyObject_Call(call, args, kwargs);
+    Py_DECREF(call);
+    return result;
+}
+
+static PyObject *
+fastcall_one(FastCall *self, PyObject *v)
+{
+    PyObject *out = PyObject_CallOneArg(self->kernel, v);
+    if (out == NULL)
+        return NULL;
+    if (self->out_type != NULL && PyArray_CheckExact(out)) {
+        PyObject *t = new_tensor(out, self->out_type);
+        Py_DECREF(out);
+        return t;
+    }
+    return wrap_result(out);
+}
+
+static PyObject *
+fastcall_with(FastCall *self, PyObject *args, PyObject *v)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *stack[16];
+    if (n > 16)
+        return NULL;
+    PyObject *first = v;
+    if (self->wtupled) {
+        first = PyList_New(1);
+        if (first == NULL)
+            return NULL;
+        Py_INCREF(v);
+        PyList_SET_ITEM(first, 0, v);
+    }
+    stack[0] = first;
+    for (Py_ssize_t i = 1; i < n; i++)
+        stack[i] = PyTuple_GET_ITEM(args, i);
+    PyObject *out = PyObject_Vectorcall(self->wkernel, stack, n, NULL);
+    if (self->wtupled)
+        Py_DECREF(first);
+    if (out == NULL)
+        return NULL;
+    if (PyTuple_CheckExact(out)) {
+        Py_ssize_t k = PyTuple_GET_SIZE(out);
+        PyObject *ts = PyTuple_New(k);
+        if (ts == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            PyObject *item = PyTuple_GET_ITEM(out, i);
+            Py_INCREF(item);
+            PyObject *t = wrap_result(item);
+            if (t == NULL) {
+                Py_DECREF(ts);
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(ts, i, t);
+        }
+        Py_DECREF(out);
+        return ts;
+    }
+    return wrap_result(out);
+}
+
+/* 1 when args[1:] equal the remembered constants, 0 when not, -1 on error */
+static int
+rest_matches(FastCall *self, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n - 1 != PyTuple_GET_SIZE(self->wrest) || n > 16)
+        return 0;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(args, i),
+                                          PyTuple_GET_ITEM(self->wrest, i - 1), Py_EQ);
+        if (eq <= 0)
+            return eq;
+    }
+    return 1;
+}
+
+static PyObject *
+fastcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    FastCall *self = (FastCall *)op;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (tracing || kwargs != NULL || n == 0)
+        return fastcall_slow(op, args, kwargs);
+    PyObject *first = PyTuple_GET_ITEM(args, 0);
+    if (n == 1 && self->kernel != NULL) {
+        PyObject *v = tensor_array(first);
+        if (v != NULL) {
+            if (signature_matches(&self->sig, (PyArrayObject *)v)) {
+                PyObject *result = fastcall_one(self, v);
+                Py_DECREF(v);
+                return result;
+            }
+            Py_DECREF(v);
+        }
+    }
+    if (self->wkernel != NULL) {
+        if (self->wtupled) {
+            if (!PyTuple_CheckExact(first) || PyTuple_GET_SIZE(first) != 1)
+                return fastcall_slow(op, args, kwargs);
+            first = PyTuple_GET_ITEM(first, 0);
+        }
+        PyObject *v = tensor_array(first);
+        if (v != NULL) {
+            if (signature_matches(&self->wsig, (PyArrayObject *)v)) {
+                int eq = rest_matches(self, args);
+                if (eq < 0)                  /* uncomparable (an array): not this signature */
+                    PyErr_Clear();
+                if (eq > 0) {
+                    PyObject *result = fastcall_with(self, args, v);
+                    Py_DECREF(v);
+                    if (result != NULL || PyErr_Occurred())
+                        return result;
+                    return fastcall_slow(op, args, kwargs);
+                }
+            }
+            Py_DECREF(v);
+        }
+    }
+    return fastcall_slow(op, args, kwargs);
+}
+
+static PyObject *
+fastcall_set_last(FastCall *self, PyObject *args)
+{
+    PyObject *shape, *dtype, *kernel, *out_type;
+    if (!PyArg_ParseTuple(args, "OOOO:_set_last", &shape, &dtype, &kernel, &out_type))
+        return NULL;
+    if (signature_set(&self->sig, shape, dtype) < 0)
+        return NULL;
+    Py_INCREF(kernel);
+    Py_XSETREF(self->kernel, kernel);
+    if (out_type == Py_None) {
+        Py_CLEAR(self->out_type);
+    } else {
+        Py_INCREF(out_type);
+        Py_XSETREF(self->out_type, out_type);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fastcall_set_last_with(FastCall *self, PyObject *args)
+{
+    PyObject *shape, *dtype, *rest, *kernel;
+    int tupled;
+    if (!PyArg_ParseTuple(args, "OOpO!O:_set_last_with", &shape, &dtype, &tupled,
+                          &PyTuple_Type, &rest, &kernel))
+        return NULL;
+    if (signature_set(&self->wsig, shape, dtype) < 0)
+        return NULL;
+    self->wtupled = tupled;
+    Py_INCREF(rest);
+    Py_XSETREF(self->wrest, rest);
+    Py_INCREF(kernel);
+    Py_XSETREF(self->wkernel, kernel);
+    Py_RETURN_NONE;
+}
+
+static int
+fastcall_traverse(FastCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->kernel);
+    Py_VISIT(self->out_type);
+    Py_VISIT(self->wkernel);
+    Py_VISIT(self->wrest);
+    return 0;
+}
+
+static int
+fastcall_clear(FastCall *self)
+{
+    Py_CLEAR(self->kernel);
+    Py_CLEAR(self->out_type);
+    Py_CLEAR(self->wkernel);
+    Py_CLEAR(self->wrest);
+    Py_CLEAR(self->sig.descr);
+    Py_CLEAR(self->wsig.descr);
+    return 0;
+}
+
+static void
+fastcall_dealloc(FastCall *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    fastcall_clear(self);
+    tp->tp_free((PyObject *)self);
+}
+
+static PyMethodDef fastcall_methods[] = {
+    {"_set_last", (PyCFunction)fastcall_set_last, METH_VARARGS,
+     "_set_last(shape, dtype, kernel, out_type): the one-Tensor signature of the last call."},
+    {"_set_last_with", (PyCFunction)fastcall_set_last_with, METH_VARARGS,
+     "_set_last_with(shape, dtype, tupled, rest, kernel): the Tensor-and-constants one."},
+    {NULL}
+};
+
+static PyTypeObject FastCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "msops._fastpath.FastCall",
+    .tp_doc = "Base of Primitive: calls with the last call's signature run its kernel at once.",
+    .tp_basicsize = sizeof(FastCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_call = fastcall_call,
+    .tp_traverse = (traverseproc)fastcall_traverse,
+    .tp_clear = (inquiry)fastcall_clear,
+    .tp_dealloc = (destructor)fastcall_dealloc,
+    .tp_methods = fastcall_methods,
+};
+
+/* -- BufferCall ----------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *method;                /* a bound mpi4py buffer method */
+    PyObject *send_tail, *recv_tail; /* tuples: the send/receive spec after the array */
+    PyObject *extra;                 /* tuple: arguments after the two specs */
+    PyArray_Descr *descr;
+    int ndim;
+    npy_intp dims[NPY_MAXDIMS];
+    PyObject *maker;                 /* None: hold the output; else () -> output array */
+    PyObject *held;
+    PyObject *prim, *reraise;
+    int tupled;                      /* input: a list of one array; output: a 1-tuple */
+    PyObject *weakrefs;
+} BufferCall;
+
+static PyObject *
+list_spec(PyObject *array, PyObject *tail)
+{
+    Py_ssize_t k = PyTuple_GET_SIZE(tail);
+    PyObject *spec = PyList_New(1 + k);
+    if (spec == NULL)
+        return NULL;
+    Py_INCREF(array);
+    PyList_SET_ITEM(spec, 0, array);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tail, i);
+        Py_INCREF(item);
+        PyList_SET_ITEM(spec, 1 + i, item);
+    }
+    return spec;
+}
+
+static PyObject *
+buffercall_output(BufferCall *self)
+{
+    if (self->maker != Py_None)
+        return PyObject_CallNoArgs(self->maker);
+    if (self->held == NULL || Py_REFCNT(self->held) != 1) {   /* someone still holds it */
+        Py_INCREF(self->descr);                                /* (PyArray_Empty steals it) */
+        PyObject *out = PyArray_Empty(self->ndim, self->dims, self->descr, 0);
+        if (out == NULL)
+            return NULL;
+        Py_XSETREF(self->held, out);
+    }
+    Py_INCREF(self->held);
+    return self->held;
+}
+
+static PyObject *
+buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    BufferCall *self = (BufferCall *)op;
+    PyObject *x, *out, *stack[8];
+    Py_ssize_t n = 0;
+    if (kwnames != NULL || PyVectorcall_NARGS(nargsf) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a buffer-call kernel takes its input array");
+        return NULL;
+    }
+    x = args[0];                            /* further arguments (constants) are ignored */
+    if (self->tupled) {                     /* a list (or tuple) of one array */
+        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1)
+            x = PyList_GET_ITEM(x, 0);
+        else if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 1)
+            x = PyTuple_GET_ITEM(x, 0);
+        else {
+            PyErr_SetString(PyExc_TypeError, "this buffer-call kernel takes a list of one array");
+            return NULL;
+        }
+    }
+    if (self->recv_tail == Py_None) {       /* no receive buffer: the result is x itself */
+        Py_INCREF(x);
+        out = x;
+    } else if ((out = buffercall_output(self)) == NULL) {
+        return NULL;
+    }
+    if (self->send_tail != Py_None && (stack[n++] = list_spec(x, self->send_tail)) == NULL)
+        goto fail;
+    if (self->recv_tail != Py_None && (stack[n++] = list_spec(out, self->recv_tail)) == NULL)
+        goto fail;
+    Py_ssize_t n_specs = n;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->extra); i++)
+        stack[n++] = PyTuple_GET_ITEM(self->extra, i);
+    PyObject *res = PyObject_Vectorcall(self->method, stack, n, NULL);
+    for (Py_ssize_t i = 0; i < n_specs; i++)
+        Py_DECREF(stack[i]);
+    if (res == NULL) {
+        Py_DECREF(out);
+        PyObject *exc = PyErr_GetRaisedException();
+        PyObject *again = PyObject_CallFunctionObjArgs(self->reraise, self->prim, exc, NULL);
+        if (again != NULL) {                 /* reraise returned: raise the original */
+            Py_DECREF(again);
+            PyErr_SetRaisedException(exc);
+        } else {
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    Py_DECREF(res);
+    if (self->tupled) {
+        PyObject *one = PyTuple_New(1);
+        if (one == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(one, 0, out);
+        return one;
+    }
+    return out;
+
+fail:
+    if (n == 2)
+        Py_DECREF(stack[0]);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static int
+buffercall_init(BufferCall *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"method", "send_tail", "recv_tail", "extra", "shape", "dtype",
+                            "maker", "prim", "reraise", "tupled", NULL};
+    PyObject *method, *send_tail, *recv_tail, *extra, *shape, *dtype, *maker, *prim, *reraise;
+    int tupled = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O!OOOO|p:BufferCall", names,
+                                     &method, &send_tail, &recv_tail, &PyTuple_Type, &extra,
+                                     &PyTuple_Type, &shape, &dtype, &maker, &prim, &reraise,
+                                     &tupled))
+        return -1;
+    if ((send_tail != Py_None && !PyTuple_Check(send_tail)) ||
+            (recv_tail != Py_None && !PyTuple_Check(recv_tail)) ||
+            (send_tail == Py_None && recv_tail == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "send_tail and recv_tail should be tuples (one may be None)");
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(extra) > 6) {              /* (the specs and these fill stack[8]) */
+        PyErr_SetString(PyExc_ValueError, "at most 6 extra arguments");
+        return -1;
+    }
+    Signature sig = {NULL};
+    if (signature_set(&sig, shape, dtype) < 0)
+        return -1;
+    Py_XSETREF(self->descr, sig.descr);
+    self->ndim = sig.ndim;
+    memcpy(self->dims, sig.dims, sizeof(sig.dims));
+#define SET(field, value) do { Py_INCREF(value); Py_XSETREF(self->field, value); } while (0)
+    SET(method, method);
+    SET(send_tail, send_tail);
+    SET(recv_tail, recv_tail);
+    SET(extra, extra);
+    SET(maker, maker);
+    SET(prim, prim);
+    SET(reraise, reraise);
+#undef SET
+    Py_CLEAR(self->held);
+    self->tupled = tupled;
+    self->vectorcall = buffercall_vectorcall;
+    return 0;
+}
+
+static int
+buffercall_traverse(BufferCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->method);
+    Py_VISIT(self->send_tail);
+    Py_VISIT(self->recv_tail);
+    Py_VISIT(self->extra);
+    Py_VISIT(self->maker);
+    Py_VISIT(self->held);
+    Py_VISIT(self->prim);
+    Py_VISIT(self->reraise);
+    return 0;
+}
+
+static int
+buffercall_clear(BufferCall *self)
+{
+    Py_CLEAR(self->method);
+    Py_CLEAR(self->send_tail);
+    Py_CLEAR(self->recv_tail);
+    Py_CLEAR(self->extra);
+    Py_CLEAR(self->maker);
+    Py_CLEAR(self->held);
+    Py_CLEAR(self->prim);
+    Py_CLEAR(self->reraise);
+    Py_CLEAR(self->descr);
+    return 0;
+}
+
+static void
+buffercall_dealloc(BufferCall *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakrefs != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    buffercall_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject BufferCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "msops._fastpath.BufferCall",
+    .tp_doc = "BufferCall(method, send_tail, recv_tail, extra, shape, dtype, maker, prim, "
+              "reraise): kernel(x) -> method([x, *send_tail], [out, *recv_tail], *extra); out.",
+    .tp_basicsize = sizeof(BufferCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)buffercall_init,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(BufferCall, vectorcall),
+    .tp_traverse = (traverseproc)buffercall_traverse,
+    .tp_clear = (inquiry)buffercall_clear,
+    .tp_dealloc = (destructor)buffercall_dealloc,
+    .tp_weaklistoffset = offsetof(BufferCall, weakrefs),
+};
+
+/* -- the module ------------------------------------------------------------------------------ */
+
+static PyObject *
+setup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *tensor, *types, *wrap;
+    if (!PyArg_ParseTuple(args, "O!O!O:setup", &PyType_Type, &tensor, &PyDict_Type, &types,
+                          &wrap))
+        return NULL;
+    Py_ssize_t offsets[2];
+    PyObject *names[2] = {str_data, str_dtype};
+    for (int i = 0; i < 2; i++) {
+        PyObject *d = PyDict_GetItemWithError(((PyTypeObject *)tensor)->tp_dict, names[i]);
+        if (d == NULL || !PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+                ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "Tensor.%U should be a __slots__ slot", names[i]);
+            return NULL;
+        }
+        offsets[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+    }
+    data_offset = offsets[0];
+    dtype_offset = offsets[1];
+    Py_INCREF(tensor);
+    Py_XSETREF(tensor_type, (PyTypeObject *)tensor);
+    Py_INCREF(types);
+    Py_XSETREF(type_of_np, types);
+    Py_INCREF(wrap);
+    Py_XSETREF(wrap_all, wrap);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+set_tracing(PyObject *Py_UNUSED(module), PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    tracing = on;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"setup", setup, METH_VARARGS,
+     "setup(Tensor, numpy dtype -> Type dict, wrap_all): what results become."},
+    {"set_tracing", set_tracing, METH_O,
+     "set_tracing(flag): while true, every call takes the Python path (the tracer's hook)."},
+    {NULL}
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "msops._fastpath",
+    "The eager call path of primitives and the collectives' buffer-call kernel, in C.",
+    -1, module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__fastpath(void)
+{
+    import_array();
+    if (PyType_Ready(&FastCallType) < 0 || PyType_Ready(&BufferCallType) < 0)
+        return NULL;
+    empty_tuple = PyTuple_New(0);
+    str_data = PyUnicode_InternFromString("_data");
+    str_dtype = PyUnicode_InternFromString("_dtype");
+    str_call = PyUnicode_InternFromString("_call");
+    if (!empty_tuple || !str_data || !str_dtype || !str_call)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&FastCallType);
+    Py_INCREF(&BufferCallType);
+    if (PyModule_AddObject(m, "FastCall", (PyObject *)&FastCallType) < 0 ||
+            PyModule_AddObject(m, "BufferCall", (PyObject *)&BufferCallType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
