@@ -57,10 +57,13 @@ def _py_buffer_call(method: Callable, send_tail: tuple | None, recv_tail: tuple 
             if held is None or getrefcount(held) != free:     # still someone's output
                 held = np.empty(shape, dtype)
             out = held
-        specs = ([] if send_tail is None else [[x, *send_tail]]) + \
-            ([] if recv_tail is None else [[out, *recv_tail]])
         try:
-            method(*specs, *extra)
+            if send_tail is None:
+                method([out, *recv_tail], *extra)
+            elif recv_tail is None:
+                method([x, *send_tail], *extra)
+            else:
+                method([x, *send_tail], [out, *recv_tail], *extra)
         except Exception as err:
             reraise(prim, err)
             raise

@@ -130,7 +130,11 @@ class _PyCall:
                     first = first[0] if type(first) is tuple and len(first) == 1 else None
                 if isinstance(first, Tensor):
                     v = first._data
-                    if v.dtype is dtype and v.shape == shape and _equal(args[1:], rest):
+                    try:
+                        same = v.dtype is dtype and v.shape == shape and args[1:] == rest
+                    except (ValueError, TypeError):    # an array among the constants
+                        same = False
+                    if same:
                         return _wrap_all(kernel([v] if tupled else v, *rest))
         return self._call(*args)
 
@@ -140,14 +144,6 @@ class _PyCall:
     def _set_last_with(self, shape: tuple, dtype: np.dtype, tupled: bool, rest: tuple,
                        kernel: Callable) -> None:
         self._last_with = (shape, dtype, tupled, rest, kernel)
-
-
-def _equal(args: tuple, rest: tuple) -> bool:
-    """args == rest, False where they cannot be compared (an array among the constants)."""
-    try:
-        return args == rest
-    except (ValueError, TypeError):
-        return False
 
 
 _CallBase = fastpath.FastCall if fastpath is not None else _PyCall
