@@ -416,6 +416,7 @@ typedef struct {
     PyObject *held;
     PyObject *prim, *reraise;
     int tupled;                      /* input: a list of one array; output: a 1-tuple */
+    PyObject *specs[2];              /* kept [None, *tail] spec lists (send, receive) */
     PyObject *weakrefs;
 } BufferCall;
 
@@ -434,6 +435,42 @@ list_spec(PyObject *array, PyObject *tail)
         PyList_SET_ITEM(spec, 1 + i, item);
     }
     return spec;
+}
+
+/* The spec [array, *tail] in the kept list `*kept` (made on first use): a list less to make
+ * and free a call. Give it back with put_spec. */
+static PyObject *
+take_spec(PyObject **kept, PyObject *array, PyObject *tail)
+{
+    if (*kept == NULL && (*kept = list_spec(Py_None, tail)) == NULL)
+        return NULL;
+    if (Py_REFCNT(*kept) != 1)                  /* (only if someone reached into the kernel) */
+        return list_spec(array, tail);
+    PyObject *old = PyList_GET_ITEM(*kept, 0);
+    Py_INCREF(array);
+    PyList_SET_ITEM(*kept, 0, array);
+    Py_DECREF(old);
+    Py_INCREF(*kept);
+    return *kept;
+}
+
+/* Done with `spec`. The kept list lets go of its array, which it must not keep alive; if
+ * something else refers to the list now (a traceback's frame), the list is theirs: no
+ * list is kept until the next call makes one. */
+static void
+put_spec(PyObject **kept, PyObject *spec)
+{
+    if (spec == *kept) {
+        if (Py_REFCNT(spec) == 2) {
+            PyObject *old = PyList_GET_ITEM(spec, 0);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(spec, 0, Py_None);
+            Py_DECREF(old);
+        } else {
+            Py_CLEAR(*kept);
+        }
+    }
+    Py_DECREF(spec);
 }
 
 static PyObject *
@@ -479,16 +516,25 @@ buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     } else if ((out = buffercall_output(self)) == NULL) {
         return NULL;
     }
-    if (self->send_tail != Py_None && (stack[n++] = list_spec(x, self->send_tail)) == NULL)
-        goto fail;
-    if (self->recv_tail != Py_None && (stack[n++] = list_spec(out, self->recv_tail)) == NULL)
-        goto fail;
-    Py_ssize_t n_specs = n;
+    PyObject *tails[2] = {self->send_tail, self->recv_tail}, *arrays[2] = {x, out};
+    PyObject *specs[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        if (tails[i] == Py_None)
+            continue;
+        if ((specs[i] = take_spec(&self->specs[i], arrays[i], tails[i])) == NULL) {
+            if (i == 1 && specs[0] != NULL)
+                put_spec(&self->specs[0], specs[0]);
+            Py_DECREF(out);
+            return NULL;
+        }
+        stack[n++] = specs[i];
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->extra); i++)
         stack[n++] = PyTuple_GET_ITEM(self->extra, i);
     PyObject *res = PyObject_Vectorcall(self->method, stack, n, NULL);
-    for (Py_ssize_t i = 0; i < n_specs; i++)
-        Py_DECREF(stack[i]);
+    for (int i = 0; i < 2; i++)
+        if (specs[i] != NULL)
+            put_spec(&self->specs[i], specs[i]);
     if (res == NULL) {
         Py_DECREF(out);
         PyObject *exc = PyErr_GetRaisedException();
@@ -512,12 +558,6 @@ buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
         return one;
     }
     return out;
-
-fail:
-    if (n == 2)
-        Py_DECREF(stack[0]);
-    Py_DECREF(out);
-    return NULL;
 }
 
 static int
@@ -559,6 +599,8 @@ buffercall_init(BufferCall *self, PyObject *args, PyObject *kwargs)
 #undef SET
     Py_CLEAR(self->held);
     self->tupled = tupled;
+    Py_CLEAR(self->specs[0]);
+    Py_CLEAR(self->specs[1]);
     self->vectorcall = buffercall_vectorcall;
     return 0;
 }
@@ -574,6 +616,8 @@ buffercall_traverse(BufferCall *self, visitproc visit, void *arg)
     Py_VISIT(self->held);
     Py_VISIT(self->prim);
     Py_VISIT(self->reraise);
+    Py_VISIT(self->specs[0]);
+    Py_VISIT(self->specs[1]);
     return 0;
 }
 
@@ -589,6 +633,8 @@ buffercall_clear(BufferCall *self)
     Py_CLEAR(self->prim);
     Py_CLEAR(self->reraise);
     Py_CLEAR(self->descr);
+    Py_CLEAR(self->specs[0]);
+    Py_CLEAR(self->specs[1]);
     return 0;
 }
 

@@ -234,3 +234,19 @@ def test_constants_that_cannot_be_compared_take_the_python_path(c):
     x = np.arange(4, dtype=np.float32)
     c._set_last_with((4,), F32, False, ((2, 2),), lambda v, counts: v)
     assert c(Tensor(x), np.array([2, 2])) == "slow"        # array == tuple has no truth value
+
+
+def test_buffer_call_keeps_no_input_alive(make):
+    import weakref
+
+    def fill(send, recv):
+        recv[0][...] = send[0].sum()
+    kernel = make(fill, ("S",), ("R",), (), (2,), np.dtype(np.float64), None, "Op", reraise)
+    kernel(np.zeros(2))
+    x = np.arange(2.0)
+    ref = weakref.ref(x)
+    out = kernel(x)
+    del x
+    gc.collect()
+    assert ref() is None                                     # neither the kernel nor a spec
+    np.testing.assert_array_equal(out, [1.0, 1.0])
