@@ -9,6 +9,8 @@
  * signature of the last call (set by Python through `_set_last` / `_set_last_with`):
  * on a match it calls that signature's lowered kernel and wraps the result in Tensors;
  * otherwise (or while a graph is traced) it calls the Python method `_call(*args)`.
+ * A BufferCall kernel is run through its core, with no list or tuple made around x or
+ * its output (the result is the same as calling it).
  *
  * BufferCall: `kernel(x)` = one mpi4py buffer method `method([x, *send_tail],
  * [out, *recv_tail], *extra)` into an output of a fixed shape and dtype. The output is the
@@ -163,6 +165,26 @@ signature_matches(const Signature *sig, PyArrayObject *v)
            memcmp(PyArray_DIMS(v), sig->dims, sig->ndim * sizeof(npy_intp)) == 0;
 }
 
+/* BufferCall (below): FastCall calls its core directly, without a call's packing. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *method;                /* a bound mpi4py buffer method */
+    PyObject *send_tail, *recv_tail; /* tuples: the send/receive spec after the array */
+    PyObject *extra;                 /* tuple: arguments after the two specs */
+    PyArray_Descr *descr;
+    int ndim;
+    npy_intp dims[NPY_MAXDIMS];
+    PyObject *maker;                 /* None: hold the output; else () -> output array */
+    PyObject *held;
+    PyObject *prim, *reraise;
+    int tupled;                      /* input: a list of one array; output: a 1-tuple */
+    PyObject *specs[2];              /* kept [None, *tail] spec lists (send, receive) */
+    PyObject *weakrefs;
+} BufferCall;
+static PyTypeObject BufferCallType;
+static PyObject *buffercall_run(BufferCall *self, PyObject *x);
+
 /* -- FastCall ----------------------------------------------------------------------------- */
 
 typedef struct {
@@ -189,10 +211,19 @@ fastcall_slow(PyObject *self, PyObject *args, PyObject *kwargs)
     return result;
 }
 
+/* The kernel's result for one array v: a BufferCall's core at once, else a call. */
+static PyObject *
+run_kernel(PyObject *kernel, PyObject *v)
+{
+    if (Py_TYPE(kernel) == &BufferCallType && !((BufferCall *)kernel)->tupled)
+        return buffercall_run((BufferCall *)kernel, v);
+    return PyObject_CallOneArg(kernel, v);
+}
+
 static PyObject *
 fastcall_one(FastCall *self, PyObject *v)
 {
-    PyObject *out = PyObject_CallOneArg(self->kernel, v);
+    PyObject *out = run_kernel(self->kernel, v);
     if (out == NULL)
         return NULL;
     if (self->out_type != NULL && PyArray_CheckExact(out)) {
@@ -210,6 +241,19 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
     PyObject *stack[16];
     if (n > 16)
         return NULL;
+    if (Py_TYPE(self->wkernel) == &BufferCallType &&          /* (it ignores the constants) */
+            ((BufferCall *)self->wkernel)->tupled == self->wtupled) {
+        PyObject *t = buffercall_run((BufferCall *)self->wkernel, v);
+        if (t == NULL || (t = wrap_result(t)) == NULL || !self->wtupled)
+            return t;
+        PyObject *one = PyTuple_New(1);
+        if (one == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(one, 0, t);
+        return one;
+    }
     PyObject *first = v;
     if (self->wtupled) {
         first = PyList_New(1);
@@ -403,23 +447,6 @@ static PyTypeObject FastCallType = {
 
 /* -- BufferCall ----------------------------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *method;                /* a bound mpi4py buffer method */
-    PyObject *send_tail, *recv_tail; /* tuples: the send/receive spec after the array */
-    PyObject *extra;                 /* tuple: arguments after the two specs */
-    PyArray_Descr *descr;
-    int ndim;
-    npy_intp dims[NPY_MAXDIMS];
-    PyObject *maker;                 /* None: hold the output; else () -> output array */
-    PyObject *held;
-    PyObject *prim, *reraise;
-    int tupled;                      /* input: a list of one array; output: a 1-tuple */
-    PyObject *specs[2];              /* kept [None, *tail] spec lists (send, receive) */
-    PyObject *weakrefs;
-} BufferCall;
-
 static PyObject *
 list_spec(PyObject *array, PyObject *tail)
 {
@@ -489,27 +516,12 @@ buffercall_output(BufferCall *self)
     return self->held;
 }
 
+/* The call itself: the output array (new reference) for the input array x. */
 static PyObject *
-buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+buffercall_run(BufferCall *self, PyObject *x)
 {
-    BufferCall *self = (BufferCall *)op;
-    PyObject *x, *out, *stack[8];
+    PyObject *out, *stack[8];
     Py_ssize_t n = 0;
-    if (kwnames != NULL || PyVectorcall_NARGS(nargsf) < 1) {
-        PyErr_SetString(PyExc_TypeError, "a buffer-call kernel takes its input array");
-        return NULL;
-    }
-    x = args[0];                            /* further arguments (constants) are ignored */
-    if (self->tupled) {                     /* a list (or tuple) of one array */
-        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1)
-            x = PyList_GET_ITEM(x, 0);
-        else if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 1)
-            x = PyTuple_GET_ITEM(x, 0);
-        else {
-            PyErr_SetString(PyExc_TypeError, "this buffer-call kernel takes a list of one array");
-            return NULL;
-        }
-    }
     if (self->recv_tail == Py_None) {       /* no receive buffer: the result is x itself */
         Py_INCREF(x);
         out = x;
@@ -548,16 +560,38 @@ buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
         return NULL;
     }
     Py_DECREF(res);
-    if (self->tupled) {
-        PyObject *one = PyTuple_New(1);
-        if (one == NULL) {
-            Py_DECREF(out);
+    return out;
+}
+
+static PyObject *
+buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    BufferCall *self = (BufferCall *)op;
+    if (kwnames != NULL || PyVectorcall_NARGS(nargsf) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a buffer-call kernel takes its input array");
+        return NULL;
+    }
+    PyObject *x = args[0];                  /* further arguments (constants) are ignored */
+    if (self->tupled) {                     /* a list (or tuple) of one array */
+        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1)
+            x = PyList_GET_ITEM(x, 0);
+        else if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 1)
+            x = PyTuple_GET_ITEM(x, 0);
+        else {
+            PyErr_SetString(PyExc_TypeError, "this buffer-call kernel takes a list of one array");
             return NULL;
         }
-        PyTuple_SET_ITEM(one, 0, out);
-        return one;
     }
-    return out;
+    PyObject *out = buffercall_run(self, x);
+    if (out == NULL || !self->tupled)
+        return out;
+    PyObject *one = PyTuple_New(1);
+    if (one == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(one, 0, out);
+    return one;
 }
 
 static int

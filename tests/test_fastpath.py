@@ -250,3 +250,39 @@ def test_buffer_call_keeps_no_input_alive(make):
     gc.collect()
     assert ref() is None                                     # neither the kernel nor a spec
     np.testing.assert_array_equal(out, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("make", BUFFER_CALLS, ids=lambda f: f.__name__)
+def test_a_remembered_buffer_call_runs_as_any_kernel(c, make):
+    # (the C FastCall runs a C BufferCall's core at once: it must not show)
+    x = np.arange(3, dtype=np.float32)
+
+    def fill(send, recv):
+        recv[0][...] = send[0].sum()
+    kernel = make(fill, ("S",), ("R",), (), (2,), F32, None, "Op", reraise)
+    c._set_last((3,), F32, kernel, ms.float32)
+    got = c(Tensor(x))
+    assert type(got) is Tensor and got.dtype == ms.float32
+    np.testing.assert_array_equal(got.asnumpy(), [3, 3])
+    address = got.asnumpy().ctypes.data
+    del got
+    assert c(Tensor(x + 1)).asnumpy().ctypes.data == address          # dropped: reused
+
+    def bcast(spec, root):
+        spec[0][...] = 7
+    for send, recv, expect_x in (("T", None, True), (None, "T", False)):   # root, other ranks
+        kernel = make(bcast, send and (send,), recv and (recv,), (0,), (3,), F32, None,
+                      "Broadcast", reraise, True)
+        c._set_last_with((3,), F32, True, (), kernel)
+        y = x.copy()
+        got = c((Tensor(y),))
+        assert type(got) is tuple and len(got) == 1 and type(got[0]) is Tensor
+        assert (got[0].asnumpy() is y) == expect_x and got[0].dtype == ms.float32
+        np.testing.assert_array_equal(got[0].asnumpy(), [7, 7, 7])
+    assert c.slow == []
+
+    def fails(send, recv):
+        raise OSError("link down")
+    c._set_last((3,), F32, make(fails, (), (), (), (1,), F32, None, "AllGather", reraise), None)
+    with pytest.raises(RuntimeError, match="^For 'AllGather', link down$"):
+        c(Tensor(x))
