@@ -492,29 +492,34 @@ def test_alltoallv_count_matrix_messages(sim):
     def matrix(status, sent, expected):
         return np.hstack([np.array(status)[:, None], np.array(sent), np.array(expected)])
 
+    def check(m, status):               # as a call whose header status is `status` checks m
+        a._header_matrix()[...] = m
+        a._check_matrix(np.full(3, status, np.int64).tobytes(),
+                        None if status < 0 else a._pair_index())
+
     good = [[1, 2, 0], [0, 1, 5], [3, 0, 0]]
-    a._check_matrix(matrix([4, 4, 4], good, np.array(good).T), 4)        # consistent: passes
+    check(matrix([4, 4, 4], good, np.array(good).T), 4)        # consistent: passes
     wrong = np.array(good).T.copy()
     wrong[1, 0] = 3                     # rank 1 expects 3 from rank 0, which sends 2
     wrong[2, 1] = 4
     with exactly(ValueError, "For 'AllToAllV', every rank's recv_counts[i] should equal rank "
                              "i's send_counts to it, but got: rank 0 sends 2 to rank 1 but rank "
                              "1 expects 3; rank 1 sends 5 to rank 2 but rank 2 expects 4."):
-        a._check_matrix(matrix([4, 4, 4], good, wrong), 4)
+        check(matrix([4, 4, 4], good, wrong), 4)
     with exactly(ValueError, "For 'AllToAllV', the counts of every rank should be valid, but "
                              "got invalid counts on group rank(s) [1] (see the error raised "
                              "there)."):
-        a._check_matrix(matrix([4, 0, 4], good, np.array(good).T), 4)
+        check(matrix([4, 0, 4], good, np.array(good).T), 4)
     with exactly(ValueError, "For 'AllToAllV', every rank should use the same call form and "
                              "block bytes (block_size * itemsize), but got (form, block bytes) "
                              "by group rank: [('explicit', 4), ('derived', 4), "
                              "('explicit', 2)]."):
-        a._check_matrix(matrix([4, -4, 2], good, np.array(good).T), 4)
-    a._check_matrix(matrix([-4, -4, -4], good, np.zeros((3, 3), int)), -4)   # derived form
+        check(matrix([4, -4, 2], good, np.array(good).T), 4)
+    check(matrix([-4, -4, -4], good, np.zeros((3, 3), int)), -4)   # derived form
     many = np.arange(9).reshape(3, 3) + 1
     with pytest.raises(ValueError, match=r"rank 2 sends 8 to rank 1 but rank 1 expects 0 "
                                          r"\(and 1 more pairs\)\.$"):
-        a._check_matrix(matrix([4, 4, 4], many, np.zeros((3, 3), int)), 4)
+        check(matrix([4, 4, 4], many, np.zeros((3, 3), int)), 4)
 
 
 def test_alltoallv_plan_cache_is_bounded(sim):

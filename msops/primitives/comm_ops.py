@@ -690,7 +690,7 @@ class _A2avPlan:
         self.send = ([c * block for c in sc], [d * block for d in sd])
         self.recv = None if rc is None else _Exchange(rc, rd, block)
         self.header = np.array((0,) + sc + (rc or (0,) * len(sc)), np.int64)
-        self.derived: dict[tuple, _Exchange] = {}
+        self.derived: dict[bytes, _Exchange] = {}     # by the int64 bytes of the counts
         self.runs: dict[np.dtype, Callable] = {}
 
 
@@ -736,6 +736,7 @@ class AllToAllV(_Collective):
         self._block, self._check = block_size, check_counts
         self._plans: dict[tuple, _A2avPlan] = {}
         self._matrix: np.ndarray | None = None      # the header matrix buffer
+        self._status_column: np.ndarray | None = None   # a view of its column 0
         self._pairs: np.ndarray | None = None       # see _pair_index
 
     # -- local validation and the per-signature plan ------------------------------------------
@@ -815,6 +816,7 @@ class AllToAllV(_Collective):
         (1 + 2*rank_size)): one for every call, read before the call returns."""
         if self._matrix is None:
             self._matrix = np.empty((self._n, 1 + 2 * self._n), np.int64)
+            self._status_column = self._matrix[:, 0]
         return self._matrix
 
     def _send_invalid_header(self) -> None:
@@ -822,22 +824,26 @@ class AllToAllV(_Collective):
         header = np.zeros(1 + 2 * self._n, np.int64)
         _call(self, self._comm().Allgather, *_bufs(header, self._header_matrix()))
 
-    def _check_matrix(self, matrix: np.ndarray, status: int) -> None:
-        """Pass if every row has this rank's (valid) `status` and sends what its peers expect."""
-        if matrix[:, 0].tolist().count(status) == self._n:
-            if status < 0:
+    def _check_matrix(self, statuses: bytes, pairs: np.ndarray | None) -> None:
+        """Pass if, in the header matrix just gathered, every rank's status is this rank's
+        (`statuses`: rank_size of it, int64 bytes) and, given `pairs` (explicit forms:
+        `_pair_index`), each count sent equals the count its receiver expects. Byte
+        comparisons on views made once: this runs on every call."""
+        if self._status_column.tobytes() == statuses:
+            if pairs is None:
                 return
-            pairs = matrix.ravel()[self._pair_index()]    # [sent[i, j]], [expected[i, j]]
-            if pairs[0].tobytes() == pairs[1].tobytes():
+            seen = self._matrix.take(pairs).tobytes()
+            if seen[:len(seen) // 2] == seen[len(seen) // 2:]:
                 return
-        raise ValueError(self._count_matrix_error(matrix))
+        raise ValueError(self._count_matrix_error(self._matrix))
 
     def _pair_index(self) -> np.ndarray:
-        """Flat header-matrix indices of sent[i, j] (row 0) and of expected[i, j] (row 1)."""
+        """Flat header-matrix indices of every sent[i, j], then of every expected[i, j]: the
+        counts agree when the two halves of `matrix.take(index)` are equal."""
         if self._pairs is None:
             n, width = self._n, 1 + 2 * self._n
             i, j = np.divmod(np.arange(n * n), n)
-            self._pairs = np.stack([i * width + 1 + j, j * width + 1 + n + i])
+            self._pairs = np.concatenate([i * width + 1 + j, j * width + 1 + n + i])
         return self._pairs
 
     def _count_matrix_error(self, matrix: np.ndarray) -> str:
@@ -891,21 +897,33 @@ class AllToAllV(_Collective):
         t, send, alltoallv = mstype.mpi_move_type(dtype), plan.send, comm.Alltoallv
         if not exchange:
             return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv)
-        status = self._block * dtype.itemsize * (1 if plan.recv is not None else -1)
+        derived = plan.recv is None
+        status = self._block * dtype.itemsize * (-1 if derived else 1)
         header, matrix = plan.header.copy(), self._header_matrix()
         header[0] = status
         t64 = mstype.mpi_move_type(header.dtype)
         allgather, specs = comm.Allgather, ([header, t64], [matrix, t64])
+        check, statuses = self._check_matrix, np.full(self._n, status, np.int64).tobytes()
+        if derived:
+            pairs, sent_here = None, matrix[:, 1 + self._group.rank]  # what each sends this one
+        else:
+            pairs, new = self._pair_index(), output_maker((plan.recv.size,), dtype)
 
         def run(x: np.ndarray, *_: Any) -> np.ndarray:
             try:
                 allgather(*specs)
             except Exception as err:
                 _reraise(self, err)
-            self._check_matrix(matrix, status)
-            recv = plan.recv or self._derived(plan, matrix)
-            out = allocate((recv.size,), dtype)
-            _call(self, alltoallv, [x, send, t], [out, recv.spec, t])
+            check(statuses, pairs)
+            if derived:
+                recv = self._derived(plan, sent_here.tobytes())
+                out = allocate((recv.size,), dtype)
+            else:
+                recv, out = plan.recv, new()
+            try:
+                alltoallv([x, send, t], [out, recv.spec, t])
+            except Exception as err:
+                _reraise(self, err)
             return out
         return run
 
@@ -915,11 +933,12 @@ class AllToAllV(_Collective):
         return buffer_call(self, alltoallv, (send, t), (recv.spec, t), (), (recv.size,), dtype,
                            _reraise)
 
-    def _derived(self, plan: _A2avPlan, matrix: np.ndarray) -> _Exchange:
-        rc = tuple(matrix[:, 1 + self._group.rank].tolist())
-        recv = plan.derived.get(rc)
+    def _derived(self, plan: _A2avPlan, counts: bytes) -> _Exchange:
+        """The receive side for the counts (int64 bytes) the ranks send this one."""
+        recv = plan.derived.get(counts)
         if recv is None:
-            recv = remember(plan.derived, rc, _Exchange(rc, _packed_displs(rc), self._block))
+            rc = tuple(np.frombuffer(counts, np.int64).tolist())
+            recv = remember(plan.derived, counts, _Exchange(rc, _packed_displs(rc), self._block))
         return recv
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
