@@ -80,6 +80,21 @@ new_tensor(PyObject *arr, PyObject *type)
     return t;
 }
 
+/* (item,), stealing item; NULL (item released) when no tuple can be made. NULL in: NULL. */
+static PyObject *
+one_tuple(PyObject *item)
+{
+    if (item == NULL)
+        return NULL;
+    PyObject *one = PyTuple_New(1);
+    if (one == NULL) {
+        Py_DECREF(item);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(one, 0, item);
+    return one;
+}
+
 /* `result` (stolen) as Tensors: a contiguous array of a known dtype here, the rest in Python. */
 static PyObject *
 wrap_result(PyObject *result)
@@ -246,13 +261,7 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
         PyObject *t = buffercall_run((BufferCall *)self->wkernel, v);
         if (t == NULL || (t = wrap_result(t)) == NULL || !self->wtupled)
             return t;
-        PyObject *one = PyTuple_New(1);
-        if (one == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(one, 0, t);
-        return one;
+        return one_tuple(t);
     }
     PyObject *first = v;
     if (self->wtupled) {
@@ -583,15 +592,7 @@ buffercall_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
         }
     }
     PyObject *out = buffercall_run(self, x);
-    if (out == NULL || !self->tupled)
-        return out;
-    PyObject *one = PyTuple_New(1);
-    if (one == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyTuple_SET_ITEM(one, 0, out);
-    return one;
+    return self->tupled ? one_tuple(out) : out;
 }
 
 static int

@@ -910,17 +910,14 @@ class AllToAllV(_Collective):
             pairs, new = self._pair_index(), output_maker((plan.recv.size,), dtype)
 
         def run(x: np.ndarray, *_: Any) -> np.ndarray:
-            try:
+            try:                            # (_reraise passes the check's ValueError on)
                 allgather(*specs)
-            except Exception as err:
-                _reraise(self, err)
-            check(statuses, pairs)
-            if derived:
-                recv = self._derived(plan, sent_here.tobytes())
-                out = allocate((recv.size,), dtype)
-            else:
-                recv, out = plan.recv, new()
-            try:
+                check(statuses, pairs)
+                if derived:
+                    recv = self._derived(plan, sent_here.tobytes())
+                    out = allocate((recv.size,), dtype)
+                else:
+                    recv, out = plan.recv, new()
                 alltoallv([x, send, t], [out, recv.spec, t])
             except Exception as err:
                 _reraise(self, err)
