@@ -13,6 +13,9 @@ Sizes are bytes of each rank's input; ops that split the input into one block a 
 (ReduceScatter, AlltoAll, AllToAllV) round it up to one float32 a rank (8 B -> 16 B
 on 4 ranks). Outputs are compared with the raw call's before timing.
 
+AllToAllV's checked form is timed twice: against a bare Alltoallv (what the check
+costs) and against the same check done by hand (what msops adds to it).
+
 Extra rows per size: AllGather's lowered kernel alone and with its result wrapped in a
 Tensor (where the wrapper's time goes), and three controls timing mpi4py against itself,
 to show what the machine does to a comparison: "another output" (the same Allgather into
@@ -124,12 +127,32 @@ def build_cases(comm, nbytes: int, work: tuple[float, int]) -> dict[str, tuple]:
     case("AlltoAll", all_to_all, part(comm.Alltoall, [xs, f32], [a2a, f32]), lambda: a2a)
 
     counts, displs = (k,) * n, tuple(range(0, n * k, k))
+
+    def raw_alltoallv(out: np.ndarray) -> Callable:
+        return part(comm.Alltoallv, [xs, (counts, displs), f32], [out, (counts, displs), f32])
     unchecked = part(ops.AllToAllV(check_counts=False), txs, counts, displs, counts, displs)
     a2av = placed_like(unchecked)
-    raw_a2av = part(comm.Alltoallv, [xs, (counts, displs), f32], [a2av, (counts, displs), f32])
-    case("AllToAllV explicit, check_counts=False", unchecked, raw_a2av, lambda: a2av)
-    case("AllToAllV explicit, checked (default)",
-         part(ops.AllToAllV(), txs, counts, displs, counts, displs), raw_a2av, lambda: a2av)
+    case("AllToAllV explicit, check_counts=False", unchecked, raw_alltoallv(a2av), lambda: a2av)
+    checked = part(ops.AllToAllV(), txs, counts, displs, counts, displs)
+    a2av_c = placed_like(checked)
+    raw_a2av_c = raw_alltoallv(a2av_c)
+    case("AllToAllV explicit, checked (default)", checked, raw_a2av_c, lambda: a2av_c)
+
+    # the same check by hand: gather every rank's counts row, compare the pairs (as bytes,
+    # the cheapest way numpy offers), then the Alltoallv
+    row = np.array(counts + counts, np.int64)
+    matrix = np.empty((n, 2 * n), np.int64)
+    src, dst = np.divmod(np.arange(n * n), n)
+    pairs = np.concatenate([src * 2 * n + dst, dst * 2 * n + n + src])  # sent[i,j], expected[i,j]
+    i64 = MPI.INT64_T
+
+    def raw_checked():
+        comm.Allgather([row, i64], [matrix, i64])
+        seen = matrix.take(pairs).tobytes()
+        if seen[:len(seen) // 2] != seen[len(seen) // 2:]:
+            raise ValueError("inconsistent count matrix")
+        raw_a2av_c()
+    case("AllToAllV checked, against the check by hand", checked, raw_checked, lambda: a2av_c)
 
     # derived receive side: a raw user exchanges the counts, then sizes the output
     sc_arr, rc_arr = np.array(counts, np.int32), np.empty(n, np.int32)

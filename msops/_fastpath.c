@@ -18,7 +18,9 @@
  * outputs, whatever `maker()` returns). An exception becomes `reraise(prim, exc)`'s.
  * A None tail drops that spec: no receive buffer (the result is x itself, as a broadcast's
  * root), or no send buffer (a broadcast's other ranks). `tupled`: x arrives in a list of
- * one and the result leaves in a 1-tuple (ops taking a tuple of tensors).
+ * one and the result leaves in a 1-tuple (ops taking a tuple of tensors). `before`, when
+ * not None, is called with no arguments ahead of the method (a check that must pass before
+ * data moves, e.g. AllToAllV's count exchange); its exception goes through `reraise` too.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -194,6 +196,7 @@ typedef struct {
     PyObject *held;
     PyObject *prim, *reraise;
     int tupled;                      /* input: a list of one array; output: a 1-tuple */
+    PyObject *before;                /* None, or () -> anything, run ahead of the method */
     PyObject *specs[2];              /* kept [None, *tail] spec lists (send, receive) */
     PyObject *weakrefs;
 } BufferCall;
@@ -525,12 +528,33 @@ buffercall_output(BufferCall *self)
     return self->held;
 }
 
+/* NULL, with the raised exception as `reraise(prim, exc)` leaves it. */
+static PyObject *
+buffercall_failed(BufferCall *self)
+{
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *again = PyObject_CallFunctionObjArgs(self->reraise, self->prim, exc, NULL);
+    if (again != NULL) {                     /* reraise returned: raise the original */
+        Py_DECREF(again);
+        PyErr_SetRaisedException(exc);
+    } else {
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
 /* The call itself: the output array (new reference) for the input array x. */
 static PyObject *
 buffercall_run(BufferCall *self, PyObject *x)
 {
     PyObject *out, *stack[8];
     Py_ssize_t n = 0;
+    if (self->before != NULL && self->before != Py_None) {
+        PyObject *done = PyObject_CallNoArgs(self->before);
+        if (done == NULL)
+            return buffercall_failed(self);
+        Py_DECREF(done);
+    }
     if (self->recv_tail == Py_None) {       /* no receive buffer: the result is x itself */
         Py_INCREF(x);
         out = x;
@@ -558,15 +582,7 @@ buffercall_run(BufferCall *self, PyObject *x)
             put_spec(&self->specs[i], specs[i]);
     if (res == NULL) {
         Py_DECREF(out);
-        PyObject *exc = PyErr_GetRaisedException();
-        PyObject *again = PyObject_CallFunctionObjArgs(self->reraise, self->prim, exc, NULL);
-        if (again != NULL) {                 /* reraise returned: raise the original */
-            Py_DECREF(again);
-            PyErr_SetRaisedException(exc);
-        } else {
-            Py_DECREF(exc);
-        }
-        return NULL;
+        return buffercall_failed(self);
     }
     Py_DECREF(res);
     return out;
@@ -599,14 +615,19 @@ static int
 buffercall_init(BufferCall *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"method", "send_tail", "recv_tail", "extra", "shape", "dtype",
-                            "maker", "prim", "reraise", "tupled", NULL};
+                            "maker", "prim", "reraise", "tupled", "before", NULL};
     PyObject *method, *send_tail, *recv_tail, *extra, *shape, *dtype, *maker, *prim, *reraise;
+    PyObject *before = Py_None;
     int tupled = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O!OOOO|p:BufferCall", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O!OOOO|pO:BufferCall", names,
                                      &method, &send_tail, &recv_tail, &PyTuple_Type, &extra,
                                      &PyTuple_Type, &shape, &dtype, &maker, &prim, &reraise,
-                                     &tupled))
+                                     &tupled, &before))
         return -1;
+    if (before != Py_None && !PyCallable_Check(before)) {
+        PyErr_SetString(PyExc_TypeError, "before should be None or a callable");
+        return -1;
+    }
     if ((send_tail != Py_None && !PyTuple_Check(send_tail)) ||
             (recv_tail != Py_None && !PyTuple_Check(recv_tail)) ||
             (send_tail == Py_None && recv_tail == Py_None)) {
@@ -631,6 +652,7 @@ buffercall_init(BufferCall *self, PyObject *args, PyObject *kwargs)
     SET(maker, maker);
     SET(prim, prim);
     SET(reraise, reraise);
+    SET(before, before);
 #undef SET
     Py_CLEAR(self->held);
     self->tupled = tupled;
@@ -651,6 +673,7 @@ buffercall_traverse(BufferCall *self, visitproc visit, void *arg)
     Py_VISIT(self->held);
     Py_VISIT(self->prim);
     Py_VISIT(self->reraise);
+    Py_VISIT(self->before);
     Py_VISIT(self->specs[0]);
     Py_VISIT(self->specs[1]);
     return 0;
@@ -667,6 +690,7 @@ buffercall_clear(BufferCall *self)
     Py_CLEAR(self->held);
     Py_CLEAR(self->prim);
     Py_CLEAR(self->reraise);
+    Py_CLEAR(self->before);
     Py_CLEAR(self->descr);
     Py_CLEAR(self->specs[0]);
     Py_CLEAR(self->specs[1]);
@@ -687,7 +711,8 @@ static PyTypeObject BufferCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "msops._fastpath.BufferCall",
     .tp_doc = "BufferCall(method, send_tail, recv_tail, extra, shape, dtype, maker, prim, "
-              "reraise): kernel(x) -> method([x, *send_tail], [out, *recv_tail], *extra); out.",
+              "reraise, tupled=False, before=None): kernel(x) -> before(); "
+              "method([x, *send_tail], [out, *recv_tail], *extra); out.",
     .tp_basicsize = sizeof(BufferCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = PyType_GenericNew,

@@ -492,10 +492,10 @@ def test_alltoallv_count_matrix_messages(sim):
     def matrix(status, sent, expected):
         return np.hstack([np.array(status)[:, None], np.array(sent), np.array(expected)])
 
-    def check(m, status):               # as a call whose header status is `status` checks m
+    def check(m, status):               # as a call of this rank (status `status`) checks m
+        assert m[0, 0] == status
         a._header_matrix()[...] = m
-        a._check_matrix(np.full(3, status, np.int64).tobytes(),
-                        None if status < 0 else a._pair_index())
+        a._check_matrix(np.full(3, status, np.int64).tobytes(), status > 0)
 
     good = [[1, 2, 0], [0, 1, 5], [3, 0, 0]]
     check(matrix([4, 4, 4], good, np.array(good).T), 4)        # consistent: passes

@@ -190,6 +190,36 @@ def test_buffer_call_errors_go_through_reraise(make):
         kernel(np.ones(1, np.float32))
 
 
+def test_buffer_call_runs_before_ahead_and_its_errors_go_through_reraise(make):
+    order = []
+
+    def reraise(prim, err):                     # as comm_ops': MPI errors only, others pass
+        if isinstance(err, OSError):
+            raise RuntimeError(f"For '{prim}', {err}")
+
+    def method(send, recv):
+        order.append("method")
+        recv[0][...] = send[0]
+    kernel = make(method, (), (), (), (2,), F32, None, "AllToAllV", reraise, False,
+                  lambda: order.append("before"))
+    out = kernel(np.array([1, 2], np.float32))
+    assert order == ["before", "method"]
+    np.testing.assert_array_equal(out, [1, 2])
+
+    def refuses():
+        raise ValueError("counts disagree")
+    kernel = make(method, (), (), (), (2,), F32, None, "AllToAllV", reraise, False, refuses)
+    with pytest.raises(ValueError, match="^counts disagree$"):       # passed on as it is
+        kernel(np.ones(2, np.float32))
+
+    def link_down():
+        raise OSError("link down")
+    kernel = make(method, (), (), (), (2,), F32, None, "AllToAllV", reraise, False, link_down)
+    with pytest.raises(RuntimeError, match="^For 'AllToAllV', link down$"):
+        kernel(np.ones(2, np.float32))
+    assert order == ["before", "method"]                             # no data moved
+
+
 def test_held_outputs_stay_within_their_limit_and_are_given_back(monkeypatch):
     monkeypatch.setattr(outputs, "HELD_LIMIT", outputs._Held.nbytes + 100)
     before = outputs._Held.nbytes

@@ -6,8 +6,9 @@ dtype fixed). A small output is the kernel's last one again when nothing else re
 it (see `outputs`); a large one comes from the pool. A None tail drops that spec: no
 receive buffer (the result is x itself: a broadcast's root) or no send buffer (the other
 ranks of a broadcast). `tupled`: x arrives in a list of one, the result leaves in a
-1-tuple. An exception goes through `reraise(prim, err)` (an MPI error becomes the op's
-RuntimeError). The kernel is the C `BufferCall` when the extension is built, else
+1-tuple. `before`: called with no arguments ahead of the method, a check that must pass
+before data moves (AllToAllV's count exchange). An exception goes through
+`reraise(prim, err)` (an MPI error becomes the op's RuntimeError). The kernel is the C `BufferCall` when the extension is built, else
 `_py_buffer_call`'s closure.
 """
 from __future__ import annotations
@@ -25,13 +26,14 @@ __all__ = ["buffer_call"]
 
 def buffer_call(prim: Any, method: Callable, send_tail: tuple | None, recv_tail: tuple | None,
                 extra: tuple, shape: tuple, dtype: np.dtype, reraise: Callable,
-                tupled: bool = False) -> Callable:
+                tupled: bool = False, before: Callable | None = None) -> Callable:
     """One signature's kernel `kernel(x, *ignored) -> out` (see the module's docstring)."""
     shape = tuple(shape)
     held = 0 if recv_tail is None else outputs.charge_held(shape, dtype)
     maker = None if held or recv_tail is None else outputs.fresh_maker(shape, dtype)
     make = fastpath.BufferCall if fastpath is not None else _py_buffer_call
-    kernel = make(method, send_tail, recv_tail, extra, shape, dtype, maker, prim, reraise, tupled)
+    kernel = make(method, send_tail, recv_tail, extra, shape, dtype, maker, prim, reraise, tupled,
+                  before)
     if held:
         outputs.refund_when_gone(kernel, held)
     return kernel
@@ -39,7 +41,8 @@ def buffer_call(prim: Any, method: Callable, send_tail: tuple | None, recv_tail:
 
 def _py_buffer_call(method: Callable, send_tail: tuple | None, recv_tail: tuple | None,
                     extra: tuple, shape: tuple, dtype: np.dtype, maker: Callable | None,
-                    prim: Any, reraise: Callable, tupled: bool = False) -> Callable:
+                    prim: Any, reraise: Callable, tupled: bool = False,
+                    before: Callable | None = None) -> Callable:
     """The pure-Python twin of `_fastpath.BufferCall` (maker None: hold the last output)."""
     held, free = None, outputs.FREE_IN_CELL
 
@@ -58,6 +61,8 @@ def _py_buffer_call(method: Callable, send_tail: tuple | None, recv_tail: tuple 
                 held = np.empty(shape, dtype)
             out = held
         try:
+            if before is not None:
+                before()
             if send_tail is None:
                 method([out, *recv_tail], *extra)
             elif recv_tail is None:

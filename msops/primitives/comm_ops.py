@@ -736,8 +736,7 @@ class AllToAllV(_Collective):
         self._block, self._check = block_size, check_counts
         self._plans: dict[tuple, _A2avPlan] = {}
         self._matrix: np.ndarray | None = None      # the header matrix buffer
-        self._status_column: np.ndarray | None = None   # a view of its column 0
-        self._pairs: np.ndarray | None = None       # see _pair_index
+        self._views: tuple = ()                     # see _header_matrix
 
     # -- local validation and the per-signature plan ------------------------------------------
     def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -813,10 +812,13 @@ class AllToAllV(_Collective):
 
     def _header_matrix(self) -> np.ndarray:
         """The buffer every rank's header row is gathered into (int64, rank_size x
-        (1 + 2*rank_size)): one for every call, read before the call returns."""
+        (1 + 2*rank_size)): one for every call, read before the call returns. Its views
+        (`_views`), made once: every rank's status, sent[i, j] and expected[i, j] (what
+        rank j expects from rank i)."""
         if self._matrix is None:
-            self._matrix = np.empty((self._n, 1 + 2 * self._n), np.int64)
-            self._status_column = self._matrix[:, 0]
+            n = self._n
+            m = self._matrix = np.empty((n, 1 + 2 * n), np.int64)
+            self._views = (m[:, 0], m[:, 1:1 + n], m[:, 1 + n:].T)
         return self._matrix
 
     def _send_invalid_header(self) -> None:
@@ -824,27 +826,14 @@ class AllToAllV(_Collective):
         header = np.zeros(1 + 2 * self._n, np.int64)
         _call(self, self._comm().Allgather, *_bufs(header, self._header_matrix()))
 
-    def _check_matrix(self, statuses: bytes, pairs: np.ndarray | None) -> None:
+    def _check_matrix(self, statuses: bytes, counts: bool) -> None:
         """Pass if, in the header matrix just gathered, every rank's status is this rank's
-        (`statuses`: rank_size of it, int64 bytes) and, given `pairs` (explicit forms:
-        `_pair_index`), each count sent equals the count its receiver expects. Byte
-        comparisons on views made once: this runs on every call."""
-        if self._status_column.tobytes() == statuses:
-            if pairs is None:
-                return
-            seen = self._matrix.take(pairs).tobytes()
-            if seen[:len(seen) // 2] == seen[len(seen) // 2:]:
-                return
-        raise ValueError(self._count_matrix_error(self._matrix))
-
-    def _pair_index(self) -> np.ndarray:
-        """Flat header-matrix indices of every sent[i, j], then of every expected[i, j]: the
-        counts agree when the two halves of `matrix.take(index)` are equal."""
-        if self._pairs is None:
-            n, width = self._n, 1 + 2 * self._n
-            i, j = np.divmod(np.arange(n * n), n)
-            self._pairs = np.concatenate([i * width + 1 + j, j * width + 1 + n + i])
-        return self._pairs
+        (`statuses`: rank_size of it, int64 bytes) and, with `counts` (explicit forms), each
+        count sent equals the count its receiver expects. Byte comparisons of views made
+        once (cheaper than any numpy comparison): this runs on every call."""
+        status, sent, expected = self._views
+        if status.tobytes() != statuses or counts and sent.tobytes() != expected.tobytes():
+            raise ValueError(self._count_matrix_error(self._matrix))
 
     def _count_matrix_error(self, matrix: np.ndarray) -> str:
         """What is wrong with the count matrix: the same message on every rank."""
@@ -904,20 +893,19 @@ class AllToAllV(_Collective):
         t64 = mstype.mpi_move_type(header.dtype)
         allgather, specs = comm.Allgather, ([header, t64], [matrix, t64])
         check, statuses = self._check_matrix, np.full(self._n, status, np.int64).tobytes()
-        if derived:
-            pairs, sent_here = None, matrix[:, 1 + self._group.rank]  # what each sends this one
-        else:
-            pairs, new = self._pair_index(), output_maker((plan.recv.size,), dtype)
+
+        def exchange() -> None:             # every rank's counts, checked before data moves
+            allgather(*specs)
+            check(statuses, not derived)
+        if not derived:
+            return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv, exchange)
+        sent_here = matrix[:, 1 + self._group.rank]     # what each rank sends this one
 
         def run(x: np.ndarray, *_: Any) -> np.ndarray:
             try:                            # (_reraise passes the check's ValueError on)
-                allgather(*specs)
-                check(statuses, pairs)
-                if derived:
-                    recv = self._derived(plan, sent_here.tobytes())
-                    out = allocate((recv.size,), dtype)
-                else:
-                    recv, out = plan.recv, new()
+                exchange()
+                recv = self._derived(plan, sent_here.tobytes())
+                out = allocate((recv.size,), dtype)
                 alltoallv([x, send, t], [out, recv.spec, t])
             except Exception as err:
                 _reraise(self, err)
@@ -925,10 +913,11 @@ class AllToAllV(_Collective):
         return run
 
     def _alltoallv_kernel(self, alltoallv: Callable, t: Any, dtype: np.dtype, send: tuple,
-                          recv: _Exchange) -> Callable:
-        """One Alltoallv of fixed counts into a reused output (see `buffer_call`)."""
+                          recv: _Exchange, before: Callable | None = None) -> Callable:
+        """One Alltoallv of fixed counts into a reused output (see `buffer_call`), after
+        `before` (the count exchange and check) when given."""
         return buffer_call(self, alltoallv, (send, t), (recv.spec, t), (), (recv.size,), dtype,
-                           _reraise)
+                           _reraise, before=before)
 
     def _derived(self, plan: _A2avPlan, counts: bytes) -> _Exchange:
         """The receive side for the counts (int64 bytes) the ranks send this one."""

@@ -272,14 +272,12 @@ def test_send_receive_every_dtype():
 
 def test_receive_of_another_size_is_an_error():
     me, n = world()
-    partner = pairs_of(me, n)
-    if partner is None:
-        return
+    partner = pairs_of(me, n)                     # (None: an odd world's last rank)
     x = Tensor(np.arange(3, dtype=np.float32))
-    if me % 2 == 0:
+    if partner is not None and me % 2 == 0:
         ops.Send(5, partner)(x)
         ops.Send(6, partner)(x)
-    else:
+    elif partner is not None:
         with pytest.raises(ValueError, match=r"^For 'Receive', the message from rank \d should "
                                              r"hold 16 bytes \(shape \[4\], Float32\), but got "
                                              r"12 bytes\.$"):
