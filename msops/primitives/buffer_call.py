@@ -6,10 +6,10 @@ dtype fixed). A small output is the kernel's last one again when nothing else re
 it (see `outputs`); a large one comes from the pool. A None tail drops that spec: no
 receive buffer (the result is x itself: a broadcast's root) or no send buffer (the other
 ranks of a broadcast). `tupled`: x arrives in a list of one, the result leaves in a
-1-tuple. `before`: called with no arguments ahead of the method, a check that must pass
-before data moves (AllToAllV's count exchange). An exception goes through
-`reraise(prim, err)` (an MPI error becomes the op's RuntimeError). The kernel is the C `BufferCall` when the extension is built, else
-`_py_buffer_call`'s closure.
+1-tuple. `before`: called with no arguments first, a check that must pass before data
+moves (AllToAllV's count exchange). An exception goes through `reraise(prim, err)` (an
+MPI error becomes the op's RuntimeError). The kernel is the C `BufferCall` when the
+extension is built, else `_py_buffer_call`'s closure.
 """
 from __future__ import annotations
 
@@ -52,17 +52,17 @@ def _py_buffer_call(method: Callable, send_tail: tuple | None, recv_tail: tuple 
             if len(x) != 1:
                 raise TypeError("this buffer-call kernel takes a list of one array")
             x = x[0]
-        if recv_tail is None:
-            out = x
-        elif maker is not None:
-            out = maker()
-        else:
-            if held is None or getrefcount(held) != free:     # still someone's output
-                held = np.empty(shape, dtype)
-            out = held
         try:
-            if before is not None:
+            if before is not None:                  # ahead of the output, as in C
                 before()
+            if recv_tail is None:
+                out = x
+            elif maker is not None:
+                out = maker()
+            else:
+                if held is None or getrefcount(held) != free:     # still someone's output
+                    held = np.empty(shape, dtype)
+                out = held
             if send_tail is None:
                 method([out, *recv_tail], *extra)
             elif recv_tail is None:

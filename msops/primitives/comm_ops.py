@@ -893,10 +893,11 @@ class AllToAllV(_Collective):
         t64 = mstype.mpi_move_type(header.dtype)
         allgather, specs = comm.Allgather, ([header, t64], [matrix, t64])
         check, statuses = self._check_matrix, np.full(self._n, status, np.int64).tobytes()
+        explicit = not derived
 
         def exchange() -> None:             # every rank's counts, checked before data moves
             allgather(*specs)
-            check(statuses, not derived)
+            check(statuses, explicit)
         if not derived:
             return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv, exchange)
         sent_here = matrix[:, 1 + self._group.rank]     # what each rank sends this one
