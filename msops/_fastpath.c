@@ -1,9 +1,10 @@
-/* msops._fastpath: the eager call path of primitives and the collectives' buffer-call kernel, in C.
+/* msops._fastpath: the eager call path of primitives and the collectives' kernels, in C.
  *
- * Both exist in pure Python too (msops/primitives/primitive.py `_PyCall`,
- * msops/primitives/buffer_call.py `_py_buffer_call`) and behave alike; this module only
- * removes the interpreter's per-call cost (an 8 B collective is a few microseconds, and
- * every Python frame in front of it is a noticeable part of that).
+ * Each type exists in pure Python too (msops/primitives/primitive.py `_PyCall`,
+ * msops/primitives/buffer_call.py `_py_buffer_call`, msops/primitives/gather_check.py
+ * `_py_gather_check`) and behaves alike; this module only removes the interpreter's
+ * per-call cost (an 8 B collective is a few microseconds, and every Python frame in front
+ * of it is a noticeable part of that).
  *
  * FastCall: the base class of Primitive. `prim(*args)` compares the arguments with the
  * signature of the last call (set by Python through `_set_last` / `_set_last_with`):
@@ -21,6 +22,11 @@
  * one and the result leaves in a 1-tuple (ops taking a tuple of tensors). `before`, when
  * not None, is called with no arguments ahead of the method (a check that must pass before
  * data moves, e.g. AllToAllV's count exchange); its exception goes through `reraise` too.
+ *
+ * GatherCheck: `check()` = `method(*args)`, which fills an int64 `table` (a small gather of
+ * every rank's header), then passes iff table.flat[left[k]] == table.flat[right[k]] for every
+ * k; otherwise it calls `mismatch()`, which raises the detailed error. The check of
+ * AllToAllV's count matrix on every call, with no Python frame when it passes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -725,6 +731,155 @@ static PyTypeObject BufferCallType = {
     .tp_weaklistoffset = offsetof(BufferCall, weakrefs),
 };
 
+/* -- GatherCheck ---------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *method, *args;         /* the gather: method(*args) */
+    PyObject *table, *left, *right;  /* int64 table; intp indices into its flat data */
+    PyObject *mismatch;              /* () -> raises */
+    const npy_int64 *cells;
+    const npy_intp *lhs, *rhs;
+    Py_ssize_t pairs;
+} GatherCheck;
+
+static PyObject *
+gathercheck_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    GatherCheck *self = (GatherCheck *)op;
+    if (kwnames != NULL || PyVectorcall_NARGS(nargsf) != 0) {
+        PyErr_SetString(PyExc_TypeError, "a gather check takes no arguments");
+        return NULL;
+    }
+    PyObject *done = PyObject_Vectorcall(self->method, PySequence_Fast_ITEMS(self->args),
+                                         PyTuple_GET_SIZE(self->args), NULL);
+    if (done == NULL)
+        return NULL;
+    Py_DECREF(done);
+    for (Py_ssize_t k = 0; k < self->pairs; k++) {
+        if (self->cells[self->lhs[k]] != self->cells[self->rhs[k]]) {
+            PyObject *res = PyObject_CallNoArgs(self->mismatch);
+            if (res != NULL) {
+                Py_DECREF(res);
+                PyErr_SetString(PyExc_RuntimeError, "a gather check's mismatch() should raise");
+            }
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* An aligned, C-contiguous 1-D or more array of `type`, as the check reads it raw. */
+static int
+gathercheck_array(PyObject *a, int type, const char *name)
+{
+    if (!PyArray_Check(a) || PyArray_TYPE((PyArrayObject *)a) != type ||
+            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a) ||
+            !PyArray_ISALIGNED((PyArrayObject *)a)) {
+        PyErr_Format(PyExc_TypeError, "%s should be an aligned C-contiguous %s array", name,
+                     type == NPY_INT64 ? "int64" : "intp");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+gathercheck_init(GatherCheck *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"method", "args", "table", "left", "right", "mismatch", NULL};
+    PyObject *method, *margs, *table, *left, *right, *mismatch;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OOOO:GatherCheck", names, &method,
+                                     &PyTuple_Type, &margs, &table, &left, &right, &mismatch))
+        return -1;
+    if (gathercheck_array(table, NPY_INT64, "table") < 0 ||
+            gathercheck_array(left, NPY_INTP, "left") < 0 ||
+            gathercheck_array(right, NPY_INTP, "right") < 0)
+        return -1;
+    Py_ssize_t pairs = PyArray_SIZE((PyArrayObject *)left);
+    if (PyArray_SIZE((PyArrayObject *)right) != pairs) {
+        PyErr_SetString(PyExc_ValueError, "left and right should have the same size");
+        return -1;
+    }
+    npy_intp size = PyArray_SIZE((PyArrayObject *)table);
+    const npy_intp *idx[2] = {PyArray_DATA((PyArrayObject *)left),
+                              PyArray_DATA((PyArrayObject *)right)};
+    for (int s = 0; s < 2; s++)
+        for (Py_ssize_t k = 0; k < pairs; k++)
+            if (idx[s][k] < 0 || idx[s][k] >= size) {
+                PyErr_Format(PyExc_IndexError, "%s[%zd] = %zd is outside the table of %zd cells",
+                             s ? "right" : "left", k, (Py_ssize_t)idx[s][k], (Py_ssize_t)size);
+                return -1;
+            }
+    if (!PyCallable_Check(method) || !PyCallable_Check(mismatch)) {
+        PyErr_SetString(PyExc_TypeError, "method and mismatch should be callables");
+        return -1;
+    }
+#define SET(field, value) do { Py_INCREF(value); Py_XSETREF(self->field, value); } while (0)
+    SET(method, method);
+    SET(args, margs);
+    SET(table, table);
+    SET(left, left);
+    SET(right, right);
+    SET(mismatch, mismatch);
+#undef SET
+    self->cells = PyArray_DATA((PyArrayObject *)table);
+    self->lhs = idx[0];
+    self->rhs = idx[1];
+    self->pairs = pairs;
+    self->vectorcall = gathercheck_vectorcall;
+    return 0;
+}
+
+static int
+gathercheck_traverse(GatherCheck *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->method);
+    Py_VISIT(self->args);
+    Py_VISIT(self->table);
+    Py_VISIT(self->left);
+    Py_VISIT(self->right);
+    Py_VISIT(self->mismatch);
+    return 0;
+}
+
+static int
+gathercheck_clear(GatherCheck *self)
+{
+    Py_CLEAR(self->method);
+    Py_CLEAR(self->args);
+    Py_CLEAR(self->table);
+    Py_CLEAR(self->left);
+    Py_CLEAR(self->right);
+    Py_CLEAR(self->mismatch);
+    self->pairs = 0;                 /* (a cleared check reads nothing) */
+    return 0;
+}
+
+static void
+gathercheck_dealloc(GatherCheck *self)
+{
+    PyObject_GC_UnTrack(self);
+    gathercheck_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject GatherCheckType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "msops._fastpath.GatherCheck",
+    .tp_doc = "GatherCheck(method, args, table, left, right, mismatch): check() -> "
+              "method(*args); mismatch() unless table.flat[left] == table.flat[right].",
+    .tp_basicsize = sizeof(GatherCheck),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)gathercheck_init,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(GatherCheck, vectorcall),
+    .tp_traverse = (traverseproc)gathercheck_traverse,
+    .tp_clear = (inquiry)gathercheck_clear,
+    .tp_dealloc = (destructor)gathercheck_dealloc,
+};
+
 /* -- the module ------------------------------------------------------------------------------ */
 
 static PyObject *
@@ -777,7 +932,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "msops._fastpath",
-    "The eager call path of primitives and the collectives' buffer-call kernel, in C.",
+    "The eager call path of primitives and the collectives' kernels, in C.",
     -1, module_methods,
 };
 
@@ -785,7 +940,8 @@ PyMODINIT_FUNC
 PyInit__fastpath(void)
 {
     import_array();
-    if (PyType_Ready(&FastCallType) < 0 || PyType_Ready(&BufferCallType) < 0)
+    if (PyType_Ready(&FastCallType) < 0 || PyType_Ready(&BufferCallType) < 0 ||
+            PyType_Ready(&GatherCheckType) < 0)
         return NULL;
     empty_tuple = PyTuple_New(0);
     str_data = PyUnicode_InternFromString("_data");
@@ -798,8 +954,10 @@ PyInit__fastpath(void)
         return NULL;
     Py_INCREF(&FastCallType);
     Py_INCREF(&BufferCallType);
+    Py_INCREF(&GatherCheckType);
     if (PyModule_AddObject(m, "FastCall", (PyObject *)&FastCallType) < 0 ||
-            PyModule_AddObject(m, "BufferCall", (PyObject *)&BufferCallType) < 0) {
+            PyModule_AddObject(m, "BufferCall", (PyObject *)&BufferCallType) < 0 ||
+            PyModule_AddObject(m, "GatherCheck", (PyObject *)&GatherCheckType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

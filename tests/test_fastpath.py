@@ -12,13 +12,14 @@ import pytest
 
 import msops as ms
 from msops import Parameter, Tensor
-from msops.primitives import buffer_call, outputs, primitive
+from msops.primitives import buffer_call, gather_check, outputs, primitive
 from msops.primitives.native import fastpath
 from msops.primitives.primitive import set_trace_hook
 
 F32 = np.dtype(np.float32)
 CALL_BASES = [primitive._PyCall] + ([fastpath.FastCall] if fastpath else [])
 BUFFER_CALLS = [buffer_call._py_buffer_call] + ([fastpath.BufferCall] if fastpath else [])
+GATHER_CHECKS = [gather_check._py_gather_check] + ([fastpath.GatherCheck] if fastpath else [])
 
 
 def test_the_extension_is_built_and_used():
@@ -218,6 +219,48 @@ def test_buffer_call_runs_before_ahead_and_its_errors_go_through_reraise(make):
     with pytest.raises(RuntimeError, match="^For 'AllToAllV', link down$"):
         kernel(np.ones(2, np.float32))
     assert order == ["before", "method"]                             # no data moved
+
+
+@pytest.mark.parametrize("make", GATHER_CHECKS, ids=lambda f: f.__name__)
+def test_gather_check_compares_the_cells_the_gather_filled(make):
+    table = np.zeros((2, 3), np.int64)
+    left, right = np.array([0, 1, 2], np.intp), np.array([3, 4, 5], np.intp)
+    seen = []
+
+    def gather(row):                            # as an Allgather of one row: fills the table
+        table[...] = row
+
+    def mismatch():
+        seen.append(table.copy())
+        raise ValueError(f"rows differ: {table.tolist()}")
+    check = make(gather, ([7, 8, 9],), table, left, right, mismatch)
+    assert check() is None and not seen
+    check = make(gather, ([[7, 8, 9], [7, 8, 1]],), table, left, right, mismatch)
+    with pytest.raises(ValueError, match=r"^rows differ: \[\[7, 8, 9\], \[7, 8, 1\]\]$"):
+        check()
+    assert len(seen) == 1                       # called once, after the gather
+    check = make(gather, ([[7, 8, 9], [7, 8, 1]],), table, left, right, lambda: None)
+    with pytest.raises(RuntimeError, match="mismatch\\(\\) should raise"):
+        check()
+
+    def link_down(row):
+        raise OSError("link down")
+    with pytest.raises(OSError, match="^link down$"):       # the gather's error, unchanged
+        make(link_down, ([1, 2, 3],), table, left, right, mismatch)()
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("make", GATHER_CHECKS, ids=lambda f: f.__name__)
+def test_gather_check_refuses_what_it_cannot_read(make):
+    table, idx = np.zeros(4, np.int64), np.array([0, 1], np.intp)
+    with pytest.raises(IndexError, match=r"^right\[1\] = 4 is outside the table of 4 cells$"):
+        make(print, (), table, idx, np.array([0, 4], np.intp), print)
+    with pytest.raises(ValueError, match="^left and right should have the same size$"):
+        make(print, (), table, idx, idx[:1], print)
+    with pytest.raises(TypeError, match="table should be an aligned C-contiguous int64"):
+        make(print, (), table.astype(np.int32), idx, idx, print)
+    with pytest.raises(TypeError, match="table should be an aligned C-contiguous int64"):
+        make(print, (), np.zeros((2, 2), np.int64).T, idx, idx, print)
 
 
 def test_held_outputs_stay_within_their_limit_and_are_given_back(monkeypatch):

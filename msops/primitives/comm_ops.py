@@ -30,6 +30,7 @@ from msops.common.validator import Rel
 from msops.communication import GlobalComm, get_group
 from msops.primitives.primitive import CACHE_LIMIT as _CACHE_LIMIT  # noqa: F401 (tests)
 from msops.primitives.buffer_call import buffer_call
+from msops.primitives.gather_check import gather_check
 from msops.primitives.outputs import allocate, output_maker
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register, remember
 
@@ -736,7 +737,6 @@ class AllToAllV(_Collective):
         self._block, self._check = block_size, check_counts
         self._plans: dict[tuple, _A2avPlan] = {}
         self._matrix: np.ndarray | None = None      # the header matrix buffer
-        self._views: tuple = ()                     # see _header_matrix
 
     # -- local validation and the per-signature plan ------------------------------------------
     def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -812,13 +812,9 @@ class AllToAllV(_Collective):
 
     def _header_matrix(self) -> np.ndarray:
         """The buffer every rank's header row is gathered into (int64, rank_size x
-        (1 + 2*rank_size)): one for every call, read before the call returns. Its views
-        (`_views`), made once: every rank's status, sent[i, j] and expected[i, j] (what
-        rank j expects from rank i)."""
+        (1 + 2*rank_size)): one for every call, read before the call returns."""
         if self._matrix is None:
-            n = self._n
-            m = self._matrix = np.empty((n, 1 + 2 * n), np.int64)
-            self._views = (m[:, 0], m[:, 1:1 + n], m[:, 1 + n:].T)
+            self._matrix = np.empty((self._n, 1 + 2 * self._n), np.int64)
         return self._matrix
 
     def _send_invalid_header(self) -> None:
@@ -826,14 +822,22 @@ class AllToAllV(_Collective):
         header = np.zeros(1 + 2 * self._n, np.int64)
         _call(self, self._comm().Allgather, *_bufs(header, self._header_matrix()))
 
-    def _check_matrix(self, statuses: bytes, counts: bool) -> None:
-        """Pass if, in the header matrix just gathered, every rank's status is this rank's
-        (`statuses`: rank_size of it, int64 bytes) and, with `counts` (explicit forms), each
-        count sent equals the count its receiver expects. Byte comparisons of views made
-        once (cheaper than any numpy comparison): this runs on every call."""
-        status, sent, expected = self._views
-        if status.tobytes() != statuses or counts and sent.tobytes() != expected.tobytes():
-            raise ValueError(self._count_matrix_error(self._matrix))
+    def _count_check(self, gather: Callable, args: tuple, explicit: bool) -> Callable[[], None]:
+        """The check run ahead of every call (see `gather_check`): `gather(*args)` fills the
+        header matrix; it passes if every rank's status equals this rank's own (its row)
+        and, `explicit`, each count sent equals the count its receiver expects; otherwise
+        every rank raises the same ValueError."""
+        n, w, matrix = self._n, 1 + 2 * self._n, self._header_matrix()
+        left, right = [np.arange(n) * w], [np.full(n, self._group.rank * w)]
+        if explicit:
+            i, j = np.divmod(np.arange(n * n), n)
+            left.append(i * w + 1 + j)              # sent[i, j]
+            right.append(j * w + 1 + n + i)         # what rank j expects from rank i
+
+        def mismatch() -> None:
+            raise ValueError(self._count_matrix_error(matrix))
+        return gather_check(gather, args, matrix, np.concatenate(left), np.concatenate(right),
+                            mismatch)
 
     def _count_matrix_error(self, matrix: np.ndarray) -> str:
         """What is wrong with the count matrix: the same message on every rank."""
@@ -891,13 +895,8 @@ class AllToAllV(_Collective):
         header, matrix = plan.header.copy(), self._header_matrix()
         header[0] = status
         t64 = mstype.mpi_move_type(header.dtype)
-        allgather, specs = comm.Allgather, ([header, t64], [matrix, t64])
-        check, statuses = self._check_matrix, np.full(self._n, status, np.int64).tobytes()
-        explicit = not derived
-
-        def exchange() -> None:             # every rank's counts, checked before data moves
-            allgather(*specs)
-            check(statuses, explicit)
+        exchange = self._count_check(comm.Allgather, ([header, t64], [matrix, t64]),
+                                     not derived)
         if not derived:
             return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv, exchange)
         sent_here = matrix[:, 1 + self._group.rank]     # what each rank sends this one

@@ -2,7 +2,8 @@
 
 None when the extension was not built (no C compiler at install) or when the
 environment sets MSOPS_PURE_PYTHON=1; msops then runs the pure-Python twins of its
-types (`primitive._PyCall`, `buffer_call._py_buffer_call`), which behave alike.
+types (`primitive._PyCall`, `buffer_call._py_buffer_call`,
+`gather_check._py_gather_check`), which behave alike.
 """
 from __future__ import annotations
 
