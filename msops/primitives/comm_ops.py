@@ -737,6 +737,7 @@ class AllToAllV(_Collective):
         self._block, self._check = block_size, check_counts
         self._plans: dict[tuple, _A2avPlan] = {}
         self._matrix: np.ndarray | None = None      # the header matrix buffer
+        self._pairs: dict[bool, tuple] = {}         # see _count_check
 
     # -- local validation and the per-signature plan ------------------------------------------
     def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -827,17 +828,20 @@ class AllToAllV(_Collective):
         header matrix; it passes if every rank's status equals this rank's own (its row)
         and, `explicit`, each count sent equals the count its receiver expects; otherwise
         every rank raises the same ValueError."""
-        n, w, matrix = self._n, 1 + 2 * self._n, self._header_matrix()
-        left, right = [np.arange(n) * w], [np.full(n, self._group.rank * w)]
-        if explicit:
-            i, j = np.divmod(np.arange(n * n), n)
-            left.append(i * w + 1 + j)              # sent[i, j]
-            right.append(j * w + 1 + n + i)         # what rank j expects from rank i
+        matrix, pairs = self._header_matrix(), self._pairs.get(explicit)
+        if pairs is None:                           # (O(rank_size^2): made once per form)
+            n, w = self._n, 1 + 2 * self._n
+            left, right = [np.arange(n) * w], [np.full(n, self._group.rank * w)]
+            if explicit:
+                i, j = np.divmod(np.arange(n * n), n)
+                left.append(i * w + 1 + j)          # sent[i, j]
+                right.append(j * w + 1 + n + i)     # what rank j expects from rank i
+            pairs = self._pairs[explicit] = (np.concatenate(left).astype(np.intp),
+                                             np.concatenate(right).astype(np.intp))
 
         def mismatch() -> None:
             raise ValueError(self._count_matrix_error(matrix))
-        return gather_check(gather, args, matrix, np.concatenate(left), np.concatenate(right),
-                            mismatch)
+        return gather_check(gather, args, matrix, *pairs, mismatch)
 
     def _count_matrix_error(self, matrix: np.ndarray) -> str:
         """What is wrong with the count matrix: the same message on every rank."""
