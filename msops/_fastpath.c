@@ -770,7 +770,7 @@ gathercheck_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObj
     Py_RETURN_NONE;
 }
 
-/* An aligned, C-contiguous 1-D or more array of `type`, as the check reads it raw. */
+/* 0 if `a` is an aligned C-contiguous array of `type` (the check reads it raw), else -1. */
 static int
 gathercheck_array(PyObject *a, int type, const char *name)
 {

@@ -836,8 +836,7 @@ class AllToAllV(_Collective):
                 i, j = np.divmod(np.arange(n * n), n)
                 left.append(i * w + 1 + j)          # sent[i, j]
                 right.append(j * w + 1 + n + i)     # what rank j expects from rank i
-            pairs = self._pairs[explicit] = (np.concatenate(left).astype(np.intp),
-                                             np.concatenate(right).astype(np.intp))
+            pairs = self._pairs[explicit] = (np.concatenate(left), np.concatenate(right))
 
         def mismatch() -> None:
             raise ValueError(self._count_matrix_error(matrix))
