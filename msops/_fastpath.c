@@ -11,7 +11,9 @@
  * on a match it calls that signature's lowered kernel and wraps the result in Tensors;
  * otherwise (or while a graph is traced) it calls the Python method `_call(*args)`.
  * A BufferCall kernel is run through its core, with no list or tuple made around x or
- * its output (the result is the same as calling it).
+ * its output (the result is the same as calling it). An output that is the input's own
+ * data is the input itself; an output the BufferCall holds comes back in a held result
+ * (its Tensor and 1-tuple handed out again once nothing else refers to them: "results").
  *
  * BufferCall: `kernel(x)` = one mpi4py buffer method `method([x, *send_tail],
  * [out, *recv_tail], *extra)` into an output of a fixed shape and dtype. The output is the
@@ -36,7 +38,7 @@
 
 static PyTypeObject *tensor_type = NULL;   /* msops.Tensor */
 static PyObject *type_of_np = NULL;        /* dict: numpy dtype -> msops Type */
-static PyObject *wrap_all = NULL;          /* Python: a kernel's result -> Tensor(s) */
+static PyObject *wrap_all = NULL;          /* Python: (a kernel's result, first input) -> the call's */
 static PyObject *empty_tuple = NULL;
 static PyObject *str_data, *str_dtype, *str_call;
 static int tracing = 0;
@@ -103,33 +105,42 @@ one_tuple(PyObject *item)
     return one;
 }
 
-/* `result` (stolen) as Tensors: a contiguous array of a known dtype here, the rest in Python. */
+/* The Type of `arr` when it is an exact, C-contiguous ndarray of a known dtype (borrowed);
+ * else NULL, with an error set only if the lookup failed. */
 static PyObject *
-wrap_result(PyObject *result)
+array_type(PyObject *arr)
 {
-    if (PyArray_CheckExact(result) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)result)) {
-        PyObject *descr = (PyObject *)PyArray_DESCR((PyArrayObject *)result);
-        PyObject *type = last_type;
-        if (descr != last_descr) {
-            type = PyDict_GetItemWithError(type_of_np, descr);
-            if (type != NULL) {
-                Py_INCREF(descr);
-                Py_XSETREF(last_descr, descr);
-                Py_INCREF(type);
-                Py_XSETREF(last_type, type);
-            }
-        }
-        if (type != NULL) {
-            PyObject *t = new_tensor(result, type);
-            Py_DECREF(result);
-            return t;
-        }
-        if (PyErr_Occurred()) {
-            Py_DECREF(result);
-            return NULL;
-        }
+    if (!PyArray_CheckExact(arr) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)arr))
+        return NULL;
+    PyObject *descr = (PyObject *)PyArray_DESCR((PyArrayObject *)arr);
+    if (descr == last_descr)
+        return last_type;
+    PyObject *type = PyDict_GetItemWithError(type_of_np, descr);
+    if (type != NULL) {
+        Py_INCREF(descr);
+        Py_XSETREF(last_descr, descr);
+        Py_INCREF(type);
+        Py_XSETREF(last_type, type);
     }
-    PyObject *wrapped = PyObject_CallOneArg(wrap_all, result);
+    return type;
+}
+
+/* `result` (stolen) as Tensors: a contiguous array of a known dtype here, the rest in Python
+ * (`wrap_all(result, input)`, which also gives back `input` for its own data). */
+static PyObject *
+wrap_result(PyObject *result, PyObject *input)
+{
+    PyObject *type = array_type(result);
+    if (type != NULL) {
+        PyObject *t = new_tensor(result, type);
+        Py_DECREF(result);
+        return t;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyObject *wrapped = PyObject_CallFunctionObjArgs(wrap_all, result, input, NULL);
     Py_DECREF(result);
     return wrapped;
 }
@@ -222,6 +233,7 @@ typedef struct {
     PyObject *wkernel;
     PyObject *wrest;                 /* tuple of the constants */
     int wtupled;
+    PyObject *held, *wheld;          /* each path's held result (see take_held), or NULL */
 } FastCall;
 
 static PyObject *
@@ -244,22 +256,125 @@ run_kernel(PyObject *kernel, PyObject *v)
     return PyObject_CallOneArg(kernel, v);
 }
 
-static PyObject *
-fastcall_one(FastCall *self, PyObject *v)
+/* -- results -------------------------------------------------------------------------------
+ * An output that is the first input's own data is that input: its Tensor (exactly a
+ * Tensor: a Parameter's data comes back as a new Tensor), or its tuple of Tensors. An
+ * output the kernel holds (its last output, handed out again once nothing else refers to
+ * it: a BufferCall's, AllToAllV's derived form's) comes back in a held result, handed out
+ * again the same way: its Tensor and 1-tuple are made once, not every call. Holding them
+ * keeps alive only what the kernel keeps alive anyway. */
+
+/* 1 when `out` is `input`'s own data: its array (input exactly a Tensor), or the arrays of
+ * its Tensors in order (input a tuple of exact Tensors). */
+static int
+is_input_data(PyObject *out, PyObject *input)
 {
-    PyObject *out = run_kernel(self->kernel, v);
-    if (out == NULL)
-        return NULL;
-    if (self->out_type != NULL && PyArray_CheckExact(out)) {
-        PyObject *t = new_tensor(out, self->out_type);
-        Py_DECREF(out);
-        return t;
+    if (Py_IS_TYPE(input, tensor_type))
+        return out == SLOT(input, data_offset);
+    if (!PyTuple_CheckExact(input) || !PyTuple_CheckExact(out) ||
+            PyTuple_GET_SIZE(out) != PyTuple_GET_SIZE(input))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(out); i++) {
+        PyObject *t = PyTuple_GET_ITEM(input, i);
+        if (!Py_IS_TYPE(t, tensor_type) || PyTuple_GET_ITEM(out, i) != SLOT(t, data_offset))
+            return 0;
     }
-    return wrap_result(out);
+    return 1;
+}
+
+/* 1 when nobody left a mark on Tensor t that a reuse would show: a weak reference, or an
+ * attribute in its __dict__ (tp_weaklistoffset also locates 3.12's managed weakref list). */
+static int
+unmarked(PyObject *t)
+{
+    Py_ssize_t w = Py_TYPE(t)->tp_weaklistoffset;
+    if (w != 0 && *(PyObject **)((char *)t + w) != NULL)
+        return 0;
+    if (Py_TYPE(t)->tp_dictoffset == 0)
+        return 1;
+    PyObject *dict = PyObject_GenericGetDict(t, NULL);   /* (made empty once, then read) */
+    if (dict == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int empty = PyDict_GET_SIZE(dict) == 0;
+    Py_DECREF(dict);
+    return empty;
+}
+
+/* The held result (a Tensor, or a 1-tuple of one), taken out of `*held` with its Tensor's
+ * array let go (so the kernel may reuse that array), when nothing else refers to the
+ * result or its Tensor and the Tensor is unmarked: a shell for this call's output. Else
+ * NULL, and the held result let go. Taken out, not borrowed: a kernel calling this same
+ * primitive again (re-entry) finds nothing held. */
+static PyObject *
+take_held(PyObject **held)
+{
+    PyObject *r = *held;
+    if (r == NULL)
+        return NULL;
+    *held = NULL;
+    PyObject *t = PyTuple_CheckExact(r) ? PyTuple_GET_ITEM(r, 0) : r;
+    if (Py_REFCNT(r) == 1 && (t == r || Py_REFCNT(t) == 1) && unmarked(t)) {
+        Py_CLEAR(SLOT(t, data_offset));
+        return r;
+    }
+    Py_DECREF(r);
+    return NULL;
+}
+
+/* `out` (stolen: an array of Type `type`) as a Tensor, in a 1-tuple if `tupled`: `shell`
+ * (stolen, from take_held) refilled, else new; held again when something else (the
+ * kernel) refers to `out` too, so that holding it keeps nothing alive. */
+static PyObject *
+array_result(PyObject **held, PyObject *shell, PyObject *out, PyObject *type, int tupled)
+{
+    int keep = Py_REFCNT(out) > 1;
+    PyObject *r = shell;
+    if (r != NULL && PyTuple_CheckExact(r) != tupled)
+        Py_CLEAR(r);
+    if (r != NULL) {
+        PyObject *t = tupled ? PyTuple_GET_ITEM(r, 0) : r;
+        SLOT(t, data_offset) = out;
+        if (SLOT(t, dtype_offset) != type) {
+            Py_INCREF(type);
+            Py_XSETREF(SLOT(t, dtype_offset), type);
+        }
+    } else {
+        r = new_tensor(out, type);
+        Py_DECREF(out);
+        if (tupled)
+            r = one_tuple(r);
+        if (r == NULL)
+            return NULL;
+    }
+    if (keep) {
+        Py_INCREF(r);
+        Py_XSETREF(*held, r);
+    }
+    return r;
 }
 
 static PyObject *
-fastcall_with(FastCall *self, PyObject *args, PyObject *v)
+fastcall_one(FastCall *self, PyObject *input, PyObject *v)
+{
+    PyObject *shell = take_held(&self->held);
+    PyObject *out = run_kernel(self->kernel, v);
+    if (out != NULL && out != v && self->out_type != NULL && PyArray_CheckExact(out))
+        return array_result(&self->held, shell, out, self->out_type, 0);
+    Py_XSETREF(self->held, shell);              /* (unused: kept for the next call) */
+    if (out == NULL)
+        return NULL;
+    if (is_input_data(out, input)) {
+        Py_DECREF(out);
+        return Py_NewRef(input);
+    }
+    return wrap_result(out, input);
+}
+
+/* `input`: the first argument (a Tensor, or a 1-tuple of `item` when tupled). */
+static PyObject *
+fastcall_with(FastCall *self, PyObject *args, PyObject *input, PyObject *item, PyObject *v)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     PyObject *stack[16];
@@ -267,10 +382,22 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
         return NULL;
     if (Py_TYPE(self->wkernel) == &BufferCallType &&          /* (it ignores the constants) */
             ((BufferCall *)self->wkernel)->tupled == self->wtupled) {
-        PyObject *t = buffercall_run((BufferCall *)self->wkernel, v);
-        if (t == NULL || (t = wrap_result(t)) == NULL || !self->wtupled)
-            return t;
-        return one_tuple(t);
+        PyObject *shell = take_held(&self->wheld);
+        PyObject *out = buffercall_run((BufferCall *)self->wkernel, v);
+        PyObject *type = out != NULL && out != v ? array_type(out) : NULL;
+        if (type != NULL)
+            return array_result(&self->wheld, shell, out, type, self->wtupled);
+        Py_XSETREF(self->wheld, shell);
+        if (out == NULL || PyErr_Occurred()) {
+            Py_XDECREF(out);
+            return NULL;
+        }
+        if (is_input_data(out, item)) {
+            Py_DECREF(out);
+            return Py_NewRef(input);
+        }
+        PyObject *t = wrap_result(out, item);
+        return self->wtupled ? one_tuple(t) : t;
     }
     PyObject *first = v;
     if (self->wtupled) {
@@ -283,11 +410,22 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
     stack[0] = first;
     for (Py_ssize_t i = 1; i < n; i++)
         stack[i] = PyTuple_GET_ITEM(args, i);
+    PyObject *shell = self->wtupled ? NULL : take_held(&self->wheld);
     PyObject *out = PyObject_Vectorcall(self->wkernel, stack, n, NULL);
     if (self->wtupled)
         Py_DECREF(first);
-    if (out == NULL)
+    PyObject *type = out != NULL && out != v && !self->wtupled ? array_type(out) : NULL;
+    if (type != NULL)
+        return array_result(&self->wheld, shell, out, type, 0);
+    Py_XSETREF(self->wheld, shell);
+    if (out == NULL || PyErr_Occurred()) {
+        Py_XDECREF(out);
         return NULL;
+    }
+    if (is_input_data(out, input)) {
+        Py_DECREF(out);
+        return Py_NewRef(input);
+    }
     if (PyTuple_CheckExact(out)) {
         Py_ssize_t k = PyTuple_GET_SIZE(out);
         PyObject *ts = PyTuple_New(k);
@@ -296,9 +434,9 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
             return NULL;
         }
         for (Py_ssize_t i = 0; i < k; i++) {
-            PyObject *item = PyTuple_GET_ITEM(out, i);
-            Py_INCREF(item);
-            PyObject *t = wrap_result(item);
+            PyObject *o = PyTuple_GET_ITEM(out, i);
+            Py_INCREF(o);
+            PyObject *t = wrap_result(o, Py_None);
             if (t == NULL) {
                 Py_DECREF(ts);
                 Py_DECREF(out);
@@ -309,7 +447,7 @@ fastcall_with(FastCall *self, PyObject *args, PyObject *v)
         Py_DECREF(out);
         return ts;
     }
-    return wrap_result(out);
+    return wrap_result(out, input);
 }
 
 /* 1 when args[1:] equal the remembered constants, 0 when not, -1 on error */
@@ -340,7 +478,7 @@ fastcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
         PyObject *v = tensor_array(first);
         if (v != NULL) {
             if (signature_matches(&self->sig, (PyArrayObject *)v)) {
-                PyObject *result = fastcall_one(self, v);
+                PyObject *result = fastcall_one(self, first, v);
                 Py_DECREF(v);
                 return result;
             }
@@ -348,19 +486,20 @@ fastcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
         }
     }
     if (self->wkernel != NULL) {
+        PyObject *item = first;
         if (self->wtupled) {
             if (!PyTuple_CheckExact(first) || PyTuple_GET_SIZE(first) != 1)
                 return fastcall_slow(op, args, kwargs);
-            first = PyTuple_GET_ITEM(first, 0);
+            item = PyTuple_GET_ITEM(first, 0);
         }
-        PyObject *v = tensor_array(first);
+        PyObject *v = tensor_array(item);
         if (v != NULL) {
             if (signature_matches(&self->wsig, (PyArrayObject *)v)) {
                 int eq = rest_matches(self, args);
                 if (eq < 0)                  /* uncomparable (an array): not this signature */
                     PyErr_Clear();
                 if (eq > 0) {
-                    PyObject *result = fastcall_with(self, args, v);
+                    PyObject *result = fastcall_with(self, args, first, item, v);
                     Py_DECREF(v);
                     if (result != NULL || PyErr_Occurred())
                         return result;
@@ -381,6 +520,7 @@ fastcall_set_last(FastCall *self, PyObject *args)
         return NULL;
     if (signature_set(&self->sig, shape, dtype) < 0)
         return NULL;
+    Py_CLEAR(self->held);               /* (the last kernel's: may keep its output alive) */
     Py_INCREF(kernel);
     Py_XSETREF(self->kernel, kernel);
     if (out_type == Py_None) {
@@ -402,6 +542,7 @@ fastcall_set_last_with(FastCall *self, PyObject *args)
         return NULL;
     if (signature_set(&self->wsig, shape, dtype) < 0)
         return NULL;
+    Py_CLEAR(self->wheld);
     self->wtupled = tupled;
     Py_INCREF(rest);
     Py_XSETREF(self->wrest, rest);
@@ -417,6 +558,8 @@ fastcall_traverse(FastCall *self, visitproc visit, void *arg)
     Py_VISIT(self->out_type);
     Py_VISIT(self->wkernel);
     Py_VISIT(self->wrest);
+    Py_VISIT(self->held);
+    Py_VISIT(self->wheld);
     return 0;
 }
 
@@ -427,6 +570,8 @@ fastcall_clear(FastCall *self)
     Py_CLEAR(self->out_type);
     Py_CLEAR(self->wkernel);
     Py_CLEAR(self->wrest);
+    Py_CLEAR(self->held);
+    Py_CLEAR(self->wheld);
     Py_CLEAR(self->sig.descr);
     Py_CLEAR(self->wsig.descr);
     return 0;
@@ -924,7 +1069,7 @@ set_tracing(PyObject *Py_UNUSED(module), PyObject *flag)
 
 static PyMethodDef module_methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(Tensor, numpy dtype -> Type dict, wrap_all): what results become."},
+     "setup(Tensor, numpy dtype -> Type dict, results): what results become."},
     {"set_tracing", set_tracing, METH_O,
      "set_tracing(flag): while true, every call takes the Python path (the tracer's hook)."},
     {NULL}

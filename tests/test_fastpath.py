@@ -284,6 +284,28 @@ def test_held_outputs_stay_within_their_limit_and_are_given_back(monkeypatch):
     assert outputs._Held.nbytes == before                     # given back with the kernel
 
 
+def test_outputs_of_changing_length_are_held_within_the_limit_and_given_back(monkeypatch):
+    monkeypatch.setattr(outputs, "HELD_LIMIT", outputs._Held.nbytes + 100)
+    before = outputs._Held.nbytes
+    take = outputs.length_maker(np.dtype(np.float64))
+    a = take(4)
+    address = a.ctypes.data
+    assert a.shape == (4,) and outputs._Held.nbytes == before + 32
+    b = take(4)                                               # `a` is referred to: a new one
+    assert b.ctypes.data != address and outputs._Held.nbytes == before + 32
+    del a
+    address = b.ctypes.data
+    del b
+    assert take(4).ctypes.data == address                     # dropped, the same length
+    c = take(5)                                               # another length
+    assert c.shape == (5,) and outputs._Held.nbytes == before + 40
+    assert take(20).shape == (20,) and outputs._Held.nbytes == before   # over the limit
+    take(3)
+    del take
+    gc.collect()
+    assert outputs._Held.nbytes == before                     # given back with the maker
+
+
 def test_buffer_call_with_one_spec_and_tupled_io(make):
     seen = []
 
@@ -359,3 +381,79 @@ def test_a_remembered_buffer_call_runs_as_any_kernel(c, make):
     c._set_last((3,), F32, make(fails, (), (), (), (1,), F32, None, "AllGather", reraise), None)
     with pytest.raises(RuntimeError, match="^For 'AllGather', link down$"):
         c(Tensor(x))
+
+
+# -- results -----------------------------------------------------------------------------------
+
+def test_an_output_that_is_the_input_is_the_input_itself(c):
+    x = np.arange(3, dtype=np.float32)
+    t, p = Tensor(x), Parameter(Tensor(x.copy()), "p")
+    c._set_last((3,), F32, lambda v: v, ms.float32)
+    assert c(t) is t
+    got = c(p)                                  # a Parameter's data: a new, plain Tensor
+    assert type(got) is Tensor and got.asnumpy() is p.asnumpy()
+    c._set_last_with((3,), F32, True, (), lambda v: (v[0],))   # Broadcast's root, in Python
+    args = (t,)
+    assert c(args) is args
+    got = c((p,))
+    assert type(got) is tuple and type(got[0]) is Tensor and got[0].asnumpy() is p.asnumpy()
+    assert c.slow == []
+    identity = ms.ops.Identity()
+    assert identity(t) is t and identity(t) is t               # the first call and the next
+    assert type(identity(p)) is Tensor
+
+
+@pytest.mark.parametrize("make", BUFFER_CALLS, ids=lambda f: f.__name__)
+def test_a_result_someone_still_refers_to_is_never_handed_out_again(c, make):
+    import weakref
+
+    def fill(send, recv):
+        recv[0][...] = send[0].sum()
+    x = np.arange(3, dtype=np.float32)
+    c._set_last((3,), F32, make(fill, ("S",), ("R",), (), (3,), F32, None, "Op", reraise),
+                ms.float32)
+    first = c(Tensor(x))
+    second = c(Tensor(x + 1))                                  # `first` is still referred to
+    assert second is not first
+    np.testing.assert_array_equal(first.asnumpy(), [3, 3, 3])
+    np.testing.assert_array_equal(second.asnumpy(), [6, 6, 6])
+    again = c(second)                                          # its own result as the input
+    assert again is not second
+    np.testing.assert_array_equal(second.asnumpy(), [6, 6, 6])
+    np.testing.assert_array_equal(again.asnumpy(), [18, 18, 18])
+    again.tag = "mine"                                         # an attribute, then dropped
+    del first, second, again
+    assert not hasattr(c(Tensor(x)), "tag")
+    ref = weakref.ref(c(Tensor(x)))                            # only a weak reference left
+    np.testing.assert_array_equal(c(Tensor(x + 2)).asnumpy(), [9, 9, 9])
+    gc.collect()
+    assert ref() is None                                       # not kept, not refilled
+    array = c(Tensor(x)).asnumpy()                             # its array outlives the Tensor
+    np.testing.assert_array_equal(c(Tensor(x + 1)).asnumpy(), [6, 6, 6])
+    np.testing.assert_array_equal(array, [3, 3, 3])
+
+    def bcast(spec, root):
+        spec[0][...] = spec[0].size + root
+    c._set_last_with((3,), F32, True, (), make(bcast, None, ("T",), (1,), (3,), F32, None,
+                                                "Broadcast", reraise, True))
+    kept = c((Tensor(x),))[0]                                  # the Tensor outlives its tuple
+    other = c((Tensor(x),))
+    assert other[0] is not kept and other[0].asnumpy() is not kept.asnumpy()
+    np.testing.assert_array_equal(kept.asnumpy(), [4, 4, 4])
+    assert c.slow == []
+
+
+@pytest.mark.parametrize("make", BUFFER_CALLS, ids=lambda f: f.__name__)
+def test_results_keep_alive_no_output_the_kernel_does_not(c, make):
+    import weakref
+
+    def fill(send, recv):
+        recv[0][...] = send[0].sum()
+    x = Tensor(np.arange(3, dtype=np.float32))
+    fresh = make(fill, ("S",), ("R",), (), (3,), F32, lambda: np.empty(3, F32), "Op", reraise)
+    for kernel in (fresh, lambda v: v * 2):                   # a new output every call
+        c._set_last((3,), F32, kernel, ms.float32)
+        c(x)
+        ref = weakref.ref(c(x).asnumpy())
+        gc.collect()
+        assert ref() is None

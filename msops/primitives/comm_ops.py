@@ -31,7 +31,7 @@ from msops.communication import GlobalComm, get_group
 from msops.primitives.primitive import CACHE_LIMIT as _CACHE_LIMIT  # noqa: F401 (tests)
 from msops.primitives.buffer_call import buffer_call
 from msops.primitives.gather_check import gather_check
-from msops.primitives.outputs import allocate, output_maker
+from msops.primitives.outputs import length_maker, output_maker
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register, remember
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
@@ -495,7 +495,7 @@ class Broadcast(_Collective):
 
     Inputs: a tuple of tensors (each rank passes tensors of the same shapes and dtypes;
     only the root's values are read). Outputs: a tuple of the root's tensors (on the root,
-    its input arrays themselves: no copy).
+    its inputs themselves: no copy; a Parameter's data comes back as a plain Tensor).
     """
 
     @prim_attr_register
@@ -903,12 +903,13 @@ class AllToAllV(_Collective):
         if not derived:
             return self._alltoallv_kernel(alltoallv, t, dtype, send, plan.recv, exchange)
         sent_here = matrix[:, 1 + self._group.rank]     # what each rank sends this one
+        new_output = length_maker(dtype)
 
         def run(x: np.ndarray, *_: Any) -> np.ndarray:
             try:                            # (_reraise passes the check's ValueError on)
                 exchange()
                 recv = self._derived(plan, sent_here.tobytes())
-                out = allocate((recv.size,), dtype)
+                out = new_output(recv.size)
                 alltoallv([x, send, t], [out, recv.spec, t])
             except Exception as err:
                 _reraise(self, err)

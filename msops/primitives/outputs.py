@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["OutputPool", "output_maker", "fresh_maker", "allocate", "charge_held",
-           "refund_when_gone", "RECYCLE_BYTES", "HELD_LIMIT", "FREE_IN_CELL"]
+__all__ = ["OutputPool", "output_maker", "length_maker", "fresh_maker", "allocate",
+           "charge_held", "refund_when_gone", "RECYCLE_BYTES", "HELD_LIMIT", "FREE_IN_CELL"]
 
 #: outputs of at least this many bytes come from the pool (smaller ones: one held a signature)
 RECYCLE_BYTES = 4 << 20
@@ -146,4 +146,24 @@ def output_maker(shape: tuple, dtype: np.dtype) -> Callable[[], np.ndarray]:
             held = np.empty(shape, dtype)
         return held
     refund_when_gone(take, nbytes)
+    return take
+
+
+def length_maker(dtype: np.dtype) -> Callable[[int], np.ndarray]:
+    """The maker of one kernel's 1-D outputs whose length may change call to call
+    (AllToAllV's derived form): `take(n)` is its last output again when that is free and n
+    long, else a new one, held in its place within HELD_LIMIT (large ones: the pool's)."""
+    state: list = [None, 0]                      # the held output, the bytes charged for it
+
+    def take(n: int) -> np.ndarray:
+        if state[0] is not None and state[0].shape[0] == n and \
+                getrefcount(state[0]) == _FREE_IN_LIST:
+            return state[0]
+        _Held.refund(state[1])
+        state[0], state[1] = None, charge_held((n,), dtype)
+        if not state[1]:
+            return allocate((n,), dtype)
+        state[0] = np.empty(n, dtype)
+        return state[0]
+    weakref.finalize(take, lambda: _Held.refund(state[1]))
     return take

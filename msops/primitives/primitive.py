@@ -119,23 +119,24 @@ class _PyCall:
                 shape, dtype, kernel, out_type = self._last
                 if v.dtype is dtype and v.shape == shape:
                     out = kernel(v)
-                    if out_type is None or type(out) is not np.ndarray:
-                        return _wrap_all(out)
+                    if out_type is None or type(out) is not np.ndarray or out is v:
+                        return _results(out, first)
                     t = _new_tensor(Tensor)     # Tensor._wrap, its checks made on the first call
                     t._data, t._dtype = out, out_type
                     return t
             shape, dtype, tupled, rest, kernel = self._last_with
             if kernel is not None:
+                item = first
                 if tupled:
-                    first = first[0] if type(first) is tuple and len(first) == 1 else None
-                if isinstance(first, Tensor):
-                    v = first._data
+                    item = first[0] if type(first) is tuple and len(first) == 1 else None
+                if isinstance(item, Tensor):
+                    v = item._data
                     try:
                         same = v.dtype is dtype and v.shape == shape and args[1:] == rest
                     except (ValueError, TypeError):    # an array among the constants
                         same = False
                     if same:
-                        return _wrap_all(kernel([v] if tupled else v, *rest))
+                        return _results(kernel([v] if tupled else v, *rest), first)
         return self._call(*args)
 
     def _set_last(self, shape: tuple, dtype: np.dtype, kernel: Callable, out_type: Any) -> None:
@@ -235,12 +236,12 @@ class Primitive(_CallBase):
             except AttributeError:   # a scalar or an array
                 kernel = None
             if kernel is not None:
-                return _wrap_all(kernel(*values))
+                return _results(kernel(*values), args[0])
         values, kernel, cached = self._prepare(args)
         out = kernel(*values)
         if cached and (len(args) == 1 or self.const_inputs):
             self._remember_last(args, values, kernel, out)
-        return _wrap_all(out)
+        return _results(out, args[0] if args else None)
 
     def _prepare(self, args: Sequence[Any]) -> tuple[Sequence[Any], Callable, bool]:
         """(kernel arguments, the kernel for their signature, whether that kernel is cached
@@ -385,12 +386,20 @@ def _fast_values(args: Sequence[Any], consts: tuple[int, ...]) -> tuple[list, tu
     return values, tuple(key)
 
 
-def _wrap_all(out: Any) -> Any:
-    """A kernel's result as the call's: None, a Tensor, or a tuple of Tensors."""
+def _results(out: Any, first: Any) -> Any:
+    """A kernel's result as the call's: None, a Tensor, or a tuple of Tensors. An output
+    that is the first input's own data is that input: its Tensor (exactly a Tensor; a
+    Parameter's data comes back as a new Tensor), or its tuple of Tensors (`first`: the
+    call's first argument). The C twin: `_fastpath`'s is_input_data and wrap_result."""
     if out is None:
         return None
     if isinstance(out, tuple):
+        if type(first) is tuple and len(out) == len(first) and \
+                all(type(t) is Tensor and o is t._data for o, t in zip(out, first)):
+            return first
         return (_wrap(out[0]),) if len(out) == 1 else tuple([_wrap(o) for o in out])
+    if type(first) is Tensor and out is first._data:
+        return first
     return _wrap(out)
 
 
@@ -425,7 +434,7 @@ def _scalar_like(value: Any, like: np.ndarray | None) -> np.ndarray:
 
 
 if fastpath is not None:
-    fastpath.setup(Tensor, _TYPE_OF_NP, _wrap_all)
+    fastpath.setup(Tensor, _TYPE_OF_NP, _results)
 
 
 class PrimitiveWithInfer(Primitive):

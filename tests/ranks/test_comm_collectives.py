@@ -202,9 +202,15 @@ def test_broadcast_a_tuple_of_every_dtype():
     inputs = tuple(Tensor(d if me == root else np.zeros_like(d)) for d in datas)
     outs = ops.Broadcast(root)(inputs)
     assert isinstance(outs, tuple) and len(outs) == len(all_types)
+    assert (outs is inputs) == (me == root)                 # the root's inputs themselves
     for out, d, t in zip(outs, datas, all_types):
         assert out.dtype == t
         np.testing.assert_array_equal(out.asnumpy(), d)
+    bc, one = ops.Broadcast(root), (Tensor(datas[0] if me == root else np.zeros_like(datas[0])),)
+    first, second = bc(one), bc(one)                        # the Python path, then the C one
+    assert (first is one and second is one) if me == root else second[0] is not first[0]
+    for out in first + second:
+        np.testing.assert_array_equal(out.asnumpy(), datas[0])
 
 
 def alltoall_reference(parts, me, n, split_dim, concat_dim):
