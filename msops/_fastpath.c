@@ -355,99 +355,80 @@ array_result(PyObject **held, PyObject *shell, PyObject *out, PyObject *type, in
     return r;
 }
 
+/* The call's result for the kernel's output `out` (stolen; NULL: the kernel failed) on v,
+ * the array of the first argument `input` (of its one Tensor when `tupled`: the result is
+ * then a 1-tuple too): `shell` (stolen, from take_held) refilled around an array, the input
+ * itself for its own data, else new Tensors. `type`: out's Type when known, else NULL. */
+static PyObject *
+finish(PyObject **held, PyObject *shell, PyObject *out, PyObject *v, PyObject *input,
+       int tupled, PyObject *type)
+{
+    if (out != NULL && out != v && (type == NULL || !PyArray_CheckExact(out)))
+        type = array_type(out);
+    if (out != NULL && out != v && type != NULL)
+        return array_result(held, shell, out, type, tupled);
+    Py_XSETREF(*held, shell);                   /* (unused: kept for the next call) */
+    if (out == NULL || PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    if (is_input_data(out, tupled ? PyTuple_GET_ITEM(input, 0) : input)) {
+        Py_DECREF(out);
+        return Py_NewRef(input);
+    }
+    if (tupled)
+        return one_tuple(wrap_result(out, Py_None));
+    if (!PyTuple_CheckExact(out))
+        return wrap_result(out, input);
+    Py_ssize_t k = PyTuple_GET_SIZE(out);
+    PyObject *ts = PyTuple_New(k);
+    for (Py_ssize_t i = 0; ts != NULL && i < k; i++) {
+        PyObject *t = wrap_result(Py_NewRef(PyTuple_GET_ITEM(out, i)), Py_None);
+        if (t == NULL)
+            Py_CLEAR(ts);
+        else
+            PyTuple_SET_ITEM(ts, i, t);
+    }
+    Py_DECREF(out);
+    return ts;
+}
+
 static PyObject *
 fastcall_one(FastCall *self, PyObject *input, PyObject *v)
 {
     PyObject *shell = take_held(&self->held);
     PyObject *out = run_kernel(self->kernel, v);
-    if (out != NULL && out != v && self->out_type != NULL && PyArray_CheckExact(out))
-        return array_result(&self->held, shell, out, self->out_type, 0);
-    Py_XSETREF(self->held, shell);              /* (unused: kept for the next call) */
-    if (out == NULL)
-        return NULL;
-    if (is_input_data(out, input)) {
-        Py_DECREF(out);
-        return Py_NewRef(input);
-    }
-    return wrap_result(out, input);
+    return finish(&self->held, shell, out, v, input, 0, self->out_type);
 }
 
-/* `input`: the first argument (a Tensor, or a 1-tuple of `item` when tupled). */
+/* `input`: the first argument (a Tensor, or a 1-tuple of one when tupled). */
 static PyObject *
-fastcall_with(FastCall *self, PyObject *args, PyObject *input, PyObject *item, PyObject *v)
+fastcall_with(FastCall *self, PyObject *args, PyObject *input, PyObject *v)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     PyObject *stack[16];
     if (n > 16)
         return NULL;
+    PyObject *shell = take_held(&self->wheld), *out;
     if (Py_TYPE(self->wkernel) == &BufferCallType &&          /* (it ignores the constants) */
             ((BufferCall *)self->wkernel)->tupled == self->wtupled) {
-        PyObject *shell = take_held(&self->wheld);
-        PyObject *out = buffercall_run((BufferCall *)self->wkernel, v);
-        PyObject *type = out != NULL && out != v ? array_type(out) : NULL;
-        if (type != NULL)
-            return array_result(&self->wheld, shell, out, type, self->wtupled);
-        Py_XSETREF(self->wheld, shell);
-        if (out == NULL || PyErr_Occurred()) {
-            Py_XDECREF(out);
-            return NULL;
-        }
-        if (is_input_data(out, item)) {
-            Py_DECREF(out);
-            return Py_NewRef(input);
-        }
-        PyObject *t = wrap_result(out, item);
-        return self->wtupled ? one_tuple(t) : t;
+        out = buffercall_run((BufferCall *)self->wkernel, v);
+        return finish(&self->wheld, shell, out, v, input, self->wtupled, NULL);
     }
-    PyObject *first = v;
-    if (self->wtupled) {
-        first = PyList_New(1);
-        if (first == NULL)
-            return NULL;
-        Py_INCREF(v);
-        PyList_SET_ITEM(first, 0, v);
+    PyObject *first = v;                        /* (a tupled kernel makes its own tuple) */
+    if (self->wtupled && (first = PyList_New(1)) != NULL)
+        PyList_SET_ITEM(first, 0, Py_NewRef(v));
+    if (first == NULL) {
+        Py_XDECREF(shell);
+        return NULL;
     }
     stack[0] = first;
     for (Py_ssize_t i = 1; i < n; i++)
         stack[i] = PyTuple_GET_ITEM(args, i);
-    PyObject *shell = self->wtupled ? NULL : take_held(&self->wheld);
-    PyObject *out = PyObject_Vectorcall(self->wkernel, stack, n, NULL);
+    out = PyObject_Vectorcall(self->wkernel, stack, n, NULL);
     if (self->wtupled)
         Py_DECREF(first);
-    PyObject *type = out != NULL && out != v && !self->wtupled ? array_type(out) : NULL;
-    if (type != NULL)
-        return array_result(&self->wheld, shell, out, type, 0);
-    Py_XSETREF(self->wheld, shell);
-    if (out == NULL || PyErr_Occurred()) {
-        Py_XDECREF(out);
-        return NULL;
-    }
-    if (is_input_data(out, input)) {
-        Py_DECREF(out);
-        return Py_NewRef(input);
-    }
-    if (PyTuple_CheckExact(out)) {
-        Py_ssize_t k = PyTuple_GET_SIZE(out);
-        PyObject *ts = PyTuple_New(k);
-        if (ts == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        for (Py_ssize_t i = 0; i < k; i++) {
-            PyObject *o = PyTuple_GET_ITEM(out, i);
-            Py_INCREF(o);
-            PyObject *t = wrap_result(o, Py_None);
-            if (t == NULL) {
-                Py_DECREF(ts);
-                Py_DECREF(out);
-                return NULL;
-            }
-            PyTuple_SET_ITEM(ts, i, t);
-        }
-        Py_DECREF(out);
-        return ts;
-    }
-    return wrap_result(out, input);
+    return finish(&self->wheld, shell, out, v, input, 0, NULL);
 }
 
 /* 1 when args[1:] equal the remembered constants, 0 when not, -1 on error */
@@ -499,7 +480,7 @@ fastcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
                 if (eq < 0)                  /* uncomparable (an array): not this signature */
                     PyErr_Clear();
                 if (eq > 0) {
-                    PyObject *result = fastcall_with(self, args, first, item, v);
+                    PyObject *result = fastcall_with(self, args, first, v);
                     Py_DECREF(v);
                     if (result != NULL || PyErr_Occurred())
                         return result;
