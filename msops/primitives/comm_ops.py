@@ -246,6 +246,11 @@ class _Collective(PrimitiveWithInfer):
         comm = self._group._comm
         return comm if comm is not None else self._group.comm(self.name)
 
+    def comm_bytes(self, in_bytes: int) -> int:
+        """Bytes one rank sends in this collective for an input of `in_bytes` (ring and
+        pairwise algorithms): the planner's cost, shown in dumps. Default: the input once."""
+        return in_bytes
+
     def _mpi_failed(self, err: Exception) -> RuntimeError:
         """An MPI error as a RuntimeError naming the op and group (never raw MPI)."""
         text = err.Get_error_string() if hasattr(err, "Get_error_string") else str(err)
@@ -285,6 +290,9 @@ class AllGather(_Collective):
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return _tensor_dtype(self, x_dtype)
+
+    def comm_bytes(self, in_bytes: int) -> int:
+        return (self.rank_size - 1) * in_bytes
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         return _allgather(self, x)
@@ -425,6 +433,9 @@ class AllReduce(_Collective):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return check_reduce_dtype(self.op, x_dtype, self.name)
 
+    def comm_bytes(self, in_bytes: int) -> int:
+        return 2 * (self.rank_size - 1) * in_bytes // self.rank_size
+
     def kernel(self, x: np.ndarray) -> np.ndarray:
         return _reduced(self, self._comm().Allreduce, x, x.shape)
 
@@ -451,6 +462,9 @@ class ReduceScatter(_Collective):
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return check_reduce_dtype(self.op, x_dtype, self.name)
+
+    def comm_bytes(self, in_bytes: int) -> int:
+        return (self.rank_size - 1) * in_bytes // self.rank_size
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         out_shape = (x.shape[0] // self._n,) + x.shape[1:]
@@ -610,6 +624,9 @@ class AlltoAll(_Collective):
             out[c] *= n
             layout = remember(self._layouts, shape, (blocks, s, (n,) + chunk, c, tuple(out)))
         return layout
+
+    def comm_bytes(self, in_bytes: int) -> int:
+        return (self.rank_size - 1) * in_bytes // self.rank_size
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
         blocks, s, recv_shape, c, out_shape = self._layout(x.shape)

@@ -157,6 +157,12 @@ class Primitive(_CallBase):
     const_inputs: tuple[int, ...] = ()
     #: True for ops that move data between ranks (dump/DOT draw them apart)
     is_communication: bool = False
+    #: True when the op's single output is a new C-contiguous array of the inferred shape and
+    #: dtype, and every kernel of the op (`kernel`, and what `lower` returns) takes `out=None`:
+    #: an array of exactly that shape and dtype to write the result into (None: the kernel
+    #: allocates one); it returns the array written. Graph mode plans such outputs' buffers
+    #: from their lifetimes; an eager call gets a fresh one.
+    writes_output: bool = False
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}
