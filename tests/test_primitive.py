@@ -84,6 +84,8 @@ def test_prim_attr_register_records_arguments_and_defaults():
     assert s.attrs == {"factor": 3, "mode": "fast"} == s.get_attr_dict()
     assert s.init_attrs == {"factor": 3, "mode": "fast"}
     assert s.factor == 3 and s.mode == "fast"              # attrs read as attributes
+    assert vars(s)["factor"] == 3                          # real ones, not a lookup hook
+    assert "__getattr__" not in vars(Primitive)
     assert Scale(mode="slow", factor=0.5).attrs == {"factor": 0.5, "mode": "slow"}
 
 

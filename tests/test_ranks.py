@@ -1,8 +1,7 @@
 """Launch each tests/ranks/test_*.py under real MPI at the rank counts it declares.
 
 A rank file declares `RANKS = (2, 4, 8)`; every rank runs the same pytest session,
-so each assertion is checked on every rank against numpy. `PURE_PYTHON_RANKS = (2,)`
-also runs it at those rank counts with MSOPS_PURE_PYTHON=1 (without the C fast path).
+so each assertion is checked on every rank against numpy.
 """
 import os
 import re
@@ -25,16 +24,14 @@ def _suites():
     for path in sorted((HERE / "ranks").glob("test_*.py")):
         text = path.read_text()
         for n in _counts(text, "RANKS", [2]):
-            yield pytest.param(path, n, False, id=f"{path.stem}-n{n}")
-        for n in _counts(text, "PURE_PYTHON_RANKS", []):
-            yield pytest.param(path, n, True, id=f"{path.stem}-n{n}-pure-python")
+            yield pytest.param(path, n, id=f"{path.stem}-n{n}")
 
 
-@pytest.mark.parametrize("path,nranks,pure", list(_suites()))
-def test_ranks(path: Path, nranks: int, pure: bool):
+@pytest.mark.parametrize("path,nranks", list(_suites()))
+def test_ranks(path: Path, nranks: int):
     # Plugin autoload (hypothesis: ~1 s a process) is off; files that use a plugin import it.
     env = dict(os.environ, MSOPS_UNDER_MPIEXEC="1", PYTHONUNBUFFERED="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MSOPS_PURE_PYTHON="1" if pure else "")
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     cmd = ["mpiexec", "-n", str(nranks), sys.executable, "-m", "pytest", str(path),
            "-o", "addopts=", "-q", "-p", "no:cacheprovider", "-x"]
     proc = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True,

@@ -1,20 +1,20 @@
 """Primitive: an op's attributes, shape/dtype inference, kernel and sharding strategy.
 
 A primitive subclass declares
-  * `__init__` decorated with `prim_attr_register` (its arguments become attrs),
+  * `__init__` decorated with `prim_attr_register` (its arguments become attrs, each
+    readable as `prim.attrs[name]` and as the attribute `prim.<name>`),
   * `infer_shape(*shapes)` / `infer_dtype(*dtypes)` — pure; tensor inputs arrive as a
     shape list / msops Type, inputs listed in `const_inputs` arrive as Python values,
   * `kernel(*values)` — numpy arrays in, numpy array(s) out (comm kernels call MPI),
   * optionally `lower(in_abstracts, out_abstract)` returning a kernel specialised for
-    one signature (precomputed counts, buffers): the compiled executor calls that.
+    one signature (MPI types, bound methods, shapes chosen once): eager calls and the
+    compiled executor both run that.
 
 Calling a primitive runs it eagerly or, while a graph is being traced, records it: the
-tracer installs a hook, so this layer never imports it. Eagerly, a new signature (input
-shapes and dtypes, constant values) is inferred once and lowered once (`lower` gets
-`_Abstract`s shaped like graph Nodes); later calls with that signature go straight to
-the lowered kernel. The last call's signature is compared without building a key
-(`_PyCall`, or its C twin `msops._fastpath.FastCall` when built), so a repeated call
-costs little more than the kernel itself.
+tracer installs a hook, so this layer never imports it. An eager call is: the call's
+signature (input shapes and dtypes, constant values) → the kernel lowered for it (inferred
+and lowered on the first call with that signature, then kept) → a fresh output → a
+Tensor. msops keeps no reference to what it hands out.
 """
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import _TYPE_OF_NP, Tensor
-from msops.primitives.native import fastpath
+from msops.common.tensor import Tensor
 
 __all__ = ["Primitive", "PrimitiveWithInfer", "prim_attr_register", "set_trace_hook",
            "signature_of"]
@@ -39,8 +38,6 @@ def set_trace_hook(hook: Callable | None) -> Callable | None:
     """Install the tracer's call hook (None to remove); returns the previous one."""
     global _trace_hook
     prev, _trace_hook = _trace_hook, hook
-    if fastpath is not None:
-        fastpath.set_tracing(hook is not None)
     return prev
 
 
@@ -95,62 +92,9 @@ def signature_of(value: Any) -> Any:
 
 
 _wrap = Tensor._wrap
-_new_tensor = object.__new__
 
 
-class _PyCall:
-    """How a primitive is called, in pure Python: the twin of `msops._fastpath.FastCall`.
-
-    A call with the last call's signature runs that signature's kernel at once: one Tensor
-    (`_set_last(shape, dtype, kernel, out_type)`; `out_type` not None: the output is a
-    contiguous array of that Type, wrapped without checks), or a Tensor or a 1-tuple of
-    one followed by constants (`_set_last_with(shape, dtype, tupled, rest, kernel)`).
-    Anything else, and every call while a graph is traced, goes to `self._call(*args)`.
-    """
-
-    _last: tuple = ((), None, None, None)
-    _last_with: tuple = ((), None, False, (), None)
-
-    def __call__(self, *args: Any) -> Any:
-        if _trace_hook is None and args:
-            first = args[0]
-            if len(args) == 1 and isinstance(first, Tensor):
-                v = first._data
-                shape, dtype, kernel, out_type = self._last
-                if v.dtype is dtype and v.shape == shape:
-                    out = kernel(v)
-                    if out_type is None or type(out) is not np.ndarray or out is v:
-                        return _results(out, first)
-                    t = _new_tensor(Tensor)     # Tensor._wrap, its checks made on the first call
-                    t._data, t._dtype = out, out_type
-                    return t
-            shape, dtype, tupled, rest, kernel = self._last_with
-            if kernel is not None:
-                item = first
-                if tupled:
-                    item = first[0] if type(first) is tuple and len(first) == 1 else None
-                if isinstance(item, Tensor):
-                    v = item._data
-                    try:
-                        same = v.dtype is dtype and v.shape == shape and args[1:] == rest
-                    except (ValueError, TypeError):    # an array among the constants
-                        same = False
-                    if same:
-                        return _results(kernel([v] if tupled else v, *rest), first)
-        return self._call(*args)
-
-    def _set_last(self, shape: tuple, dtype: np.dtype, kernel: Callable, out_type: Any) -> None:
-        self._last = (shape, dtype, kernel, out_type)
-
-    def _set_last_with(self, shape: tuple, dtype: np.dtype, tupled: bool, rest: tuple,
-                       kernel: Callable) -> None:
-        self._last_with = (shape, dtype, tupled, rest, kernel)
-
-
-_CallBase = fastpath.FastCall if fastpath is not None else _PyCall
-
-
-class Primitive(_CallBase):
+class Primitive:
     """Base of every op. `name`, `attrs`, strategies, and eager/traced dispatch."""
 
     #: positions of inputs that are compile-time values (shapes, axes, counts), not tensors
@@ -174,22 +118,19 @@ class Primitive(_CallBase):
 
     # -- attributes ---------------------------------------------------------------
     def add_prim_attr(self, name: str, value: Any) -> "Primitive":
-        """Set attribute `name`; readable as `prim.attrs[name]` and as `prim.<name>`."""
+        """Set attribute `name`: `prim.attrs[name]` and the attribute `prim.<name>`."""
         self.attrs[name] = value
+        setattr(self, name, value)
         return self
 
     def del_prim_attr(self, name: str) -> "Primitive":
-        self.attrs.pop(name, None)
+        if name in self.attrs:
+            del self.attrs[name]
+            self.__dict__.pop(name, None)
         return self
 
     def get_attr_dict(self) -> dict:
         return self.attrs
-
-    def __getattr__(self, item: str) -> Any:
-        attrs = self.__dict__.get("attrs")
-        if attrs is not None and item in attrs:
-            return attrs[item]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{item}'")
 
     # -- strategies -----------------------------------------------------------------
     def shard(self, in_strategy: tuple | None = None,
@@ -230,63 +171,20 @@ class Primitive(_CallBase):
         return self.kernel
 
     # -- calling ---------------------------------------------------------------------
-    def _call(self, *args: Any) -> Any:
-        """A call that is not the last call's signature (`_CallBase.__call__` tried that):
-        traced, or looked up among the signatures seen, or inferred and lowered anew."""
+    def __call__(self, *args: Any) -> Any:
+        """Run eagerly (record the call while a graph is traced): the kernel lowered for
+        this call's signature, on the inputs' arrays, its output(s) wrapped as Tensors."""
         if _trace_hook is not None:
             return _trace_hook(self, args)
-        if len(args) != 1 and not self.const_inputs:
-            try:                     # every input a Tensor: a signature seen before?
-                values = [a._data for a in args]
-                kernel = self._kernels.get(tuple([(v.shape, v.dtype) for v in values]))
-            except AttributeError:   # a scalar or an array
-                kernel = None
-            if kernel is not None:
-                return _results(kernel(*values), args[0])
-        values, kernel, cached = self._prepare(args)
-        out = kernel(*values)
-        if cached and (len(args) == 1 or self.const_inputs):
-            self._remember_last(args, values, kernel, out)
-        return _results(out, args[0] if args else None)
-
-    def _prepare(self, args: Sequence[Any]) -> tuple[Sequence[Any], Callable, bool]:
-        """(kernel arguments, the kernel for their signature, whether that kernel is cached
-        under the signature `_fast_values` builds), inferring a new signature."""
         try:                         # Tensors, tuples of Tensors, hashable constants
             values, key = _fast_values(args, self.const_inputs)
             kernel = self._kernels.get(key)
         except (AttributeError, TypeError):
-            key = kernel = None
+            kernel = None
         if kernel is None:
             values = self._eager_values(args)
-            kernel = self._check_eager(values)
-        return values, kernel, key is not None and self._kernels.get(key) is kernel
-
-    def _remember_last(self, args: Sequence[Any], values: Sequence[Any], kernel: Callable,
-                       out: Any) -> None:
-        """Keep a cached signature for `__call__`'s fastest paths: one Tensor; or a Tensor or
-        a 1-tuple of one, followed by hashable constants (a list could change in place).
-        A single output that needs no conversion to be a Tensor's (`out` shows) is wrapped
-        there without `Tensor._wrap`'s checks."""
-        consts, first = self.const_inputs, args[0]
-        tupled = type(first) is tuple
-        if tupled:
-            first = first[0] if len(first) == 1 else None
-        if 0 in consts or any(i not in consts for i in range(1, len(args))) or \
-                not isinstance(first, Tensor):
-            return
-        v, rest = (values[0][0] if tupled else values[0]), tuple(args[1:])
-        if not rest and not tupled:
-            out_type = None
-            if type(out) is np.ndarray and out.flags.c_contiguous:
-                out_type = _TYPE_OF_NP.get(out.dtype)
-            self._set_last(v.shape, v.dtype, kernel, out_type)
-            return
-        try:
-            hash(rest)
-        except TypeError:
-            return
-        self._set_last_with(v.shape, v.dtype, tupled, rest, kernel)
+            kernel = self._lowered(values)
+        return _results(kernel(*values), args[0] if args else None)
 
     def _eager_values(self, args: Sequence[Any]) -> list:
         values = []
@@ -312,9 +210,9 @@ class Primitive(_CallBase):
             values.append(arr)
         return values
 
-    def _check_eager(self, values: list) -> Callable:
-        """Run inference once per signature (argument errors surface before the kernel);
-        returns the kernel lowered for that signature, kept for the calls that follow."""
+    def _lowered(self, values: list) -> Callable:
+        """The kernel for the signature of `values`: inferred (argument errors surface before
+        the kernel runs) and lowered on first sight, then kept for the calls that follow."""
         try:
             key = tuple([signature_of(v) for v in values])
             kernel = self._kernels.get(key)
@@ -374,7 +272,7 @@ def remember(cache: dict, key: Any, value: Any) -> Any:
 
 def _fast_values(args: Sequence[Any], consts: tuple[int, ...]) -> tuple[list, tuple]:
     """(kernel arguments, signature key) of a call whose inputs are Tensors, tuples of
-    Tensors or hashable constants: the key `_check_eager` would build, without converting.
+    Tensors or hashable constants: the key `_lowered` would build, without converting.
 
     Anything else raises (AttributeError, TypeError) and takes the general path.
     """
@@ -396,7 +294,7 @@ def _results(out: Any, first: Any) -> Any:
     """A kernel's result as the call's: None, a Tensor, or a tuple of Tensors. An output
     that is the first input's own data is that input: its Tensor (exactly a Tensor; a
     Parameter's data comes back as a new Tensor), or its tuple of Tensors (`first`: the
-    call's first argument). The C twin: `_fastpath`'s is_input_data and wrap_result."""
+    call's first argument)."""
     if out is None:
         return None
     if isinstance(out, tuple):
@@ -437,10 +335,6 @@ def _scalar_like(value: Any, like: np.ndarray | None) -> np.ndarray:
             return np.asarray(value, dtype=like.dtype)
     arr = np.asarray(value)
     return arr.astype(np.float32) if arr.dtype == np.float64 else arr
-
-
-if fastpath is not None:
-    fastpath.setup(Tensor, _TYPE_OF_NP, _results)
 
 
 class PrimitiveWithInfer(Primitive):

@@ -18,7 +18,6 @@ from msops import Tensor, ops
 from msops.communication import create_group, create_group_partition, get_group_size, get_rank
 
 RANKS = (2, 4, 8)
-PURE_PYTHON_RANKS = (2,)
 
 _spec = importlib.util.spec_from_file_location(
     "quantized_alltoallv", Path(__file__).parents[2] / "examples" / "quantized_alltoallv.py")

@@ -3,6 +3,8 @@
 Each rank builds every rank's input (`rank_data`), so the numpy reference of an op is
 computed from the inputs alone, independently of the code under test.
 """
+import weakref
+
 import numpy as np
 import pytest
 
@@ -10,10 +12,8 @@ import msops as ms
 from msops import Tensor, ops
 from msops.common.dtype import all_types
 from msops.communication import create_group, create_group_partition, get_group_size, get_rank
-from msops.primitives import outputs
 
 RANKS = (1, 2, 4, 8)
-PURE_PYTHON_RANKS = (2,)
 
 # the reduce ops each dtype family allows (the spec, written out independently of comm_ops)
 ARITHMETIC = ("sum", "max", "min", "prod")
@@ -350,46 +350,30 @@ def test_collectives_on_an_even_odd_partition():
     ops.Barrier(name)()
 
 
-# -- outputs: reused only once the caller has dropped them -----------------------------------
+# -- results belong to the caller: never reused, freed once dropped ---------------------------
 
-@pytest.fixture(params=["held", "pooled"])
-def reused(request, monkeypatch):
-    """Bytes of each output: small ones are held by their kernel; with outputs of 64 KiB
-    and more taken from the pool, the pool's (4 MiB in use: quick to test)."""
-    if request.param == "held":
-        return 64
-    monkeypatch.setattr(outputs, "RECYCLE_BYTES", 1 << 16)
-    return 1 << 16
-
-
-def test_outputs_are_never_overwritten_while_held(reused):
-    """An output still referred to keeps its values; a dropped one is used again."""
+def test_results_keep_their_values_through_later_calls():
     me, n = world()
-    size = reused // 4 * n                                 # int32: every output that size
+    size = 16 * n
 
     def data(k, rank, part=1):
         return np.arange(size // part, dtype=np.int32) + 1000 * (k + rank)
-    calls = [(ops.AllGather(), lambda k: np.concatenate([data(k, r, n) for r in range(n)])),
-             (ops.AllReduce(), lambda k: sum(data(k, r) for r in range(n))),
-             (ops.AlltoAll(n, 0, 0), lambda k: np.concatenate(
+    calls = [(ops.AllGather(), n, lambda k: np.concatenate([data(k, r, n) for r in range(n)])),
+             (ops.AllReduce(), 1, lambda k: sum(data(k, r) for r in range(n))),
+             (ops.AlltoAll(n, 0, 0), 1, lambda k: np.concatenate(
                   [np.split(data(k, r), n)[me] for r in range(n)]))]
-    for prim, expected in calls:
-        part = n if isinstance(prim, ops.AllGather) else 1
-        first = prim(Tensor(data(0, me, part)))
-        second = prim(Tensor(data(1, me, part)))           # first is held: a new buffer
-        np.testing.assert_array_equal(first.asnumpy(), expected(0))
-        np.testing.assert_array_equal(second.asnumpy(), expected(1))
-        address = second.asnumpy().ctypes.data
-        del second
-        third = prim(Tensor(data(2, me, part)))            # reuses the dropped one
-        assert third.asnumpy().ctypes.data == address
-        np.testing.assert_array_equal(third.asnumpy(), expected(2))
-        np.testing.assert_array_equal(first.asnumpy(), expected(0))
+    for prim, part, expected in calls:
+        results = [prim(Tensor(data(k, me, part))) for k in range(3)]
+        del results[1]                                   # a dropped result changes nothing
+        results.append(prim(Tensor(data(3, me, part))))
+        for k, got in zip((0, 2, 3), results):
+            np.testing.assert_array_equal(got.asnumpy(), expected(k))
+        assert len({id(r.asnumpy()) for r in results}) == 3
 
 
-def test_broadcast_and_alltoallv_outputs_held_and_reused(reused):
+def test_broadcast_and_alltoallv_results_keep_their_values():
     me, n = world()
-    size = reused // 4 * n                                 # float32: every output that size
+    size = 8 * n
     bc = ops.Broadcast(0)
     a2av, derived = ops.AllToAllV(check_counts=False), ops.AllToAllV()
     counts, displs = (size // n,) * n, tuple(range(0, size, size // n))
@@ -401,12 +385,46 @@ def test_broadcast_and_alltoallv_outputs_held_and_reused(reused):
     for k in range(3):
         x = Tensor(data(k, me))
         outs.append((bc((x,))[0], a2av(x, counts, displs, counts, displs), derived(x, counts)))
-        for j, (b, v, d) in enumerate(outs):
-            np.testing.assert_array_equal(b.asnumpy(), data(j, 0))
-            expected = np.concatenate([data(j, r)[block] for r in range(n)])
-            np.testing.assert_array_equal(v.asnumpy(), expected)
-            np.testing.assert_array_equal(d.asnumpy(), expected)
-    del b, v, d
-    dropped = {t.asnumpy().ctypes.data for t in outs.pop()}    # (pooled: one shape)
-    assert a2av(Tensor(data(0, me)), counts, displs, counts, displs).asnumpy().ctypes.data \
-        in dropped
+    for j, (b, v, d) in enumerate(outs):
+        np.testing.assert_array_equal(b.asnumpy(), data(j, 0))
+        expected = np.concatenate([data(j, r)[block] for r in range(n)])
+        np.testing.assert_array_equal(v.asnumpy(), expected)
+        np.testing.assert_array_equal(d.asnumpy(), expected)
+
+
+def test_a_dropped_result_is_freed_and_never_becomes_another_call_s():
+    me, n = world()
+    ar = ops.AllReduce()
+    x = Tensor(np.full(6, me + 1, np.float32))
+    first = ar(x)
+    freed = []
+    weakref.finalize(first.asnumpy(), freed.append, "array")
+    weakref.finalize(first, freed.append, "tensor")
+    kept = weakref.WeakValueDictionary({"first": first})
+    del first
+    assert sorted(freed) == ["array", "tensor"] and "first" not in kept
+    second = ar(Tensor(np.full(6, 2 * (me + 1), np.float32)))
+    kept["second"] = second
+    third = ar(x)
+    np.testing.assert_array_equal(kept["second"].asnumpy(), np.full(6, n * (n + 1), np.float32))
+    np.testing.assert_array_equal(third.asnumpy(), np.full(6, n * (n + 1) / 2, np.float32))
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        line = next(l for l in f if l.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+def test_large_dropped_results_give_their_memory_back():
+    """Results of 40, 60 and 80 MiB, dropped, leave RSS where it was (nothing pools them)."""
+    me, n = world()
+    ag = ops.AllGather()
+    inputs = {mib: Tensor(np.ones((mib << 20) // 4 // n, np.float32)) for mib in (40, 60, 80)}
+    ag(inputs[40])                                       # MPI's own buffers, warmed up
+    base = _rss_mib()
+    for mib, x in inputs.items():
+        out = ag(x)
+        assert out.shape == ((mib << 20) // 4,) and out.asnumpy()[-1] == 1
+        del out
+    assert _rss_mib() - base < 20, (base, _rss_mib())

@@ -8,7 +8,6 @@ from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size, get_rank
 
 RANKS = (2, 4, 8)
-PURE_PYTHON_RANKS = (2,)
 
 def data(*shape):
     """Deterministic values per shape, so the serial and the sharded net get the same weights."""

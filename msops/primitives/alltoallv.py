@@ -1,0 +1,340 @@
+"""AllToAllV: MPI Alltoallv over a flat buffer, and its cross-rank count protocol.
+
+Every call first all-gathers each rank's header row, [status, send counts, recv counts]
+in blocks (int64), so that an inconsistent count matrix raises the same ValueError on
+every rank instead of hanging or truncating; the derived form needs that exchange
+anyway to size its output. `check_counts=False` skips it in the explicit forms.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.communication import GlobalComm
+from msops.primitives.collective import Collective, tensor_dtype
+from msops.primitives.mpi import bufs, call, reraise
+from msops.primitives.primitive import prim_attr_register, remember
+
+__all__ = ["AllToAllV", "AlltoAllV"]
+
+_FORMS = {4: ("send_counts", "send_displs", "recv_counts", "recv_displs"),
+          2: ("send_numel_list", "recv_numel_list"),
+          1: ("send_counts",)}
+
+
+def _counts_value(prim: Collective, arg: str, value: Any) -> tuple[int, ...]:
+    """A counts/displs input as rank_size non-negative ints (list, tuple or int Tensor)."""
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "iu":
+            raise TypeError(f"For '{prim.name}', the '{arg}' should be a 1-D int Tensor, "
+                            f"list or tuple, but got an array of shape {list(value.shape)} "
+                            f"and dtype {value.dtype}.")
+        value = value.tolist()
+    validator.check_value_type(arg, value, (list, tuple), prim.name)
+    for v in value:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"For '{prim.name}', every element of '{arg}' should be an int, "
+                            f"but got {type(v).__name__} in {list(value)}.")
+    if len(value) != prim.rank_size:
+        raise ValueError(f"For '{prim.name}', the length of '{arg}' should be == rank_size: "
+                         f"{prim.rank_size}, but got {len(value)} ({list(value)}).")
+    if any(v < 0 for v in value):
+        raise ValueError(f"For '{prim.name}', every element of '{arg}' should be >= 0, "
+                         f"but got {list(value)}.")
+    return tuple(int(v) for v in value)
+
+
+def _packed_displs(counts: Sequence[int]) -> tuple[int, ...]:
+    """Displacements that lay the blocks end to end in rank order."""
+    return tuple(itertools.accumulate(counts[:-1], initial=0))
+
+
+class _Exchange:
+    """The receive side of an AllToAllV call in elements: MPI (counts, displs) and length."""
+
+    __slots__ = ("spec", "size")
+
+    def __init__(self, counts: Sequence[int], displs: Sequence[int], block: int) -> None:
+        self.spec = ([c * block for c in counts], [d * block for d in displs])
+        self.size = sum(counts) * block
+
+
+class _A2avPlan:
+    """Everything about one AllToAllV call that does not change between calls.
+
+    `send`: MPI (counts, displs) in elements; `recv`: an _Exchange, None in the derived
+    form (filled per receive pattern into `derived`); `header`: this rank's row of the
+    cross-rank check, [status, send counts, recv counts] in blocks (int64); `runs`: the
+    call specialised to each input dtype (AllToAllV._runner).
+    """
+
+    __slots__ = ("send", "recv", "header", "derived", "runs")
+
+    def __init__(self, sc: tuple, sd: tuple, rc: tuple | None, rd: tuple | None,
+                 block: int) -> None:
+        self.send = ([c * block for c in sc], [d * block for d in sd])
+        self.recv = None if rc is None else _Exchange(rc, rd, block)
+        self.header = np.array((0,) + sc + (rc or (0,) * len(sc)), np.int64)
+        self.derived: dict[bytes, _Exchange] = {}     # by the int64 bytes of the counts
+        self.runs: dict[np.dtype, Callable] = {}
+
+
+class AllToAllV(Collective):
+    """MPI Alltoallv over the flattened input, with counts checked across ranks.
+
+    Three call forms, by the number of inputs (counts and displacements in units of
+    `block_size` elements; lists, tuples or 1-D int Tensors of rank_size entries):
+
+    * `a2av(x, send_counts, send_displs, recv_counts, recv_displs)`: MPI's form. Rank i
+      sends x.flat[send_displs[j]:][:send_counts[j]] (in blocks) to group rank j and puts
+      what j sends it at recv_displs[j] of the output.
+    * `a2av(x, send_numel_list, recv_numel_list)`: MindSpore's form, blocks packed in
+      rank order on both sides.
+    * `a2av(x, send_counts)`: the receive side derived (packed) from the other ranks'
+      send counts.
+
+    Output: 1-D, dtype of x, length sum(recv_counts) * block_size (the derived form
+    infers -1: the length is known only after the counts are exchanged). Receive blocks
+    must tile the output exactly.
+
+    With `check_counts=True` (default) every call first all-gathers each rank's
+    [status, send counts, recv counts] (one small int64 Allgather) so that every rank
+    raises the same ValueError when the count matrix is inconsistent, naming each
+    (src, dst) pair; a rank whose own counts are invalid raises its detailed error and
+    the others name it. The derived form needs this exchange anyway; `check_counts=False`
+    skips it in the explicit forms (for plans known to be consistent, e.g. compiled).
+
+    Seed 002 on 2 ranks: rank 0 x=[[0,1,2,3],[4,5,6,7]], counts (2,4)/(0,2)/(2,2)/(0,2);
+    rank 1 x=[[0,1,2],[3,4,6]], counts (2,1)/(0,2)/(4,1)/(0,4) -> rank 0 [0,1,0,1],
+    rank 1 [2,3,4,5,2].
+    """
+
+    const_inputs = (1, 2, 3, 4)
+
+    @prim_attr_register
+    def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP, block_size: int = 1,
+                 check_counts: bool = True) -> None:
+        self._init_group(group)
+        validator.check_positive_int(block_size, "block_size", self.name)
+        validator.check_bool("check_counts", check_counts, self.name)
+        self.add_prim_attr("no_eliminate", True)
+        self._plans: dict[tuple, _A2avPlan] = {}
+        self._matrix: np.ndarray | None = None      # the header matrix buffer
+
+    # -- local validation and the per-signature plan ------------------------------------------
+    def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
+        """The validated plan of one call (cached by input size and counts)."""
+        try:
+            key = (numel,) + tuple(map(tuple, counts))
+            plan = self._plans.get(key)
+        except TypeError:           # a Tensor or other unhashable counts value
+            key, plan = None, None
+        if plan is None:
+            plan = self._make_plan(numel, counts)
+            if key is not None:
+                remember(self._plans, key, plan)
+        return plan
+
+    def _make_plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
+        if len(counts) not in _FORMS:
+            raise TypeError(f"For '{self.name}', the number of inputs should be 2 (x, "
+                            f"send_counts), 3 (x, send_numel_list, recv_numel_list) or 5 (x, "
+                            f"send_counts, send_displs, recv_counts, recv_displs), but got "
+                            f"{len(counts) + 1}.")
+        names = _FORMS[len(counts)]
+        values = [_counts_value(self, a, v) for a, v in zip(names, counts)]
+        if len(values) == 4:
+            sc, sd, rc, rd = values
+        else:
+            sc, sd = values[0], _packed_displs(values[0])
+            rc = rd = None                                  # derived after the exchange
+            if len(values) == 2:
+                rc, rd = values[1], _packed_displs(values[1])
+        if numel is not None:
+            self._check_send_extents(names, numel, sc, sd)
+        if rc is not None:
+            self._check_recv_tiling(names, rc, rd)
+        return _A2avPlan(sc, sd, rc, rd, self.block_size)
+
+    def _check_send_extents(self, names: tuple, numel: int, sc: tuple, sd: tuple) -> None:
+        b = self.block_size
+        for j, (c, d) in enumerate(zip(sc, sd)):
+            if c and (d + c) * b > numel:
+                displs = f"{names[1]}[{j}] + " if len(names) == 4 else "packed displacement + "
+                raise ValueError(
+                    f"For '{self.name}', the block sent to rank {j} should lie inside the "
+                    f"input of {numel} elements, but got {displs}{names[0]}[{j}] = {d} + {c} "
+                    f"blocks of {b} = {(d + c) * b} elements.")
+
+    def _check_recv_tiling(self, names: tuple, rc: tuple, rd: tuple) -> None:
+        total, end, prev = sum(rc), 0, None
+        for d, c, j in sorted((d, c, j) for j, (c, d) in enumerate(zip(rc, rd)) if c):
+            if d + c > total:
+                raise ValueError(
+                    f"For '{self.name}', the block received from rank {j} should lie inside "
+                    f"the output of sum({names[-2]}) = {total} blocks, but got {names[-1]}[{j}]"
+                    f" + {names[-2]}[{j}] = {d} + {c} = {d + c}.")
+            if d < end:
+                raise ValueError(
+                    f"For '{self.name}', the blocks received should not overlap, but got the "
+                    f"blocks from ranks {prev} and {j} overlapping at {d} ({names[-1]} "
+                    f"{list(rd)}, {names[-2]} {list(rc)}).")
+            end, prev = d + c, j
+
+    def infer_shape(self, x_shape: list, *counts: Any) -> list:
+        numel = int(np.prod(x_shape)) if all(d >= 0 for d in x_shape) else None
+        plan = self._plan(numel, counts)
+        return [-1] if plan.recv is None else [plan.recv.size]
+
+    def infer_dtype(self, x_dtype: mstype.Type, *counts: Any) -> mstype.Type:
+        return tensor_dtype(self, x_dtype)
+
+    # -- the cross-rank check -----------------------------------------------------------------
+    def _exchanges(self, n_counts: int) -> bool:
+        return self.check_counts or n_counts == 1
+
+    def _header_matrix(self) -> np.ndarray:
+        """The buffer every rank's header row is gathered into (int64, rank_size x
+        (1 + 2*rank_size)): one for every call, read before the call returns."""
+        if self._matrix is None:
+            self._matrix = np.empty((self.rank_size, 1 + 2 * self.rank_size), np.int64)
+        return self._matrix
+
+    def _send_invalid_header(self) -> None:
+        """Take part in the count exchange the other ranks wait in, marked invalid."""
+        header = np.zeros(1 + 2 * self.rank_size, np.int64)
+        call(self, self._comm().Allgather, *bufs(header, self._header_matrix()))
+
+    def _count_check(self, comm: Any, header: np.ndarray, explicit: bool) -> Callable[[], None]:
+        """The check run ahead of every call: gather every rank's header row, then pass iff
+        every rank's status equals this rank's own and, `explicit`, each count sent equals
+        the count its receiver expects; otherwise every rank raises the same ValueError.
+        The comparisons are of views made once, as bytes."""
+        n, matrix = self.rank_size, self._header_matrix()
+        t = mstype.mpi_move_type(matrix.dtype)
+        gather, send, recv = comm.Allgather, [header, t], [matrix, t]
+        status, want_status = matrix[:, 0], np.full(n, header[0], np.int64).tobytes()
+        sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T   # expected[i, j]: j from i
+
+        def check() -> None:
+            gather(send, recv)
+            if status.tobytes() != want_status or \
+                    (explicit and sent.tobytes() != expected.tobytes()):
+                raise ValueError(self._count_matrix_error(matrix))
+        return check
+
+    def _count_matrix_error(self, matrix: np.ndarray) -> str:
+        """What is wrong with the count matrix: the same message on every rank."""
+        n, status = self.rank_size, matrix[:, 0]
+        bad = np.flatnonzero(status == 0).tolist()
+        if bad:
+            return (f"For '{self.name}', the counts of every rank should be valid, but got "
+                    f"invalid counts on group rank(s) {bad} (see the error raised there).")
+        if (status != status[0]).any():
+            seen = [("derived" if s < 0 else "explicit", abs(int(s))) for s in status]
+            return (f"For '{self.name}', every rank should use the same call form and block "
+                    f"bytes (block_size * itemsize), but got (form, block bytes) by group "
+                    f"rank: {seen}.")
+        sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T    # expected[i, j]: j from i
+        pairs = np.argwhere(sent != expected).tolist()
+        shown = [f"rank {i} sends {sent[i, j]} to rank {j} but rank {j} expects "
+                 f"{expected[i, j]}" for i, j in pairs[:8]]
+        more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
+        return (f"For '{self.name}', every rank's recv_counts[i] should equal rank i's "
+                f"send_counts to it, but got: " + "; ".join(shown) + more + ".")
+
+    def _lowered(self, values: list) -> Callable:
+        try:
+            return super()._lowered(values)
+        except (TypeError, ValueError):
+            # the other ranks wait in the count exchange: take part, marked invalid, then raise
+            if self._exchanges(len(values) - 1) and self._group.rank is not None \
+                    and not self._group.simulated:
+                self._send_invalid_header()
+            raise
+
+    # -- the kernel ---------------------------------------------------------------------------
+    def kernel(self, x: np.ndarray, *counts: Any) -> np.ndarray:
+        exchange = self._exchanges(len(counts))
+        try:
+            plan = self._plan(x.size, counts)
+        except (TypeError, ValueError):
+            if exchange:
+                self._send_invalid_header()
+            raise
+        run = plan.runs.get(x.dtype)
+        if run is None:
+            run = plan.runs[x.dtype] = self._runner(plan, x.dtype, exchange)
+        return run(x)
+
+    def _runner(self, plan: _A2avPlan, dtype: np.dtype, exchange: bool) -> Callable:
+        """The call of one plan on inputs of `dtype`: count exchange and check (if any), then
+        one Alltoallv into a fresh output, with MPI types, buffers and bound methods chosen
+        here, once."""
+        comm = self._comm()                 # the group's error when there is no communicator
+        t, send, alltoallv = mstype.mpi_move_type(dtype), plan.send, comm.Alltoallv
+        derived = plan.recv is None
+        check = None
+        if exchange:
+            header = plan.header.copy()
+            header[0] = self.block_size * dtype.itemsize * (-1 if derived else 1)
+            check = self._count_check(comm, header, not derived)
+        if derived:
+            sent_here = self._header_matrix()[:, 1 + self._group.rank]   # sent to this rank
+
+            def run_derived(x: np.ndarray, *_: Any) -> np.ndarray:
+                try:                        # (reraise passes the check's ValueError on)
+                    check()
+                    recv = self._derived(plan, sent_here.tobytes())
+                    out = np.empty(recv.size, dtype)
+                    alltoallv([x, send, t], [out, recv.spec, t])
+                except Exception as err:
+                    reraise(self, err)
+                return out
+            return run_derived
+        size, spec = plan.recv.size, plan.recv.spec
+
+        def run(x: np.ndarray, *_: Any) -> np.ndarray:
+            try:
+                if check is not None:
+                    check()
+                out = np.empty(size, dtype)
+                alltoallv([x, send, t], [out, spec, t])
+            except Exception as err:
+                reraise(self, err)
+            return out
+        return run
+
+    def _derived(self, plan: _A2avPlan, counts: bytes) -> _Exchange:
+        """The receive side for the counts (int64 bytes) the ranks send this one."""
+        recv = plan.derived.get(counts)
+        if recv is None:
+            rc = tuple(np.frombuffer(counts, np.int64).tolist())
+            recv = remember(plan.derived, counts, _Exchange(rc, _packed_displs(rc), self.block_size))
+        return recv
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """With constant counts the plan is made once, here, and (x's dtype and a
+        communicator known) the whole call: `_runner`. Every form still exchanges and
+        checks its counts on every call unless check_counts=False."""
+        x, consts = in_abstracts[0], in_abstracts[1:]
+        exchange = self._exchanges(len(consts))
+        if any(d < 0 for d in x.shape) or \
+                any(getattr(c, "kind", None) != "const" for c in consts) or \
+                (exchange and self._group._comm is None):
+            return self.kernel
+        plan = self._plan(int(np.prod(x.shape)), [c.value for c in consts])
+        dtype = getattr(getattr(x, "dtype", None), "np_dtype", None)
+        if self._group._comm is None or dtype is None:   # (the call raises the group's error)
+            return lambda x, *_: self._runner(plan, x.dtype, exchange)(x)
+        return self._runner(plan, dtype, exchange)
+
+
+
+AlltoAllV = AllToAllV
