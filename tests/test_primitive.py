@@ -411,3 +411,19 @@ def test_eager_signature_cache_is_bounded():
         s(Tensor(np.ones(n, np.float32)))
     assert len(s._kernels) == CACHE_LIMIT
     np.testing.assert_array_equal(s(Tensor(np.ones(1, np.float32))).asnumpy(), [2.0])
+
+
+def test_a_repeated_call_with_constants_of_another_kind_takes_their_values(sim):
+    """The last signature's shortcut compares constants by value; arrays and lists among
+    them (which could compare ambiguously or change in place) take the general path."""
+    sim(1, 0)
+    reshape = ops.Reshape()
+    x = Tensor(np.arange(6, dtype=np.float32))
+    assert reshape(x, (2, 3)).shape == (2, 3)
+    assert reshape(x, (3, 2)).shape == (3, 2)
+    assert reshape(x, Tensor(np.array([6, 1]))).shape == (6, 1)
+    shape = [1, 6]
+    assert reshape(x, shape).shape == (1, 6)
+    shape[:] = [2, 3]
+    assert reshape(x, shape).shape == (2, 3)
+    np.testing.assert_array_equal(reshape(x, (2, 3)).asnumpy(), np.arange(6).reshape(2, 3))

@@ -367,6 +367,17 @@ class Broadcast(Collective):
                  for s, d in zip(xs.shape, xs.dtype)]
         bcast, root = comm.Bcast, self.root_rank
         is_root = self._group.rank == root
+        if len(specs) == 1:                  # the common case: one tensor
+            shape, dtype, t = specs[0]
+
+            def one(xs: Sequence[np.ndarray]) -> tuple:
+                out = xs[0] if is_root else np.empty(shape, dtype)
+                try:
+                    bcast([out, t], root)
+                except Exception as err:
+                    reraise(self, err)
+                return (out,)
+            return one
 
         def kernel(xs: Sequence[np.ndarray]) -> tuple:
             outs = tuple(xs) if is_root else tuple([np.empty(s, d) for s, d, _ in specs])

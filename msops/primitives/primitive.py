@@ -92,6 +92,7 @@ def signature_of(value: Any) -> Any:
 
 
 _wrap = Tensor._wrap
+_new_tensor = object.__new__
 
 
 class Primitive:
@@ -115,6 +116,10 @@ class Primitive:
         self.in_strategy: tuple | None = None
         self.out_strategy: tuple | None = None
         self._kernels: dict = {}           # eager signature -> lowered kernel
+        # the last signature lowered for a Tensor (or a 1-tuple of one) followed by constants
+        # (immutable values): (tupled, shape, dtype, the constants, kernel, output Type when
+        # writes_output else None)
+        self._last: tuple = (False, (), None, (), None, None)
 
     # -- attributes ---------------------------------------------------------------
     def add_prim_attr(self, name: str, value: Any) -> "Primitive":
@@ -176,6 +181,24 @@ class Primitive:
         this call's signature, on the inputs' arrays, its output(s) wrapped as Tensors."""
         if _trace_hook is not None:
             return _trace_hook(self, args)
+        first = item = args[0] if args else None
+        if type(first) is tuple and len(first) == 1:
+            item = first[0]                 # a 1-tuple input (Broadcast)
+        if type(item) is Tensor:            # the common call: a Tensor, then constants
+            v = item._data
+            tupled, shape, dtype, rest, kernel, out_type = self._last
+            try:
+                same = v.shape == shape and v.dtype is dtype and args[1:] == rest and \
+                    tupled is (item is not first)
+            except (ValueError, TypeError):      # an array among the constants
+                same = False
+            if same:
+                out = kernel([v] if tupled else v, *rest)
+                if out_type is None or out is v:
+                    return _results(out, first)
+                t = _new_tensor(Tensor)     # a fresh C-contiguous array of the inferred dtype
+                t._data, t._dtype = out, out_type
+                return t
         try:                         # Tensors, tuples of Tensors, hashable constants
             values, key = _fast_values(args, self.const_inputs)
             kernel = self._kernels.get(key)
@@ -184,7 +207,7 @@ class Primitive:
         if kernel is None:
             values = self._eager_values(args)
             kernel = self._lowered(values)
-        return _results(kernel(*values), args[0] if args else None)
+        return _results(kernel(*values), first)
 
     def _eager_values(self, args: Sequence[Any]) -> list:
         values = []
@@ -228,7 +251,17 @@ class Primitive:
             return self.kernel
         ins = [_Abstract("const", (), None, v) if i in consts else _Abstract("input", s, d)
                for i, (v, s, d) in enumerate(zip(values, shapes, dtypes))]
-        return remember(self._kernels, key, self.lower(ins, _Abstract("op", out_shape, out_dtype)))
+        kernel = remember(self._kernels, key,
+                          self.lower(ins, _Abstract("op", out_shape, out_dtype)))
+        first, rest = (values[0] if values else None), tuple(values[1:])
+        tupled = type(first) is list and len(first) == 1
+        if tupled:
+            first = first[0]
+        if isinstance(first, np.ndarray) and all(i in consts for i in range(1, len(values))) \
+                and _immutable(rest):                   # for __call__'s shortcut
+            out_type = out_dtype if self.writes_output else None
+            self._last = (tupled, first.shape, first.dtype, rest, kernel, out_type)
+        return kernel
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.attrs.items() if k not in ("in_strategy", "out_strategy")}
@@ -298,6 +331,9 @@ def _results(out: Any, first: Any) -> Any:
     if out is None:
         return None
     if isinstance(out, tuple):
+        if len(out) == 1 and type(first) is tuple and len(first) == 1:
+            t = first[0]
+            return first if type(t) is Tensor and out[0] is t._data else (_wrap(out[0]),)
         if type(first) is tuple and len(out) == len(first) and \
                 all(type(t) is Tensor and o is t._data for o, t in zip(out, first)):
             return first
@@ -305,6 +341,14 @@ def _results(out: Any, first: Any) -> Any:
     if type(first) is Tensor and out is first._data:
         return first
     return _wrap(out)
+
+
+def _immutable(value: Any) -> bool:
+    """True for values that cannot change after a call (so equality now means equality
+    later): numbers, strings, None, dtypes, and tuples of them."""
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str, mstype.Type))
 
 
 def _shape_of(a: np.ndarray) -> list:
