@@ -22,8 +22,9 @@ from msops.communication import create_group_partition, get_group_size, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel import context as pctx
 from msops.parallel.context import ParallelMode
+from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
-from msops.parallel.redistribute import Redistributor, groups_over
+from msops.parallel.redistribute import Redistributor
 from msops.parallel.rules import spec_of
 from msops.parallel.strategy import (OpSharding, check_divisible, check_strategy_format,
                                      data_parallel_strategy, shard)

@@ -33,8 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from msops.common import validator
-from msops.parallel.layout import (TensorLayout, axis_coordinate, axis_groups, axis_stride,
-                                   common_device_matrix, compact)
+from msops.parallel.device_matrix import (axis_coordinate, axis_groups, axis_size,
+                                          axis_stride, common_device_matrix)
+from msops.parallel.layout import TensorLayout, compact
 
 __all__ = ["Step", "Slice", "AllGatherDim", "AllToAllDims", "plan", "explain", "plan_bytes",
            "gather_then_slice_bytes", "simulate_plan"]
@@ -58,7 +59,7 @@ class Step:
 
     @property
     def group_size(self) -> int:
-        return self.device_matrix[len(self.device_matrix) - 1 - self.axis]
+        return axis_size(self.device_matrix, self.axis)
 
     def groups(self) -> tuple[tuple[int, ...], ...]:
         """The partition of ranks into this step's groups (`create_group_partition` input)."""
@@ -205,7 +206,7 @@ def _search(start: Stacks, goal: Stacks, dm: tuple[int, ...], shape: tuple[int, 
     * for every axis above a dim's settled prefix (the part already matching `goal`), one
       all-to-all of the smallest local slice any state can have: it must leave that dim.
     """
-    sizes = tuple(reversed(dm))
+    sizes = tuple(axis_size(dm, k) for k in range(len(dm)))    # by device axis
     keep = tuple(_settled(s, g) for s, g in zip(start, goal))
     least = math.prod(shape) // math.prod(sizes)
     final = math.prod(_local_shape(goal, sizes, shape))

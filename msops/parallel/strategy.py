@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Sequence
 
+from msops.parallel.device_matrix import axis_position, axis_size
+
 __all__ = ["DimSpec", "OpSharding", "shard", "data_parallel_strategy", "check_strategy_format",
            "check_divisible"]
 
@@ -42,8 +44,8 @@ class OpSharding:
     strategy: tuple
     repeat: int
 
-    def axis_size(self, map_index: int) -> int:
-        return self.device_matrix[len(self.device_matrix) - 1 - map_index]
+    def axis_size(self, axis: int) -> int:
+        return axis_size(self.device_matrix, axis)
 
 
 def check_strategy_format(name: str, strategy: tuple, shapes: Sequence[Sequence[int]]) -> None:
@@ -129,7 +131,7 @@ def shard(name: str, spec: DimSpec, strategy: tuple, shapes: Sequence[Sequence[i
                          f"should divide the device number {device_num}, but it does not.")
     repeat = device_num // used
     dm = tuple(split[l] for l in axes) + ((repeat,) if repeat > 1 else ())
-    index = {l: len(dm) - 1 - k for k, l in enumerate(axes)}
+    index = {l: axis_position(dm, k) for k, l in enumerate(axes)}
 
     def to_map(letters: Letters) -> tuple[int, ...]:
         return tuple(index.get(l, -1) if l is not None else -1 for l in letters)
