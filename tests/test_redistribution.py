@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from layout_cases import layout_pairs, split_moves
 from msops.communication import SimulationError
 from msops.parallel import TensorLayout, explain, plan
-from msops.parallel.redistribute import run_plan
-from msops.parallel.redistribution import (AllGatherDim, AllToAllDims, Slice, _plan,
-                                           gather_then_slice_bytes, plan_bytes,
-                                           simulate_plan)
+from msops.parallel.redistribution_emit import run_plan
+from msops.parallel.redistribution_plan import (AllGatherDim, AllToAllDims, Slice, _plan,
+                                                gather_then_slice_bytes, plan_bytes,
+                                                simulate_plan)
 
 SHAPE = (16, 32)
 

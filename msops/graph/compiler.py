@@ -48,7 +48,7 @@ def _has_side_effect(node) -> bool:
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    from msops.parallel.planner import apply_parallel, global_input_shape, is_parallel
+    from msops.parallel.partition import apply_parallel, global_input_shape, is_parallel
     from msops.parallel.spmd_check import check_same_program
     # with full_batch=False each rank feeds its batch slice: trace the global shapes
     # (zero-stride stand-ins: the tracer reads only shape and dtype)

@@ -5,7 +5,7 @@
                                    dim 0 and Concat along dim (one local copy)
     AllToAllDims(i, j, axis)    -> AlltoAll(split_dim=j, concat_dim=i) over the axis group
 
-The planner (`redistribution.plan`) is pure; this module only turns its steps into
+The planner (`redistribution_plan.plan`) is pure; this module only turns its steps into
 nodes, so `Graph.dump()` shows every inserted collective with the bytes it moves.
 `run_plan` drives the same emitters through a builder that runs each primitive at
 once, so eager redistribution (`gather_full`, the MPI property tests) is the
@@ -22,8 +22,8 @@ from msops.common.tensor import Tensor
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel.layout import TensorLayout
-from msops.parallel.redistribution import (AllGatherDim, AllToAllDims, Slice, Step,
-                                           _check_in_shape, plan)
+from msops.parallel.redistribution_plan import (AllGatherDim, AllToAllDims, Slice, Step,
+                                                _check_in_shape, plan)
 from msops.primitives import array_ops, comm_ops
 
 __all__ = ["Redistributor", "run_step", "run_plan"]

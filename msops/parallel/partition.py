@@ -1,4 +1,4 @@
-"""The parallel pass: from a traced global graph to this rank's local graph.
+"""The partition pass: from a traced global graph to this rank's local graph.
 
 For every op the pass takes its strategy (or the data-parallel default), checks it,
 derives the op's layouts from its family's dim spec, redistributes each input from
@@ -24,7 +24,7 @@ from msops.parallel import context as pctx
 from msops.parallel.context import ParallelMode
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
-from msops.parallel.redistribute import Redistributor
+from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.rules import spec_of
 from msops.parallel.strategy import (OpSharding, check_divisible, check_strategy_format,
                                      data_parallel_strategy, shard)

@@ -1,4 +1,4 @@
-"""Redistribution: turn a tensor laid out as `src` into layout `dst`, moving the fewest bytes.
+"""Redistribution planning: turn a tensor laid out as `src` into `dst`, moving the fewest bytes.
 
 A plan is a tuple of small frozen steps, each over the groups along one device axis:
 
@@ -19,8 +19,8 @@ stacks of device axes returns the sequence moving the fewest bytes per rank (cos
 for a local slice of S bytes in a group of n: all-gather (n-1)*S, all-to-all (n-1)/n*S,
 slice 0; ties: fewer steps). It can park a split on a third dim with an all-to-all (a
 swap of two splits costs three all-to-alls, not a gather). `simulate_plan` executes a
-plan for every rank at once in numpy; `redistribute.run_plan` runs one over MPI with the
-very emitters the compiler uses.
+plan for every rank at once in numpy; `redistribution_emit` turns steps into graph
+nodes (and `run_plan` runs them over MPI with those very emitters).
 """
 from __future__ import annotations
 
