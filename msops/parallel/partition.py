@@ -18,10 +18,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.communication import create_group_partition, get_group_size, get_rank
+from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel import context as pctx
-from msops.parallel.context import ParallelMode
+from msops.parallel.context import ParallelMode, is_parallel, parallel_device_num
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
 from msops.parallel.redistribution_emit import Redistributor
@@ -30,30 +30,7 @@ from msops.parallel.strategy import (OpSharding, check_divisible, check_strategy
                                      data_parallel_strategy, shard)
 from msops.primitives import comm_ops, math_ops
 
-__all__ = ["apply_parallel", "parallel_device_num", "is_parallel", "global_input_shape"]
-
-
-def is_parallel() -> bool:
-    """True when the context asks for a partitioned graph."""
-    return pctx.get_auto_parallel_context("parallel_mode") in (
-        ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL)
-
-
-def parallel_device_num() -> int:
-    """The stage's device count: the context's device_num, which must equal the world size."""
-    world = get_group_size()
-    n = pctx.get_auto_parallel_context("device_num")
-    if n is not None and n != world:
-        raise ValueError(f"For 'set_auto_parallel_context', the 'device_num' should equal the "
-                         f"world size {world} (ranks started), but got {n}.")
-    return world
-
-
-def global_input_shape(shape: Sequence[int]) -> tuple:
-    """The global shape of a fed input: with full_batch=False each rank feeds dim 0 / N."""
-    if not is_parallel() or pctx.get_auto_parallel_context("full_batch") or not shape:
-        return tuple(shape)
-    return (shape[0] * parallel_device_num(),) + tuple(shape[1:])
+__all__ = ["apply_parallel"]
 
 
 def apply_parallel(graph: Graph) -> Graph:
