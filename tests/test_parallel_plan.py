@@ -5,6 +5,7 @@ import pytest
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import SimulationError
+from nets import ReduceNet, ReshapeNet
 
 
 @pytest.fixture
@@ -233,6 +234,13 @@ def test_leaves_returned_as_outputs(semi):
     assert b_out.kind == "parameter" and b_out.shape == (3,)
 
 
+def comm_groups(graph):
+    """(op, reduce op, group ranks, bytes) of every collective, in execution order."""
+    from msops.communication import get_group
+    return [(n.op, getattr(n.prim, "op", None), get_group(n.prim.group).ranks, n.comm_bytes)
+            for n in graph.nodes if n.is_communication]
+
+
 @pytest.mark.parametrize("out_strategy,match", [
     (((2, 2),), r"the 'out_strategy' should be \(\(4, 2\),\)"),
 ])
@@ -250,6 +258,121 @@ def test_matmul_out_strategy_must_add_the_reduction_split(semi, out_strategy, ma
 
     with pytest.raises(ValueError, match=match):
         Net().compile(Tensor(np.ones((16, 32), np.float32)))
+
+
+def test_out_strategy_of_an_op_without_out_strategy_rule(semi):
+    semi(4)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.relu = ops.ReLU().shard(((2, 1),), ((2, 1),))
+
+        def construct(self, x):
+            return self.relu(x)
+
+    with pytest.raises(ValueError, match=r"For 'ReLU', the 'out_strategy' should be None \(the "
+                                         r"op has no out-strategy rule\), but got \(\(2, 1\),\)"):
+        Net().compile(Tensor(np.ones((8, 8), np.float32)))
+
+
+@pytest.mark.parametrize("prim,nodes,op", [
+    (ops.ReduceSum(), ["ReduceSum", "AllReduce"], "sum"),
+    (ops.ReduceMax(), ["ReduceMax", "AllReduce"], "max"),
+    (ops.ReduceMean(), ["ReduceMean", "AllReduce", "Mul"], "sum"),       # then times 1/4
+])
+def test_reduction_over_a_split_axis_combines_partials(semi, prim, nodes, op):
+    semi(4, rank=1)
+    graph = ReduceNet(prim, ((1, 4),), 1).compile(Tensor(np.ones((8, 16), np.float32)))
+    assert [n.op for n in graph.nodes] == nodes
+    assert comm_groups(graph) == [("AllReduce", op, (0, 1, 2, 3), 2 * 3 * (8 * 4) // 4)]
+    if prim.name == "ReduceMean":
+        assert graph.nodes[-1].inputs[1].value == np.float32(0.25)
+    assert graph.outputs[0].shape == (8,) and graph.outputs[0].layout.tensor_map == (-1,)
+
+
+def test_reduction_over_two_split_axes_scales_the_mean_by_both(semi):
+    semi(8, rank=3)
+    graph = ReduceNet(ops.ReduceMean(keep_dims=True), ((2, 4),), (0, 1)).compile(
+        Tensor(np.ones((8, 16), np.float32)))
+    assert comm_groups(graph) == [("AllReduce", "sum", tuple(range(8)), 2 * 7 * 4 // 8)]
+    assert graph.nodes[-1].op == "Mul" and graph.nodes[-1].inputs[1].value == np.float32(1 / 8)
+
+
+def test_reduction_of_a_whole_axis_needs_no_communication(semi):
+    semi(4, rank=1)
+    graph = ReduceNet(ops.ReduceSum(), ((4, 1),), 1).compile(Tensor(np.ones((8, 16), np.float32)))
+    assert [n.op for n in graph.nodes] == ["ReduceSum"]
+    assert graph.outputs[0].shape == (2,) and graph.outputs[0].layout.tensor_map == (0,)
+
+
+def test_softmax_cross_entropy_split_classes_reduces_across_them(semi):
+    semi(4, rank=2)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.ce = ops.SoftmaxCrossEntropyWithLogits().shard(((1, 4), (1, 4)))
+
+        def construct(self, x, labels):
+            return self.ce(x, labels)
+
+    x = Tensor(np.ones((8, 16), np.float32))
+    graph = Net().compile(x, x)
+    row = 8 * 4                                   # an (8,) or (8, 1) float32 per rank
+    assert comm_groups(graph) == [("AllReduce", "max", (0, 1, 2, 3), 2 * 3 * row // 4),
+                                  ("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * row // 4),
+                                  ("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * row // 4)]
+    loss, dlogits = graph.outputs[0], graph.outputs[1]
+    assert loss.shape == (8,) and dlogits.shape == (8, 4)
+
+
+def test_batchnorm_training_split_batch_uses_global_statistics(semi):
+    semi(4, rank=0)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(16)
+            self.bn.shard(((4, 1),))
+
+        def construct(self, x):
+            return self.bn(x)
+
+    net = Net()
+    net.set_train()
+    graph = net.compile(Tensor(np.ones((8, 16), np.float32)))
+    stats = 16 * 4                                # the (16,) float32 sums, one per channel
+    assert comm_groups(graph) == [("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * stats // 4)] * 2
+    assert graph.outputs[0].shape == (2, 16)
+
+
+@pytest.mark.parametrize("strategy", [((4, 1),), None])        # None: the data-parallel default
+def test_reshape_keeping_dim0_keeps_its_split(semi, strategy):
+    semi(4, rank=2)
+    graph = ReshapeNet((8, 3, 2), strategy).compile(Tensor(np.ones((8, 6), np.float32)))
+    reshape = graph.nodes[-1]
+    assert [n.op for n in graph.nodes] == ["Reshape"]
+    assert reshape.inputs[1].value == (2, 3, 2) and reshape.shape == (2, 3, 2)
+    assert reshape.layout.tensor_map == (0, -1, -1)
+
+
+def test_reshape_changing_dim0_runs_replicated(semi):
+    semi(4, rank=2)
+    graph = ReshapeNet((6, 8)).compile(Tensor(np.ones((8, 6), np.float32)))
+    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == (6, 8)
+
+
+@pytest.mark.parametrize("shape,strategy,match", [
+    ((6, 8), ((4, 1),), r"For 'Reshape', input 0 dim 0 cannot be split \(Reshape \(8, 6\) -> "
+                        r"\(6, 8\) splits only dim 0, and only when it keeps dim 0\), but the "
+                        r"strategy gives it 4"),
+    ((8, 3, 2), ((1, 2),), r"For 'Reshape', input 0 dim 1 cannot be split"),
+])
+def test_reshape_strategy_errors(semi, shape, strategy, match):
+    semi(4)
+    with pytest.raises(ValueError, match=match):
+        ReshapeNet(shape, strategy).compile(Tensor(np.ones((8, 6), np.float32)))
 
 
 @pytest.mark.parametrize("begin,end,masks,np_index", [

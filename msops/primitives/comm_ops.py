@@ -33,6 +33,7 @@ from msops.primitives.buffer_call import buffer_call
 from msops.primitives.gather_check import gather_check
 from msops.primitives.outputs import length_maker, output_maker
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register, remember
+from msops.primitives.rules import declare_without
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
            "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
@@ -257,6 +258,12 @@ class _Collective(PrimitiveWithInfer):
         return RuntimeError(f"For '{self.name}', MPI failed in group '{self.group}' "
                             f"({self.rank_size} ranks): {text.splitlines()[0]}. Do the "
                             f"inputs have the same shape and dtype on every rank?")
+
+
+declare_without("sharding", _Collective,
+                reason="explicit communication ops cannot be used inside a parallel graph "
+                       "(parallel_mode is set); the framework inserts the collectives that "
+                       "layouts need")
 
 
 # -- gather family ------------------------------------------------------------------------------
