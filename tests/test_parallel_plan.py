@@ -234,6 +234,17 @@ def test_leaves_returned_as_outputs(semi):
     assert b_out.kind == "parameter" and b_out.shape == (3,)
 
 
+class OutStrategyNet(nn.Cell):
+    def __init__(self, strategy, out_strategy, rows=16, transpose_a=False):
+        super().__init__()
+        self.mm = ops.MatMul(transpose_a=transpose_a).shard(strategy, out_strategy)
+        self.w = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w")
+        self.rows = rows
+
+    def construct(self, x):
+        return self.mm(x, self.w)
+
+
 def comm_groups(graph):
     """(op, reduce op, group ranks, bytes) of every collective, in execution order."""
     from msops.communication import get_group
@@ -241,23 +252,76 @@ def comm_groups(graph):
             for n in graph.nodes if n.is_communication]
 
 
-@pytest.mark.parametrize("out_strategy,match", [
-    (((2, 2),), r"the 'out_strategy' should be \(\(4, 2\),\)"),
+# ((2, 2), (2, 2)) on 8 ranks: dm (2, 2, 2), rank 5 = coords (1, 0, 1). The device axes
+# follow the letters' first appearance: m, k, n (x1 is (m, k)), or k, m, n (x1 is (k, m)).
+TRANSPOSES = [(False, (5, 7), 2, (8, 12)),   # (transpose_a, k's group, m's axis, rows)
+              (True, (1, 5), 1, (4, 8))]
+
+
+@pytest.mark.parametrize("transpose_a,group,m_axis,rows", TRANSPOSES)
+def test_matmul_out_strategy_plain_form_all_reduces(semi, transpose_a, group, m_axis, rows):
+    semi(8, rank=5)
+    x = np.ones((32, 16) if transpose_a else (16, 32), np.float32)
+    graph = OutStrategyNet(((2, 2), (2, 2)), ((2, 2),), transpose_a=transpose_a).compile(
+        Tensor(x))
+    partial = 8 * 8 * 4                       # this rank's (8, 8) float32 partial product
+    assert [n.op for n in graph.nodes] == ["MatMul", "AllReduce"]
+    assert comm_groups(graph) == [("AllReduce", "sum", group, 2 * 1 * partial // 2)]
+    out = graph.outputs[0]
+    assert out.shape == (8, 8) and out.layout.tensor_map == (m_axis, 0)
+
+
+@pytest.mark.parametrize("transpose_a,group,m_axis,rows", TRANSPOSES)
+def test_matmul_out_strategy_rows_by_reduction_reduce_scatters(semi, transpose_a, group, m_axis,
+                                                               rows):
+    semi(8, rank=5)
+    x = np.ones((32, 16) if transpose_a else (16, 32), np.float32)
+    graph = OutStrategyNet(((2, 2), (2, 2)), ((4, 2),), transpose_a=transpose_a).compile(
+        Tensor(x))
+    partial = 8 * 8 * 4
+    assert [n.op for n in graph.nodes] == ["MatMul", "ReduceScatter"]
+    assert comm_groups(graph) == [("ReduceScatter", "sum", group, 1 * partial // 2)]
+    out = graph.outputs[0]
+    # rows split by a, then by b (minor): rank 5 holds row block 2*a_coord + b_coord of 4
+    assert out.shape == (4, 8) and out.layout.tensor_map == ((m_axis, 3 - m_axis), 0)
+    assert out.layout.slice_of(5) == (slice(*rows), slice(8, 16))
+
+
+def test_matmul_out_strategy_with_a_repeat_axis(semi):
+    semi(8, rank=6)         # ((2, 2), (2, 1)) uses 4 devices: dm (2, 2, 2), the repeat on the right
+    graph = OutStrategyNet(((2, 2), (2, 1)), ((4, 1),)).compile(Tensor(np.ones((16, 32),
+                                                                                np.float32)))
+    # rank 6 = coords (1, 1, 0): its reduction group varies the middle axis
+    assert comm_groups(graph) == [("ReduceScatter", "sum", (4, 6), 8 * 16 * 4 // 2)]
+    assert graph.outputs[0].shape == (4, 16)
+
+
+@pytest.mark.parametrize("strategy,out_strategy,rows,match", [
+    (((2, 2), (2, 2)), ((4, 1),), 16,
+     r"For 'MatMul', the 'out_strategy' should be \(\(2, 2\),\) \(the partial sums "
+     r"AllReduced\) or \(\(4, 2\),\) \(rows split by the reduction too: ReduceScatter\) for "
+     r"the in_strategy \(\(2, 2\), \(2, 2\)\), but got \(\(4, 1\),\)"),
+    (((2, 2), (2, 2)), ((8, 2),), 16, r"but got \(\(8, 2\),\)"),
+    (((2, 2), (2, 2)), ((2, 2), (1, 1)), 16, r"but got \(\(2, 2\), \(1, 1\)\)"),
+    (((2, 2), (2, 2)), ((2, 2, 1),), 16, r"but got \(\(2, 2, 1\),\)"),
+    (((2, 1), (1, 2)), ((2, 2), ), 16, None),                        # b = 1: plain is fine
+    (((2, 1), (1, 2)), ((4, 2),), 16,
+     r"the 'out_strategy' should be \(\(2, 2\),\) \(the partial sums AllReduced\) for the "
+     r"in_strategy \(\(2, 1\), \(1, 2\)\), but got \(\(4, 2\),\)"),
+    (((2, 2), (2, 2)), ((4, 2),), 6,
+     r"the 'out_strategy' \(\(4, 2\),\) splits the 6 output rows 4 ways, which should divide "
+     r"them"),
 ])
-def test_matmul_out_strategy_must_add_the_reduction_split(semi, out_strategy, match):
+def test_bad_matmul_out_strategies(semi, strategy, out_strategy, rows, match):
     semi(8)
-
-    class Net(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.mm = ops.MatMul().shard(((2, 2), (2, 2)), out_strategy)
-            self.w = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w")
-
-        def construct(self, x):
-            return self.mm(x, self.w)
-
-    with pytest.raises(ValueError, match=match):
-        Net().compile(Tensor(np.ones((16, 32), np.float32)))
+    net = OutStrategyNet(strategy, out_strategy)
+    x = Tensor(np.ones((rows, 32), np.float32))
+    if match is None:
+        assert comm_groups(net.compile(x)) == []
+        return
+    with pytest.raises(ValueError, match=match) as err:
+        net.compile(x)
+    assert "test_parallel_plan.py" in str(err.value)       # the user's construct line
 
 
 def test_out_strategy_of_an_op_without_out_strategy_rule(semi):

@@ -166,19 +166,28 @@ def matmul_spec(prim: _MatMulBase, ins: list, outs: list, consts: dict) -> DimSp
 @out_strategy_rule(MatMul)
 def matmul_out_strategy(prim: MatMul, strategy: tuple, out_strategy: tuple,
                         outs: list) -> tuple:
-    """MatMul ((a, b), (b, c)) with the out strategy ((a*b, c),): the rows split by b too,
-    minor to a (the partial sums over b are reduce-scattered along them)."""
+    """MatMul ((a, b), (b, c)) takes MindSpore's two out strategies: ((a, c),) keeps the rows
+    as x1 splits them (the partial sums over b are AllReduced); ((a*b, c),) splits the rows
+    by b too, minor to a (the partial sums are reduce-scattered along them)."""
     x1, x2 = strategy
     a, b = (x1[1], x1[0]) if prim.transpose_a else (x1[0], x1[1])
     c = x2[0] if prim.transpose_b else x2[1]
-    if b == 1:
-        return (("m", "n"),)                      # no partial sums to scatter
-    scattered = ((a * b, c),)
-    if tuple(tuple(s) for s in out_strategy) != scattered:
-        raise ValueError(f"For '{prim.name}', the 'out_strategy' should be {scattered} (rows "
-                         f"split by the reduction too, for a ReduceScatter), but got "
-                         f"{out_strategy}.")
-    return ((("m", "k"), "n"),)
+    plain, scattered = ((a, c),), ((a * b, c),)
+    got = tuple(tuple(s) for s in out_strategy)
+    if got == plain:
+        return (("m", "n"),)
+    if got == scattered:
+        rows = outs[0][0]
+        if rows % (a * b):
+            raise ValueError(f"For '{prim.name}', the 'out_strategy' {out_strategy} splits the "
+                             f"{rows} output rows {a * b} ways, which should divide them, but "
+                             f"it does not.")
+        return ((("m", "k"), "n"),)
+    forms = f"{plain} (the partial sums AllReduced)"
+    if b > 1:
+        forms += f" or {scattered} (rows split by the reduction too: ReduceScatter)"
+    raise ValueError(f"For '{prim.name}', the 'out_strategy' should be {forms} for the "
+                     f"in_strategy {strategy}, but got {out_strategy}.")
 
 
 # -- element-wise ------------------------------------------------------------------------
