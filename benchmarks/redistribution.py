@@ -9,7 +9,7 @@ import random
 import time
 
 from msops.parallel import TensorLayout
-from msops.parallel.redistribution import _plan, gather_then_slice_bytes, plan, plan_bytes
+from msops.parallel.redistribution_plan import _plan, gather_then_slice_bytes, plan, plan_bytes
 
 L = TensorLayout
 S = TensorLayout.from_strategy

@@ -3,6 +3,7 @@ import math
 
 from hypothesis import strategies as st
 
+from msops.parallel.device_matrix import axis_size
 from msops.parallel.layout import TensorLayout
 
 
@@ -35,7 +36,7 @@ def tensor_maps(draw, dm: tuple[int, ...], ndim: int, multi_axis: bool) -> tuple
 
 def _parts(dm: tuple[int, ...], entry) -> int:
     axes = () if entry == -1 else (entry,) if isinstance(entry, int) else entry
-    return math.prod(dm[len(dm) - 1 - k] for k in axes)
+    return math.prod(axis_size(dm, k) for k in axes)
 
 
 @st.composite
@@ -56,7 +57,7 @@ def split_moves(draw, n: int):
     device axis `axis` (size > 1) to dim j, which src leaves unsplit; nothing else changes."""
     dm = draw(device_matrices(n))
     ndim = draw(st.integers(2, 3))
-    axis = draw(st.sampled_from([k for k in range(len(dm)) if dm[len(dm) - 1 - k] > 1]))
+    axis = draw(st.sampled_from([k for k in range(len(dm)) if axis_size(dm, k) > 1]))
     i, j = draw(st.permutations(range(ndim)))[:2]
     src = [-1 if e == axis else e for e in draw(tensor_maps(dm, ndim, False))]
     src[i], src[j] = axis, -1

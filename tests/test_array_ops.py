@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 import msops as ms
 from msops import Tensor, ops
 from msops.primitives import array_ops
+from msops.primitives.math_ops import elementwise_spec
+from msops.primitives.rules import rule_of
 
 DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.int8, np.int64,
           np.uint32, np.bool_, np.complex64]
@@ -25,10 +27,12 @@ def test_docstring_examples():
     assert res.attempted >= 5 and res.failed == 0
 
 
-def test_sharding_families():
-    assert [p.sharding for p in (ops.Reshape(), ops.Transpose(), ops.Concat(), ops.Split(),
-                                 ops.StridedSlice())] == \
-        ["reshape", "transpose", "concat", "split", "slice"]
+def test_sharding_rules_beside_the_ops():
+    assert [rule_of("sharding", p) for p in (ops.Identity, ops.Reshape, ops.Transpose,
+                                             ops.Concat, ops.Split, ops.StridedSlice)] == \
+        [elementwise_spec, array_ops.reshape_spec, array_ops.transpose_spec,
+         array_ops.concat_spec, array_ops.split_spec, array_ops.strided_slice_spec]
+    assert rule_of("expansion", ops.Reshape) is array_ops.reshape_local
 
 
 # -- Reshape ------------------------------------------------------------------------------

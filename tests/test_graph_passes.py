@@ -6,9 +6,10 @@ import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import SimulationError
 from msops.graph import Graph, GraphError
-from msops.graph.compiler import compile_graph, eliminate_dead_nodes
+from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.tracer import trace
+from msops.pipeline import compile_graph
 
 
 def f32(*values):

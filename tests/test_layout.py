@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import msops.parallel.layout as layout_mod
 from layout_cases import layout_pairs
 from msops.parallel import TensorLayout
-from msops.parallel.layout import axis_groups, common_device_matrix
+from msops.parallel.device_matrix import common_device_matrix
 
 
 def _coords(rank, dm):
@@ -72,20 +72,11 @@ def test_axis_groups_dm_2x4():
     assert lay.group_of(6, 1) == (2, 6)
 
 
-@pytest.mark.parametrize("dm", [(2, 3, 2), (4, 1, 2), (3,), (2, 2, 2, 2)])
-def test_axis_groups_are_the_ranks_differing_in_one_coordinate(dm):
-    n = math.prod(dm)
-    for axis in range(len(dm)):
-        pos = len(dm) - 1 - axis
-        groups = axis_groups(dm, axis)
-        assert sorted(r for g in groups for r in g) == list(range(n))
-        for g in groups:
-            cs = [_coords(r, dm) for r in g]
-            assert [c[pos] for c in cs] == list(range(dm[pos]))           # ordered by coordinate
-            others = {tuple(v for p, v in enumerate(c) if p != pos) for c in cs}
-            assert len(others) == 1
-            for r in g:
-                assert TensorLayout(dm, (-1,), (1,)).group_of(r, axis) == g
+def test_group_of_by_hand():
+    lay = TensorLayout((2, 3, 2), (-1,), (1,))          # rank = 6*i + 2*j + k
+    assert lay.group_of(7, 0) == (6, 7)                 # rank 7 = (1, 0, 1): k varies
+    assert lay.group_of(7, 1) == (7, 9, 11)             # j varies
+    assert lay.group_of(7, 2) == (1, 7)                 # i varies
 
 
 def test_replica_axes_and_group():
@@ -189,15 +180,6 @@ def test_from_strategy_appends_the_repeat_axis_on_the_right():
 def test_from_strategy_errors(args, match):
     with pytest.raises(ValueError, match=r"For 'TensorLayout.from_strategy', the " + match):
         TensorLayout.from_strategy(*args)
-
-
-def test_common_device_matrix():
-    assert common_device_matrix((4, 2, 1), (2, 4, 1)) == (2, 2, 2)
-    assert common_device_matrix((4, 1), (1, 1, 4)) == (4,)
-    assert common_device_matrix((64, 64), (512, 8)) == (64, 8, 8)
-    assert common_device_matrix((2, 3), (3, 2)) is None
-    assert common_device_matrix((2, 4), (4,)) is None                 # 8 vs 4 devices
-    assert common_device_matrix((1,), (1, 1)) == ()
 
 
 @settings(max_examples=60, deadline=None)

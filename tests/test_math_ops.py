@@ -8,6 +8,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from msops.primitives import math_ops
+from msops.primitives.rules import rule_of
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 RNG = np.random.default_rng(0)
@@ -46,7 +47,7 @@ def test_matmul_infer(ta, tb, a, b, out):
     assert prim.infer_shape(a, b) == out
     assert prim.infer_dtype(ms.float16, ms.float16) == ms.float16
     assert prim.attrs == {"transpose_a": ta, "transpose_b": tb} and prim.transpose_a is ta
-    assert prim.sharding == "matmul"
+    assert rule_of("sharding", prim) is math_ops.matmul_spec
 
 
 def test_matmul_infer_errors():
@@ -128,7 +129,7 @@ BINARY = [(ops.Add, np.add), (ops.Sub, np.subtract), (ops.Mul, np.multiply),
 def test_binary_infer_broadcast(prim_cls, x, y, out):
     prim = prim_cls()
     assert prim.infer_shape(x, y) == out and prim.infer_shape(y, x) == out
-    assert prim.sharding == "elementwise" and prim.name == prim_cls.__name__
+    assert rule_of("sharding", prim) is math_ops.elementwise_spec and prim.name == prim_cls.__name__
 
 
 def test_binary_infer_errors():
@@ -207,7 +208,8 @@ def test_square_and_neg(dtype):
     assert sq.dtype == neg.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(sq, (x * x).astype(dtype))
     np.testing.assert_array_equal(neg, -x)
-    assert ops.Square().infer_shape([3, 4]) == [3, 4] and ops.Square().sharding == "elementwise"
+    assert ops.Square().infer_shape([3, 4]) == [3, 4]
+    assert rule_of("sharding", ops.Square) is math_ops.elementwise_spec
 
 
 def test_unary_dtype_errors():
@@ -227,7 +229,7 @@ def test_unary_dtype_errors():
 def test_reduce_infer(prim_cls, axis, keep, out):
     prim = prim_cls(keep_dims=keep)
     assert prim.infer_shape([2, 3, 4], axis) == out
-    assert prim.attrs == {"keep_dims": keep} and prim.sharding == "reduce"
+    assert prim.attrs == {"keep_dims": keep} and rule_of("sharding", prim) is math_ops.reduce_spec
 
 
 def test_reduce_infer_errors():

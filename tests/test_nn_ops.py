@@ -8,6 +8,8 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from msops.primitives import nn_ops
+from msops.primitives.math_ops import elementwise_spec
+from msops.primitives.rules import rule_of
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 RNG = np.random.default_rng(1)
@@ -30,7 +32,8 @@ def test_relu(dtype):
     out = ops.ReLU()(Tensor(x)).asnumpy()
     assert out.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(out.astype(F64), np.where(x.astype(F64) > 0, x, 0))
-    assert ops.ReLU().infer_shape([3, 4]) == [3, 4] and ops.ReLU().sharding == "elementwise"
+    assert ops.ReLU().infer_shape([3, 4]) == [3, 4]
+    assert rule_of("sharding", ops.ReLU) is elementwise_spec
     with pytest.raises(TypeError, match=r"For 'ReLU', the 'x' should be a Tensor with dtype in "
                                         r"\[.*\], but got UInt8"):
         ops.ReLU().infer_dtype(ms.uint8)
@@ -51,7 +54,7 @@ def test_softmax(dtype, axis):
     assert out.dtype == np.dtype(dtype) and out.shape == x.shape
     np.testing.assert_allclose(out.astype(F64), softmax_ref(x.astype(F64), axis),
                                rtol=tol(dtype), atol=tol(dtype))
-    assert prim.attrs["axis"] == axis and prim.sharding == "softmax"
+    assert prim.attrs["axis"] == axis and rule_of("sharding", prim) is nn_ops.softmax_spec
 
 
 def test_softmax_is_stable_for_large_logits():
@@ -109,7 +112,7 @@ def test_sce_infer_and_errors():
     sce = ops.SoftmaxCrossEntropyWithLogits()
     assert sce.infer_shape([8, 10], [8, 10]) == ([8], [8, 10])
     assert sce.infer_dtype(ms.float16, ms.float16) == (ms.float16, ms.float16)
-    assert sce.sharding == "softmax"
+    assert rule_of("sharding", sce) is nn_ops.softmax_cross_entropy_spec
     with pytest.raises(ValueError, match=r"For 'SoftmaxCrossEntropyWithLogits', the 'labels "
                                          r"shape' should be == 'logits shape': \[8, 10\], but "
                                          r"got \[8, 9\]"):
@@ -145,7 +148,7 @@ def test_onehot_scalars_and_infer():
     oh = ops.OneHot(axis=1)
     assert oh.infer_shape([2, 3], 5, [], []) == [2, 5, 3]
     assert oh.infer_dtype(ms.int32, 5, ms.float16, ms.float16) == ms.float16
-    assert oh.sharding == "onehot" and oh.attrs == {"axis": 1}
+    assert rule_of("sharding", oh) is nn_ops.onehot_spec and oh.attrs == {"axis": 1}
 
 
 def test_onehot_errors():
@@ -228,7 +231,8 @@ def test_batchnorm_float16_uses_float32_statistics():
 def test_batchnorm_attrs_infer_and_errors():
     bn = ops.BatchNorm()
     assert bn.attrs == {"is_training": False, "epsilon": 1e-5, "momentum": 0.1,
-                        "data_format": "NCHW"} and bn.sharding == "batchnorm"
+                        "data_format": "NCHW"}
+    assert rule_of("sharding", bn) is nn_ops.batchnorm_spec
     assert bn.infer_shape([4, 3, 2, 2], [3], [3], [3], [3]) == ([4, 3, 2, 2], [3], [3], [3], [3])
     assert bn.infer_dtype(ms.float16, *[ms.float32] * 4) == (ms.float16,) + (ms.float32,) * 4
     with pytest.raises(ValueError, match=r"For 'BatchNorm', the rank of 'x' should be 2 or 4, "

@@ -5,6 +5,7 @@ import pytest
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import SimulationError
+from nets import ReduceNet, ReshapeNet
 
 
 @pytest.fixture
@@ -233,23 +234,209 @@ def test_leaves_returned_as_outputs(semi):
     assert b_out.kind == "parameter" and b_out.shape == (3,)
 
 
-@pytest.mark.parametrize("out_strategy,match", [
-    (((2, 2),), r"the 'out_strategy' should be \(\(4, 2\),\)"),
+class OutStrategyNet(nn.Cell):
+    def __init__(self, strategy, out_strategy, rows=16, transpose_a=False):
+        super().__init__()
+        self.mm = ops.MatMul(transpose_a=transpose_a).shard(strategy, out_strategy)
+        self.w = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w")
+        self.rows = rows
+
+    def construct(self, x):
+        return self.mm(x, self.w)
+
+
+def comm_groups(graph):
+    """(op, reduce op, group ranks, bytes) of every collective, in execution order."""
+    from msops.communication import get_group
+    return [(n.op, getattr(n.prim, "op", None), get_group(n.prim.group).ranks, n.comm_bytes)
+            for n in graph.nodes if n.is_communication]
+
+
+# ((2, 2), (2, 2)) on 8 ranks: dm (2, 2, 2), rank 5 = coords (1, 0, 1). The device axes
+# follow the letters' first appearance: m, k, n (x1 is (m, k)), or k, m, n (x1 is (k, m)).
+TRANSPOSES = [(False, (5, 7), 2, (8, 12)),   # (transpose_a, k's group, m's axis, rows)
+              (True, (1, 5), 1, (4, 8))]
+
+
+@pytest.mark.parametrize("transpose_a,group,m_axis,rows", TRANSPOSES)
+def test_matmul_out_strategy_plain_form_all_reduces(semi, transpose_a, group, m_axis, rows):
+    semi(8, rank=5)
+    x = np.ones((32, 16) if transpose_a else (16, 32), np.float32)
+    graph = OutStrategyNet(((2, 2), (2, 2)), ((2, 2),), transpose_a=transpose_a).compile(
+        Tensor(x))
+    partial = 8 * 8 * 4                       # this rank's (8, 8) float32 partial product
+    assert [n.op for n in graph.nodes] == ["MatMul", "AllReduce"]
+    assert comm_groups(graph) == [("AllReduce", "sum", group, 2 * 1 * partial // 2)]
+    out = graph.outputs[0]
+    assert out.shape == (8, 8) and out.layout.tensor_map == (m_axis, 0)
+
+
+@pytest.mark.parametrize("transpose_a,group,m_axis,rows", TRANSPOSES)
+def test_matmul_out_strategy_rows_by_reduction_reduce_scatters(semi, transpose_a, group, m_axis,
+                                                               rows):
+    semi(8, rank=5)
+    x = np.ones((32, 16) if transpose_a else (16, 32), np.float32)
+    graph = OutStrategyNet(((2, 2), (2, 2)), ((4, 2),), transpose_a=transpose_a).compile(
+        Tensor(x))
+    partial = 8 * 8 * 4
+    assert [n.op for n in graph.nodes] == ["MatMul", "ReduceScatter"]
+    assert comm_groups(graph) == [("ReduceScatter", "sum", group, 1 * partial // 2)]
+    out = graph.outputs[0]
+    # rows split by a, then by b (minor): rank 5 holds row block 2*a_coord + b_coord of 4
+    assert out.shape == (4, 8) and out.layout.tensor_map == ((m_axis, 3 - m_axis), 0)
+    assert out.layout.slice_of(5) == (slice(*rows), slice(8, 16))
+
+
+def test_matmul_out_strategy_with_a_repeat_axis(semi):
+    semi(8, rank=6)         # ((2, 2), (2, 1)) uses 4 devices: dm (2, 2, 2), the repeat on the right
+    graph = OutStrategyNet(((2, 2), (2, 1)), ((4, 1),)).compile(Tensor(np.ones((16, 32),
+                                                                                np.float32)))
+    # rank 6 = coords (1, 1, 0): its reduction group varies the middle axis
+    assert comm_groups(graph) == [("ReduceScatter", "sum", (4, 6), 8 * 16 * 4 // 2)]
+    assert graph.outputs[0].shape == (4, 16)
+
+
+@pytest.mark.parametrize("strategy,out_strategy,rows,match", [
+    (((2, 2), (2, 2)), ((4, 1),), 16,
+     r"For 'MatMul', the 'out_strategy' should be \(\(2, 2\),\) \(the partial sums "
+     r"AllReduced\) or \(\(4, 2\),\) \(rows split by the reduction too: ReduceScatter\) for "
+     r"the in_strategy \(\(2, 2\), \(2, 2\)\), but got \(\(4, 1\),\)"),
+    (((2, 2), (2, 2)), ((8, 2),), 16, r"but got \(\(8, 2\),\)"),
+    (((2, 2), (2, 2)), ((2, 2), (1, 1)), 16, r"but got \(\(2, 2\), \(1, 1\)\)"),
+    (((2, 2), (2, 2)), ((2, 2, 1),), 16, r"but got \(\(2, 2, 1\),\)"),
+    (((2, 1), (1, 2)), ((2, 2), ), 16, None),                        # b = 1: plain is fine
+    (((2, 1), (1, 2)), ((4, 2),), 16,
+     r"the 'out_strategy' should be \(\(2, 2\),\) \(the partial sums AllReduced\) for the "
+     r"in_strategy \(\(2, 1\), \(1, 2\)\), but got \(\(4, 2\),\)"),
+    (((2, 2), (2, 2)), ((4, 2),), 6,
+     r"the 'out_strategy' \(\(4, 2\),\) splits the 6 output rows 4 ways, which should divide "
+     r"them"),
 ])
-def test_matmul_out_strategy_must_add_the_reduction_split(semi, out_strategy, match):
+def test_bad_matmul_out_strategies(semi, strategy, out_strategy, rows, match):
     semi(8)
+    net = OutStrategyNet(strategy, out_strategy)
+    x = Tensor(np.ones((rows, 32), np.float32))
+    if match is None:
+        assert comm_groups(net.compile(x)) == []
+        return
+    with pytest.raises(ValueError, match=match) as err:
+        net.compile(x)
+    assert "test_parallel_plan.py" in str(err.value)       # the user's construct line
+
+
+def test_out_strategy_of_an_op_without_out_strategy_rule(semi):
+    semi(4)
 
     class Net(nn.Cell):
         def __init__(self):
             super().__init__()
-            self.mm = ops.MatMul().shard(((2, 2), (2, 2)), out_strategy)
-            self.w = Parameter(Tensor(np.ones((32, 16), np.float32)), name="w")
+            self.relu = ops.ReLU().shard(((2, 1),), ((2, 1),))
 
         def construct(self, x):
-            return self.mm(x, self.w)
+            return self.relu(x)
 
+    with pytest.raises(ValueError, match=r"For 'ReLU', the 'out_strategy' should be None \(the "
+                                         r"op has no out-strategy rule\), but got \(\(2, 1\),\)"):
+        Net().compile(Tensor(np.ones((8, 8), np.float32)))
+
+
+@pytest.mark.parametrize("prim,nodes,op", [
+    (ops.ReduceSum(), ["ReduceSum", "AllReduce"], "sum"),
+    (ops.ReduceMax(), ["ReduceMax", "AllReduce"], "max"),
+    (ops.ReduceMean(), ["ReduceMean", "AllReduce", "Mul"], "sum"),       # then times 1/4
+])
+def test_reduction_over_a_split_axis_combines_partials(semi, prim, nodes, op):
+    semi(4, rank=1)
+    graph = ReduceNet(prim, ((1, 4),), 1).compile(Tensor(np.ones((8, 16), np.float32)))
+    assert [n.op for n in graph.nodes] == nodes
+    assert comm_groups(graph) == [("AllReduce", op, (0, 1, 2, 3), 2 * 3 * (8 * 4) // 4)]
+    if prim.name == "ReduceMean":
+        assert graph.nodes[-1].inputs[1].value == np.float32(0.25)
+    assert graph.outputs[0].shape == (8,) and graph.outputs[0].layout.tensor_map == (-1,)
+
+
+def test_reduction_over_two_split_axes_scales_the_mean_by_both(semi):
+    semi(8, rank=3)
+    graph = ReduceNet(ops.ReduceMean(keep_dims=True), ((2, 4),), (0, 1)).compile(
+        Tensor(np.ones((8, 16), np.float32)))
+    assert comm_groups(graph) == [("AllReduce", "sum", tuple(range(8)), 2 * 7 * 4 // 8)]
+    assert graph.nodes[-1].op == "Mul" and graph.nodes[-1].inputs[1].value == np.float32(1 / 8)
+
+
+def test_reduction_of_a_whole_axis_needs_no_communication(semi):
+    semi(4, rank=1)
+    graph = ReduceNet(ops.ReduceSum(), ((4, 1),), 1).compile(Tensor(np.ones((8, 16), np.float32)))
+    assert [n.op for n in graph.nodes] == ["ReduceSum"]
+    assert graph.outputs[0].shape == (2,) and graph.outputs[0].layout.tensor_map == (0,)
+
+
+def test_softmax_cross_entropy_split_classes_reduces_across_them(semi):
+    semi(4, rank=2)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.ce = ops.SoftmaxCrossEntropyWithLogits().shard(((1, 4), (1, 4)))
+
+        def construct(self, x, labels):
+            return self.ce(x, labels)
+
+    x = Tensor(np.ones((8, 16), np.float32))
+    graph = Net().compile(x, x)
+    row = 8 * 4                                   # an (8,) or (8, 1) float32 per rank
+    assert comm_groups(graph) == [("AllReduce", "max", (0, 1, 2, 3), 2 * 3 * row // 4),
+                                  ("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * row // 4),
+                                  ("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * row // 4)]
+    loss, dlogits = graph.outputs[0], graph.outputs[1]
+    assert loss.shape == (8,) and dlogits.shape == (8, 4)
+
+
+def test_batchnorm_training_split_batch_uses_global_statistics(semi):
+    semi(4, rank=0)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(16)
+            self.bn.shard(((4, 1),))
+
+        def construct(self, x):
+            return self.bn(x)
+
+    net = Net()
+    net.set_train()
+    graph = net.compile(Tensor(np.ones((8, 16), np.float32)))
+    stats = 16 * 4                                # the (16,) float32 sums, one per channel
+    assert comm_groups(graph) == [("AllReduce", "sum", (0, 1, 2, 3), 2 * 3 * stats // 4)] * 2
+    assert graph.outputs[0].shape == (2, 16)
+
+
+@pytest.mark.parametrize("strategy", [((4, 1),), None])        # None: the data-parallel default
+def test_reshape_keeping_dim0_keeps_its_split(semi, strategy):
+    semi(4, rank=2)
+    graph = ReshapeNet((8, 3, 2), strategy).compile(Tensor(np.ones((8, 6), np.float32)))
+    reshape = graph.nodes[-1]
+    assert [n.op for n in graph.nodes] == ["Reshape"]
+    assert reshape.inputs[1].value == (2, 3, 2) and reshape.shape == (2, 3, 2)
+    assert reshape.layout.tensor_map == (0, -1, -1)
+
+
+def test_reshape_changing_dim0_runs_replicated(semi):
+    semi(4, rank=2)
+    graph = ReshapeNet((6, 8)).compile(Tensor(np.ones((8, 6), np.float32)))
+    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == (6, 8)
+
+
+@pytest.mark.parametrize("shape,strategy,match", [
+    ((6, 8), ((4, 1),), r"For 'Reshape', input 0 dim 0 cannot be split \(Reshape \(8, 6\) -> "
+                        r"\(6, 8\) splits only dim 0, and only when it keeps dim 0\), but the "
+                        r"strategy gives it 4"),
+    ((8, 3, 2), ((1, 2),), r"For 'Reshape', input 0 dim 1 cannot be split"),
+])
+def test_reshape_strategy_errors(semi, shape, strategy, match):
+    semi(4)
     with pytest.raises(ValueError, match=match):
-        Net().compile(Tensor(np.ones((16, 32), np.float32)))
+        ReshapeNet(shape, strategy).compile(Tensor(np.ones((8, 6), np.float32)))
 
 
 @pytest.mark.parametrize("begin,end,masks,np_index", [

@@ -2,8 +2,8 @@
 import pytest
 
 from msops import ops
-from msops.parallel.rules import spec_of
 from msops.parallel.strategy import data_parallel_strategy, shard
+from msops.primitives.sharding import spec_of
 
 
 def _shard(prim, in_shapes, out_shapes, strategy, n, consts=None):

@@ -3,7 +3,7 @@
 A Graph is built by applying primitives to nodes (`Graph.apply`), which runs shape
 and dtype inference on the spot, so every node carries its shape and dtype from
 birth and an error names the op and the user's source line. Passes (the parallel
-planner) build new graphs the same way, so rank-local graphs are re-inferred too.
+pass) build new graphs the same way, so rank-local graphs are re-inferred too.
 
 Node kinds: "input" (a graph argument), "parameter" (a Parameter of the Cell),
 "const" (a Python value), "op" (a primitive application). A primitive with several
@@ -18,6 +18,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.primitives.primitive import PrimitiveWithInfer, as_shape_tuple, prim_attr_register
+from msops.primitives.rules import declare_without
 
 __all__ = ["Node", "Graph", "TupleGetItem", "MakeTuple", "GraphError"]
 
@@ -60,6 +61,11 @@ class MakeTuple(PrimitiveWithInfer):
 
     def kernel(self, *values: Any) -> tuple:
         return values
+
+
+declare_without("sharding", TupleGetItem, MakeTuple,
+                reason="a structural op has no sharding rule: the partition pass carries "
+                       "its inputs' layouts through it")
 
 
 class Node:

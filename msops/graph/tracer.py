@@ -16,7 +16,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import msops
 from msops.common import dtype as mstype
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph, GraphError, Node
@@ -25,7 +24,7 @@ from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "is_tracing", "user_source"]
 
-_MSOPS_DIR = os.path.dirname(os.path.abspath(msops.__file__)) + os.sep
+_MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _active: "_Trace | None" = None
 
 

@@ -14,8 +14,8 @@ from typing import Any, Iterator
 from msops import context
 from msops.common.tensor import Parameter
 from msops.graph import tracer
-from msops.graph.compiler import CompileCache
 from msops.graph.ir import Graph
+from msops.pipeline import CompileCache
 from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
 

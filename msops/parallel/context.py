@@ -1,13 +1,15 @@
 """The auto-parallel context: parallel mode, device count, batch feeding, gradient mean."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from msops.common import validator
 from msops.common.validator import Rel
+from msops.communication import get_group_size
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "parallel_snapshot"]
+           "reset_auto_parallel_context", "parallel_snapshot", "is_parallel",
+           "parallel_device_num", "global_input_shape"]
 
 
 class ParallelMode:
@@ -70,3 +72,26 @@ def reset_auto_parallel_context() -> None:
 def parallel_snapshot() -> tuple:
     """A hashable snapshot of the context (part of a compile-cache key)."""
     return tuple(sorted(_ctx.items()))
+
+
+def is_parallel() -> bool:
+    """True when the context asks for a partitioned graph."""
+    return _ctx["parallel_mode"] in (ParallelMode.DATA_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL,
+                                     ParallelMode.AUTO_PARALLEL)
+
+
+def parallel_device_num() -> int:
+    """The stage's device count: the context's device_num, which must equal the world size."""
+    world = get_group_size()
+    n = _ctx["device_num"]
+    if n is not None and n != world:
+        raise ValueError(f"For 'set_auto_parallel_context', the 'device_num' should equal the "
+                         f"world size {world} (ranks started), but got {n}.")
+    return world
+
+
+def global_input_shape(shape: Sequence[int]) -> tuple:
+    """The global shape of a fed input: with full_batch=False each rank feeds dim 0 / N."""
+    if not is_parallel() or _ctx["full_batch"] or not shape:
+        return tuple(shape)
+    return (shape[0] * parallel_device_num(),) + tuple(shape[1:])

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from msops.common.tensor import Tensor
 from msops.parallel.layout import TensorLayout
-from msops.parallel.redistribute import run_plan
-from msops.parallel.redistribution import plan
+from msops.parallel.redistribution_emit import run_plan
+from msops.parallel.redistribution_plan import plan
 
 __all__ = ["gather_full"]
 

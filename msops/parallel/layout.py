@@ -4,7 +4,7 @@
   * `device_matrix` — sizes of the device axes; ranks `0..prod-1` are laid out row-major
     over it (rank = ravel_multi_index(coords, device_matrix)).
   * `tensor_map[i] = k` — tensor dim i is split over device axis k, **counted from the
-    right**: axis k has size `device_matrix[len(device_matrix) - 1 - k]`; `-1` = not split.
+    right**: axis k has size `axis_size(device_matrix, k)`; `-1` = not split.
     A tuple `(k1, k2)` splits dim i over several axes, k1 major (MindSpore's multi-axis
     Layout); the redistribution planner uses it when it refines two device matrices.
   * `tensor_shape` — the full (global) shape.
@@ -15,67 +15,18 @@ the same slice.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from msops.common import validator
 from msops.common.validator import Rel
+from msops.parallel.device_matrix import (axis_coordinate, axis_groups, axis_position,
+                                          axis_size, axis_stride, rank_strides)
 
-__all__ = ["TensorLayout", "axis_groups", "axis_stride", "axis_coordinate",
-           "common_device_matrix", "compact"]
+__all__ = ["TensorLayout", "compact"]
 
 _NAME = "TensorLayout"
-
-
-def _strides(device_matrix: Sequence[int]) -> list[int]:
-    """strides[k] = number of ranks between neighbours along axis k (map numbering);
-    strides[len] = the device count. Axis k spans rank strides [strides[k], strides[k+1])."""
-    out = [1]
-    for size in reversed(device_matrix):
-        out.append(out[-1] * size)
-    return out
-
-
-def axis_stride(device_matrix: Sequence[int], axis: int) -> int:
-    """Rank distance between neighbours along device axis `axis` (map numbering)."""
-    return math.prod(device_matrix[len(device_matrix) - axis:])
-
-
-def axis_coordinate(device_matrix: Sequence[int], axis: int, rank: int) -> int:
-    """`rank`'s coordinate along device axis `axis`."""
-    size = device_matrix[len(device_matrix) - 1 - axis]
-    return (rank // axis_stride(device_matrix, axis)) % size
-
-
-@functools.lru_cache(maxsize=4096)
-def axis_groups(device_matrix: tuple[int, ...], axis: int) -> tuple[tuple[int, ...], ...]:
-    """Partition ranks `0..prod(device_matrix)-1` into the groups along device axis `axis`.
-
-    A group holds the ranks that differ only in that axis's coordinate, ordered by the
-    coordinate (so group rank == coordinate); groups are ordered by their first rank.
-    """
-    size = device_matrix[len(device_matrix) - 1 - axis]
-    stride = axis_stride(device_matrix, axis)
-    total = math.prod(device_matrix)
-    return tuple(tuple(base + c * stride for c in range(size))
-                 for base in range(total) if (base // stride) % size == 0)
-
-
-def common_device_matrix(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
-    """The coarsest device matrix refining both `a` and `b` (same device count), or None.
-
-    Each axis of `a` and of `b` becomes one or more consecutive axes of the result (the
-    row-major rank numbering is unchanged); size-1 axes disappear. None when no such
-    matrix exists, e.g. (2, 3) and (3, 2): their rank strides 3 and 2 do not nest.
-    """
-    if math.prod(a) != math.prod(b):
-        return None
-    cuts = sorted(set(_strides(a)) | set(_strides(b)))
-    if any(hi % lo for lo, hi in zip(cuts, cuts[1:])):
-        return None
-    return tuple(hi // lo for lo, hi in reversed(list(zip(cuts, cuts[1:]))))
 
 
 def _as_axes(entry: object, i: int) -> tuple[int, ...]:
@@ -139,7 +90,7 @@ class TensorLayout:
                                      f"axis at most once, but got axis {k} twice in "
                                      f"{tuple(self.tensor_map)}.")
                 seen.add(k)
-            parts = math.prod(dm[len(dm) - 1 - k] for k in axes)
+            parts = math.prod(axis_size(dm, k) for k in axes)
             if shape[i] % parts:
                 raise ValueError(f"For '{_NAME}', the 'tensor_shape[{i}]' should be divisible "
                                  f"by {parts} (the devices that tensor_map[{i}] = "
@@ -180,12 +131,12 @@ class TensorLayout:
                              f"but got {device_num}.")
         repeat = device_num // used
         dm = tuple(strategy) + ((repeat,) if repeat > 1 else ())
-        return cls(dm, tuple(len(dm) - 1 - i for i in range(len(strategy))), tensor_shape)
+        return cls(dm, tuple(axis_position(dm, i) for i in range(len(strategy))), tensor_shape)
 
     def refine(self, device_matrix: Sequence[int]) -> "TensorLayout":
         """The same layout over a finer `device_matrix` (see `common_device_matrix`)."""
-        fine = _strides(device_matrix)
-        coarse = _strides(self.device_matrix)
+        fine = rank_strides(device_matrix)
+        coarse = rank_strides(self.device_matrix)
         index = {stride: j for j, stride in enumerate(fine)}
         if fine[-1] != coarse[-1] or any(c not in index for c in coarse):
             raise ValueError(f"For '{_NAME}.refine', the 'device_matrix' should refine "
@@ -202,7 +153,7 @@ class TensorLayout:
 
     def axis_size(self, axis: int) -> int:
         """Size of device axis `axis` (map numbering: 0 = rightmost)."""
-        return self.device_matrix[len(self.device_matrix) - 1 - axis]
+        return axis_size(self.device_matrix, axis)
 
     def dim_parts(self, dim: int) -> int:
         """How many slices tensor dim `dim` is cut into."""

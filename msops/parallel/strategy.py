@@ -1,9 +1,10 @@
 """From an op's strategy to its device matrix and tensor maps, checking the strategy.
 
-Every sharding rule describes its op as a dim spec, einsum-like: one letter per tensor
-dim (`"mk,kn->mn"` for MatMul); the same letter on two inputs must be split alike;
-`None` marks a broadcast dim (never split); a letter absent from the outputs is reduced,
-so its split leaves a partial sum. `shard` turns a spec and a strategy into an
+Every sharding rule (registered beside its op) describes the op as a `DimSpec`,
+einsum-like: one letter per tensor dim (`"mk,kn->mn"` for MatMul); the same letter on
+two inputs must be split alike; `None` marks a broadcast dim (never split); a letter
+absent from the outputs is reduced, so its split leaves a partial result. `shard`
+turns a spec and a strategy into an
 `OpSharding`: the device matrix (split letters in order of first appearance, then a
 repeat axis on the right when the strategy uses fewer devices than the stage), a
 tensor map per input and output (MindSpore's convention, counted from the right) and
@@ -15,25 +16,17 @@ from dataclasses import dataclass
 from math import prod
 from typing import Sequence
 
-__all__ = ["DimSpec", "OpSharding", "shard", "data_parallel_strategy", "check_strategy_format",
+from msops.parallel.device_matrix import axis_position, axis_size
+from msops.primitives.sharding import DimSpec
+
+__all__ = ["OpSharding", "shard", "data_parallel_strategy", "check_strategy_format",
            "check_divisible"]
-
-Letters = tuple  # tuple[str | None, ...]
-
-
-@dataclass(frozen=True)
-class DimSpec:
-    """Letters per dim of each tensor input and output; `unsplittable` letters with a reason."""
-
-    ins: tuple[Letters, ...]
-    outs: tuple[Letters, ...]
-    unsplittable: tuple[tuple[str, str], ...] = ()   # (letter, reason)
-    reduction_name: str = "reduction"                # how errors call a reduced letter
 
 
 @dataclass(frozen=True)
 class OpSharding:
-    """Device matrix, tensor maps of inputs/outputs, and partial device axes (map indices)."""
+    """Device matrix, tensor maps of inputs/outputs, and partial device axes (map indices);
+    `letter_axes` pairs each split letter with its device axis."""
 
     device_matrix: tuple[int, ...]
     in_maps: tuple[tuple[int, ...], ...]
@@ -41,9 +34,25 @@ class OpSharding:
     partial_axes: tuple[int, ...]
     strategy: tuple
     repeat: int
+    letter_axes: tuple[tuple[str, int], ...] = ()
 
-    def axis_size(self, map_index: int) -> int:
-        return self.device_matrix[len(self.device_matrix) - 1 - map_index]
+    def axis_size(self, axis: int) -> int:
+        return axis_size(self.device_matrix, axis)
+
+    def map_of(self, letters: Sequence) -> tuple:
+        """The tensor map of dims named by `letters` (see `_tensor_map`)."""
+        return _tensor_map(dict(self.letter_axes), letters)
+
+
+def _tensor_map(index: dict[str, int], letters: Sequence) -> tuple:
+    """Per dim: a letter, None, or a tuple of letters (split over their axes, major first);
+    letters `index` does not place (unsplit) take no axis."""
+    out = []
+    for entry in letters:
+        names = entry if isinstance(entry, tuple) else (entry,)
+        axes = tuple(index[l] for l in names if l in index)
+        out.append(-1 if not axes else axes[0] if len(axes) == 1 else axes)
+    return tuple(out)
 
 
 def check_strategy_format(name: str, strategy: tuple, shapes: Sequence[Sequence[int]]) -> None:
@@ -129,11 +138,8 @@ def shard(name: str, spec: DimSpec, strategy: tuple, shapes: Sequence[Sequence[i
                          f"should divide the device number {device_num}, but it does not.")
     repeat = device_num // used
     dm = tuple(split[l] for l in axes) + ((repeat,) if repeat > 1 else ())
-    index = {l: len(dm) - 1 - k for k, l in enumerate(axes)}
-
-    def to_map(letters: Letters) -> tuple[int, ...]:
-        return tuple(index.get(l, -1) if l is not None else -1 for l in letters)
-
+    index = {l: axis_position(dm, k) for k, l in enumerate(axes)}
     partial = tuple(sorted(index[l] for l in axes if l not in out_letters))
-    return OpSharding(dm, tuple(to_map(x) for x in spec.ins), tuple(to_map(x) for x in spec.outs),
-                      partial, strategy, repeat)
+    return OpSharding(dm, tuple(_tensor_map(index, x) for x in spec.ins),
+                      tuple(_tensor_map(index, x) for x in spec.outs), partial, strategy,
+                      repeat, tuple(index.items()))

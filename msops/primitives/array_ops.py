@@ -15,8 +15,10 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
-                                       check_tensor_list, contiguous)
+                                       check_tensor_list, contiguous, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.rules import expansion_rule, sharding_rule
+from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["Identity", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
 
@@ -33,8 +35,6 @@ class Identity(NoAttrPrimitive):
     """`Identity()(x)`: x itself. With a strategy it pins a layout: a sharded Cell lays its
     inputs out through it, and the parallel pass redistributes to that layout."""
 
-    sharding = "elementwise"
-
     def infer_shape(self, x_shape: list) -> list:
         return list(x_shape)
 
@@ -45,6 +45,9 @@ class Identity(NoAttrPrimitive):
         return x
 
 
+sharding_rule(Identity)(elementwise_spec)
+
+
 class Reshape(NoAttrPrimitive):
     """`Reshape()(x, shape)`: the same elements in `shape`; one -1 is inferred from the size.
 
@@ -52,7 +55,6 @@ class Reshape(NoAttrPrimitive):
     (2, 3)
     """
 
-    sharding = "reshape"
     const_inputs = (1,)
 
     def infer_shape(self, x_shape: list, shape: Any) -> list:
@@ -76,6 +78,25 @@ class Reshape(NoAttrPrimitive):
         return contiguous(x.reshape(tuple(shape)))
 
 
+@sharding_rule(Reshape)
+def reshape_spec(prim: Reshape, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Only dim 0 may split, and only when the reshape keeps it: it is then one letter in
+    and out (the local Reshape takes this rank's slice of the shape: `reshape_local`)."""
+    x, out = ins[0], outs[0]
+    x_letters, out_letters = dims(len(x), prefix="x"), dims(len(out), prefix="y")
+    if x and out and x[0] == out[0]:
+        x_letters, out_letters = ("b",) + x_letters[1:], ("b",) + out_letters[1:]
+    reason = f"Reshape {x} -> {out} splits only dim 0, and only when it keeps dim 0"
+    return DimSpec((x_letters,), (out_letters,),
+                   unsplittable=tuple((l, reason) for l in x_letters if l != "b"))
+
+
+@expansion_rule(Reshape)
+def reshape_local(prim: Reshape, call: ShardedCall) -> Any:
+    """The local Reshape: to this rank's slice of the output shape."""
+    return call.apply(prim, call.args({1: tuple(call.out_shapes[0])}))
+
+
 class Transpose(NoAttrPrimitive):
     """`Transpose()(x, perm)`: out.shape[i] = x.shape[perm[i]]; perm a permutation of the dims.
 
@@ -83,7 +104,6 @@ class Transpose(NoAttrPrimitive):
     (4, 2, 3)
     """
 
-    sharding = "transpose"
     const_inputs = (1,)
 
     def _perm(self, ndim: int, perm: Any) -> list:
@@ -104,14 +124,19 @@ class Transpose(NoAttrPrimitive):
         return contiguous(np.transpose(x, self._perm(x.ndim, perm)))
 
 
+@sharding_rule(Transpose)
+def transpose_spec(prim: Transpose, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The output's letters are the input's, permuted."""
+    letters = dims(len(ins[0]))
+    return DimSpec((letters,), (tuple(letters[p] for p in consts[1]),))
+
+
 class Concat(PrimitiveWithInfer):
     """`Concat(axis)((x1, x2, ...))`: join along `axis`; the other dims must agree.
 
     >>> Concat(1)((Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 5), np.float32)))).shape
     (2, 8)
     """
-
-    sharding = "concat"
 
     @prim_attr_register
     def __init__(self, axis: int = 0) -> None:
@@ -139,14 +164,25 @@ class Concat(PrimitiveWithInfer):
         return np.concatenate(xs, axis=self.axis)
 
 
+def _whole_along(ins: list, n_out: int, axis: int, what: str) -> DimSpec:
+    """Inputs and outputs alike, dim by dim, with `axis` unsplittable."""
+    letters = dims(len(ins[0]))
+    return DimSpec(tuple(letters for _ in ins), tuple(letters for _ in range(n_out)),
+                   unsplittable=((letters[axis % len(letters)], f"{what} along axis {axis}"),))
+
+
+@sharding_rule(Concat)
+def concat_spec(prim: Concat, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The inputs' letters are the output's; the joined axis stays whole."""
+    return _whole_along(ins, 1, prim.axis, "Concat joins")
+
+
 class Split(PrimitiveWithInfer):
     """`Split(axis, output_num)(x)`: a tuple of `output_num` equal parts along `axis`.
 
     >>> [t.shape for t in Split(1, 2)(Tensor(np.ones((2, 6), np.float32)))]
     [(2, 3), (2, 3)]
     """
-
-    sharding = "split"
 
     @prim_attr_register
     def __init__(self, axis: int = 0, output_num: int = 1) -> None:
@@ -172,6 +208,12 @@ class Split(PrimitiveWithInfer):
         return tuple(contiguous(p) for p in np.split(x, self.output_num, axis=self.axis))
 
 
+@sharding_rule(Split)
+def split_spec(prim: Split, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Every output has the input's letters; the cut axis stays whole."""
+    return _whole_along(ins, len(outs), prim.axis, "Split cuts")
+
+
 def _bit(mask: int, i: int) -> bool:
     return bool((mask >> i) & 1)
 
@@ -189,7 +231,6 @@ class StridedSlice(PrimitiveWithInfer):
     (2, 5)
     """
 
-    sharding = "slice"
     const_inputs = (1, 2, 3)
 
     @prim_attr_register
@@ -253,3 +294,26 @@ class StridedSlice(PrimitiveWithInfer):
 
     def kernel(self, x: np.ndarray, begin: Any, end: Any, strides: Any) -> np.ndarray:
         return contiguous(x[self.index(x.shape, begin, end, strides)[0]])
+
+
+@sharding_rule(StridedSlice)
+def strided_slice_spec(prim: StridedSlice, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Only dims taken whole may stay split; a cut or shrunk dim must be whole on every rank.
+    (A whole dim's global bounds clamp to the whole local block, so consts stay as they are.)"""
+    x = ins[0]
+    letters = dims(len(x))
+    index, _ = prim.index(x, consts[1], consts[2], consts[3])
+    bad, out, dim = [], [], 0
+    for entry in index:
+        if entry is None:                         # a new axis
+            out.append(None)
+            continue
+        letter = letters[dim]
+        if isinstance(entry, slice):
+            out.append(letter)
+            if entry.indices(x[dim]) != (0, x[dim], 1):
+                bad.append((letter, f"StridedSlice cuts dim {dim}"))
+        else:
+            bad.append((letter, f"StridedSlice shrinks dim {dim}"))
+        dim += 1
+    return DimSpec((letters,), (tuple(out) + letters[dim:],), unsplittable=tuple(bad))

@@ -14,6 +14,7 @@ from msops.common.validator import Rel
 from msops.communication import get_group
 from msops.primitives.mpi import buffer_kernel, mpi_op
 from msops.primitives.primitive import PrimitiveWithInfer
+from msops.primitives.rules import declare_without
 
 __all__ = ["ReduceOp", "Collective", "check_reduce_dtype", "target_dtypes", "gather_shape",
            "scatter_shape", "tensor_dtype", "lower_call"]
@@ -104,6 +105,12 @@ class Collective(PrimitiveWithInfer):
         return RuntimeError(f"For '{self.name}', MPI failed in group '{self.group}' "
                             f"({self.rank_size} ranks): {text.splitlines()[0]}. Do the "
                             f"inputs have the same shape and dtype on every rank?")
+
+
+declare_without("sharding", Collective,
+                reason="explicit communication ops cannot be used inside a parallel graph "
+                       "(parallel_mode is set); the framework inserts the collectives that "
+                       "layouts need")
 
 
 # -- shape rules ----------------------------------------------------------------------------

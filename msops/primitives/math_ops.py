@@ -17,6 +17,8 @@ from msops.common import validator
 from msops.common.tensor import _OPERATORS
 from msops.primitives import primitive as _primitive
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.rules import out_strategy_rule, sharding_rule
+from msops.primitives.sharding import DimSpec, broadcast_letters, dims
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
            "Exp", "Log", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
@@ -103,7 +105,6 @@ def _matmul_shape(prim: PrimitiveWithInfer, x1: list, x2: list) -> list:
 class _MatMulBase(PrimitiveWithInfer):
     """Shared attrs, dtype rule and kernel of MatMul and BatchMatMul."""
 
-    sharding = "matmul"
     _min_rank = 2
     _max_rank: int | None = 2
 
@@ -150,6 +151,45 @@ class BatchMatMul(_MatMulBase):
     _max_rank = None
 
 
+@sharding_rule(_MatMulBase)
+def matmul_spec(prim: _MatMulBase, ins: list, outs: list, consts: dict) -> DimSpec:
+    """"mk,kn->mn" after the transposes, batch dims broadcast: a split k leaves partial sums."""
+    a_mk = ("k", "m") if prim.transpose_a else ("m", "k")
+    b_kn = ("n", "k") if prim.transpose_b else ("k", "n")
+    batch_out = outs[0][:-2]
+    a_batch = broadcast_letters(ins[0][:-2], batch_out, "b")
+    b_batch = broadcast_letters(ins[1][:-2], batch_out, "b")
+    return DimSpec((a_batch + a_mk, b_batch + b_kn),
+                   (dims(len(batch_out), 0, "b") + ("m", "n"),), reduction_name="reduction dim")
+
+
+@out_strategy_rule(MatMul)
+def matmul_out_strategy(prim: MatMul, strategy: tuple, out_strategy: tuple,
+                        outs: list) -> tuple:
+    """MatMul ((a, b), (b, c)) takes MindSpore's two out strategies: ((a, c),) keeps the rows
+    as x1 splits them (the partial sums over b are AllReduced); ((a*b, c),) splits the rows
+    by b too, minor to a (the partial sums are reduce-scattered along them)."""
+    x1, x2 = strategy
+    a, b = (x1[1], x1[0]) if prim.transpose_a else (x1[0], x1[1])
+    c = x2[0] if prim.transpose_b else x2[1]
+    plain, scattered = ((a, c),), ((a * b, c),)
+    got = tuple(tuple(s) for s in out_strategy)
+    if got == plain:
+        return (("m", "n"),)
+    if got == scattered:
+        rows = outs[0][0]
+        if rows % (a * b):
+            raise ValueError(f"For '{prim.name}', the 'out_strategy' {out_strategy} splits the "
+                             f"{rows} output rows {a * b} ways, which should divide them, but "
+                             f"it does not.")
+        return ((("m", "k"), "n"),)
+    forms = f"{plain} (the partial sums AllReduced)"
+    if b > 1:
+        forms += f" or {scattered} (rows split by the reduction too: ReduceScatter)"
+    raise ValueError(f"For '{prim.name}', the 'out_strategy' should be {forms} for the "
+                     f"in_strategy {strategy}, but got {out_strategy}.")
+
+
 # -- element-wise ------------------------------------------------------------------------
 class NoAttrPrimitive(PrimitiveWithInfer):
     """A primitive without attributes: `Op()`."""
@@ -162,7 +202,6 @@ class NoAttrPrimitive(PrimitiveWithInfer):
 class _Elementwise(NoAttrPrimitive):
     """An element-wise op: `_np_op` (a numpy ufunc or function) on inputs of `valid_types`."""
 
-    sharding = "elementwise"
     valid_types: tuple = arith_types
     _np_op: Callable = None
 
@@ -251,6 +290,13 @@ class Log(UnaryElementwise):
     _np_op = np.log
 
 
+@sharding_rule(_Elementwise)
+def elementwise_spec(prim: PrimitiveWithInfer, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Every input aligned to the output from the right (numpy broadcasting); nothing reduced."""
+    out = outs[0]
+    return DimSpec(tuple(broadcast_letters(s, out) for s in ins), (dims(len(out)),))
+
+
 # -- reductions --------------------------------------------------------------------------
 def reduce_axes(prim_name: str, ndim: int, axis: Any) -> tuple:
     """Normalise a reduction `axis` (int, tuple or list; () = every axis) to sorted axes."""
@@ -271,8 +317,7 @@ def reduce_axes(prim_name: str, ndim: int, axis: Any) -> tuple:
 class _Reduce(PrimitiveWithInfer):
     """`op(x, axis=())`: reduce x over `axis` (int, tuple, or () for all); keep_dims keeps 1s."""
 
-    sharding = "reduce"
-    #: how partial results of a split reduced axis combine (the parallel pass's AllReduce op)
+    #: how partial results of a split reduced axis combine (`DimSpec.partial_op`)
     partial_op = "sum"
     const_inputs = (1,)
     valid_types: tuple = arith_types
@@ -311,6 +356,7 @@ class ReduceSum(_Reduce):
 class ReduceMean(_Reduce):
     """Mean over `axis`: `ReduceMean(keep_dims)(x, axis)`; float and complex dtypes."""
 
+    partial_op = "mean"
     valid_types = real_div_types
     _np_op = np.mean
 
@@ -326,6 +372,18 @@ class ReduceMax(_Reduce):
         return contiguous(np.max(x, axis=axes, keepdims=self.keep_dims))
 
 
+@sharding_rule(_Reduce)
+def reduce_spec(prim: _Reduce, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The reduced dims' letters leave the output (None with keep_dims): a split one leaves
+    partial results, which combine by the op's `partial_op`."""
+    x = ins[0]
+    axes = reduce_axes(prim.name, len(x), consts.get(1, ()))
+    letters = dims(len(x))
+    out = tuple((None if j in axes else l) for j, l in enumerate(letters)) if prim.keep_dims \
+        else tuple(l for j, l in enumerate(letters) if j not in axes)
+    return DimSpec((letters,), (out,), partial_op=prim.partial_op)
+
+
 # -- AddN, Cast --------------------------------------------------------------------------
 class AddN(NoAttrPrimitive):
     """Sum of a tuple/list of tensors of one shape and dtype: AddN()((x1, x2, ...)) -> x1 + x2 + ...
@@ -333,8 +391,6 @@ class AddN(NoAttrPrimitive):
     >>> AddN()((Tensor(np.ones(3, np.float32)), Tensor(np.ones(3, np.float32)))).asnumpy()
     array([2., 2., 2.], dtype=float32)
     """
-
-    sharding = "elementwise"
 
     def infer_shape(self, x_shapes: list) -> list:
         shapes = check_tensor_list(self.name, "x", x_shapes)
@@ -363,7 +419,6 @@ class Cast(NoAttrPrimitive):
     array([ 1, -2], dtype=int32)
     """
 
-    sharding = "elementwise"
     const_inputs = (1,)
 
     def infer_shape(self, x_shape: list, dtype: Any) -> list:
@@ -378,6 +433,9 @@ class Cast(NoAttrPrimitive):
         if x.dtype.kind == "c" and dtype.kind != "complex":
             x = x.real
         return x.astype(dtype.np_dtype, order="C", copy=True)
+
+
+sharding_rule(AddN, Cast)(elementwise_spec)
 
 
 # -- Tensor operators --------------------------------------------------------------------

@@ -12,10 +12,15 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.validator import Rel
-from msops.primitives.math_ops import (NoAttrPrimitive, UnaryElementwise, check_rank,
-                                       check_same_dtype, compute_dtype, contiguous,
+from msops.primitives.array_ops import Reshape
+from msops.primitives.comm_ops import AllReduce, ReduceOp
+from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, NoAttrPrimitive, RealDiv,
+                                       ReduceMax, ReduceSum, Square, Sub, UnaryElementwise,
+                                       check_rank, check_same_dtype, compute_dtype, contiguous,
                                        reduce_axes)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.rules import expansion_rule, sharding_rule
+from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm"]
 
@@ -45,8 +50,6 @@ class Softmax(PrimitiveWithInfer):
     array([0.25, 0.75], dtype=float32)
     """
 
-    sharding = "softmax"
-
     @prim_attr_register
     def __init__(self, axis: int | tuple = -1) -> None:
         validator.check_value_type("axis", axis, (int, tuple), self.name)
@@ -71,6 +74,15 @@ class Softmax(PrimitiveWithInfer):
         return contiguous(np.exp(log_softmax(xc, axes)).astype(x.dtype, copy=False))
 
 
+@sharding_rule(Softmax)
+def softmax_spec(prim: Softmax, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The same letters in and out; the normalised axes cannot be split (nor in MindSpore)."""
+    letters = dims(len(ins[0]))
+    axes = (prim.axis,) if isinstance(prim.axis, int) else tuple(prim.axis)
+    bad = tuple((letters[a % len(letters)], f"Softmax normalises along axis {a}") for a in axes)
+    return DimSpec((letters,), (letters,), unsplittable=bad)
+
+
 class SoftmaxCrossEntropyWithLogits(NoAttrPrimitive):
     """Cross entropy of softmax(logits) against (one-hot) labels, with its gradient.
 
@@ -83,8 +95,6 @@ class SoftmaxCrossEntropyWithLogits(NoAttrPrimitive):
     >>> loss.asnumpy(), loss.shape, dlogits.shape
     (array([1.3862944], dtype=float32), (1,), (1, 4))
     """
-
-    sharding = "softmax"
 
     def infer_shape(self, logits_shape: list, labels_shape: list) -> tuple:
         check_rank(self.name, "logits", logits_shape, 2, 2)
@@ -106,6 +116,41 @@ class SoftmaxCrossEntropyWithLogits(NoAttrPrimitive):
         return loss.astype(logits.dtype), (np.exp(logp) - y).astype(logits.dtype)
 
 
+@sharding_rule(SoftmaxCrossEntropyWithLogits)
+def softmax_cross_entropy_spec(prim: SoftmaxCrossEntropyWithLogits, ins: list, outs: list,
+                               consts: dict) -> DimSpec:
+    """(n, c), (n, c) -> (n,), (n, c): a split class dim is reduced inside the op (by its
+    expansion), so "c" stays in an output and leaves no partial result."""
+    return DimSpec((("n", "c"), ("n", "c")), (("n",), ("n", "c")))
+
+
+@expansion_rule(SoftmaxCrossEntropyWithLogits)
+def softmax_cross_entropy_split_classes(prim: SoftmaxCrossEntropyWithLogits,
+                                        call: ShardedCall) -> Any:
+    """With the class dim split, the row max, the sum of exponentials and the label
+    dot-product are AllReduced across the class group: three (N,)-sized collectives
+    instead of gathering the (N, C) logits."""
+    class_axes = call.in_axes[0][1]
+    if not class_axes:
+        return None
+    logits, labels = call.args()
+    group = call.group(class_axes)
+    one = call.const((1,))
+
+    def across(t: Any, op: str) -> Any:
+        return call.apply(AllReduce(op, group), [t])
+
+    row_max = across(call.apply(ReduceMax(keep_dims=True), [logits, one]), ReduceOp.MAX)
+    shifted = call.apply(Sub(), [logits, row_max])
+    exp = call.apply(Exp(), [shifted])
+    total = across(call.apply(ReduceSum(keep_dims=True), [exp, one]), ReduceOp.SUM)
+    log_p = call.apply(Sub(), [shifted, call.apply(Log(), [total])])
+    dot = call.apply(ReduceSum(keep_dims=False), [call.apply(Mul(), [labels, log_p]), one])
+    loss = call.apply(Neg(), [across(dot, ReduceOp.SUM)])
+    grad = call.apply(Sub(), [call.apply(RealDiv(), [exp, total]), labels])
+    return call.make_tuple([loss, grad])
+
+
 class OneHot(PrimitiveWithInfer):
     """`OneHot(axis)(indices, depth, on_value, off_value)`: on_value where index == position.
 
@@ -119,7 +164,6 @@ class OneHot(PrimitiveWithInfer):
            [0., 0., 0.]], dtype=float32)
     """
 
-    sharding = "onehot"
     const_inputs = (1,)
 
     @prim_attr_register
@@ -152,6 +196,15 @@ class OneHot(PrimitiveWithInfer):
         return np.where(hot, on_value, off_value).astype(on_value.dtype, copy=False)
 
 
+@sharding_rule(OneHot)
+def onehot_spec(prim: OneHot, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The indices' dims carry over; the inserted depth dim and the 0-d on/off values are whole."""
+    idx = dims(len(ins[0]))
+    out = list(idx)
+    out.insert(len(idx) if prim.axis == -1 else prim.axis, None)
+    return DimSpec((idx,) + tuple(() for _ in ins[1:]), (tuple(out),))
+
+
 class BatchNorm(PrimitiveWithInfer):
     """Batch normalization: y = (x - mean) / sqrt(variance + epsilon) * scale + bias, per channel.
 
@@ -165,8 +218,6 @@ class BatchNorm(PrimitiveWithInfer):
       * inference: y uses the given mean/variance, and all four statistics outputs
         repeat them.
     """
-
-    sharding = "batchnorm"
 
     @prim_attr_register
     def __init__(self, is_training: bool = False, epsilon: float = 1e-5, momentum: float = 0.1,
@@ -235,3 +286,57 @@ def batch_norm_apply(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: n
     shape = [-1 if i == c_axis else 1 for i in range(x.ndim)]
     inv = (scale / np.sqrt(variance + epsilon)).reshape(shape)
     return (x - mean.reshape(shape)) * inv + bias.reshape(shape)
+
+
+@sharding_rule(BatchNorm)
+def batchnorm_spec(prim: BatchNorm, ins: list, outs: list, consts: dict) -> DimSpec:
+    """x's channel dim is the (C,) vectors' dim "c"; its other dims may split (training
+    statistics over a split batch come from the expansion, so nothing is left partial)."""
+    ndim = len(ins[0])
+    x = tuple("c" if d == prim.channel_axis(ndim) else f"d{d}" for d in range(ndim))
+    c = ("c",)
+    return DimSpec((x, c, c, c, c), (x, c, c, c, c))
+
+
+@expansion_rule(BatchNorm)
+def batchnorm_global_statistics(prim: BatchNorm, call: ShardedCall) -> Any:
+    """Training BatchNorm with a split batch: the global mean and (biased) variance by two
+    AllReduces, the inference-mode op normalises with them, and the moving statistics
+    update as the serial op's do, so the sharded net equals the serial one."""
+    x_shape = call.in_shapes[0]
+    ndim = len(x_shape)
+    c_axis = prim.channel_axis(ndim)
+    split_axes = sorted({k for d, axes in enumerate(call.in_axes[0]) if d != c_axis
+                         for k in axes})
+    if not prim.is_training or not split_axes:
+        return None
+    x, scale, bias, moving_mean, moving_var = call.args()
+    group = call.group(split_axes)
+    red_axes = tuple(d for d in range(ndim) if d != c_axis)
+    count = int(np.prod([x_shape[d] for d in red_axes]))
+
+    stats_dtype = moving_mean.dtype          # statistics live in the parameters' dtype
+    xs = x if x.dtype == stats_dtype else call.apply(Cast(), [x, call.const(stats_dtype)])
+
+    def scalar(v: float, dtype: mstype.Type) -> Any:
+        return call.const(np.asarray(v, dtype=dtype.np_dtype))
+
+    def global_mean(t: Any) -> Any:
+        t = call.apply(ReduceSum(keep_dims=False), [t, call.const(red_axes)])
+        t = call.apply(AllReduce(ReduceOp.SUM, group), [t])
+        return call.apply(Mul(), [t, scalar(1.0 / count, stats_dtype)])
+
+    mean = global_mean(xs)
+    bshape = tuple(x.shape[d] if d == c_axis else 1 for d in range(ndim))
+    mean_b = call.apply(Reshape(), [mean, call.const(bshape)])
+    var = global_mean(call.apply(Square(), [call.apply(Sub(), [xs, mean_b])]))
+    infer_bn = BatchNorm(is_training=False, epsilon=prim.epsilon, momentum=prim.momentum,
+                         data_format=prim.data_format)
+    y = call.getitem(call.apply(infer_bn, [x, scale, bias, mean, var]), 0)
+    m = prim.momentum
+
+    def moving(old: Any, batch: Any) -> Any:
+        keep = call.apply(Mul(), [old, scalar(1 - m, old.dtype)])
+        return call.apply(Add(), [keep, call.apply(Mul(), [batch, scalar(m, batch.dtype)])])
+
+    return call.make_tuple([y, moving(moving_mean, mean), moving(moving_var, var), mean, var])

@@ -16,7 +16,7 @@ import msops as ms
 from layout_cases import layout_pairs, split_moves
 from msops.communication import get_group_size, get_rank
 from msops.parallel import TensorLayout, plan
-from msops.parallel.redistribute import run_plan
+from msops.parallel.redistribution_emit import run_plan
 
 RANKS = (2, 4, 8)
 

@@ -5,7 +5,7 @@
                                    dim 0 and Concat along dim (one local copy)
     AllToAllDims(i, j, axis)    -> AlltoAll(split_dim=j, concat_dim=i) over the axis group
 
-The planner (`redistribution.plan`) is pure; this module only turns its steps into
+The planner (`redistribution_plan.plan`) is pure; this module only turns its steps into
 nodes, so `Graph.dump()` shows every inserted collective with the bytes it moves.
 `run_plan` drives the same emitters through a builder that runs each primitive at
 once, so eager redistribution (`gather_full`, the MPI property tests) is the
@@ -13,7 +13,6 @@ compiler's own path.
 """
 from __future__ import annotations
 
-import functools
 from math import prod
 
 import numpy as np
@@ -22,25 +21,12 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
-from msops.parallel.layout import TensorLayout, axis_groups
-from msops.parallel.redistribution import (AllGatherDim, AllToAllDims, Slice, Step,
-                                           _check_in_shape, plan)
+from msops.parallel.layout import TensorLayout
+from msops.parallel.redistribution_plan import (AllGatherDim, AllToAllDims, Slice, Step,
+                                                _check_in_shape, plan)
 from msops.primitives import array_ops, comm_ops
 
-__all__ = ["Redistributor", "groups_over", "run_step", "run_plan"]
-
-
-@functools.lru_cache(maxsize=1024)
-def groups_over(device_matrix: tuple[int, ...], axes: tuple[int, ...]) -> tuple:
-    """Partition ranks into groups that differ only along device `axes` (map numbering);
-    inside a group ranks are ordered row-major over those axes (major first)."""
-    if len(axes) == 1:
-        return axis_groups(device_matrix, axes[0])
-    pos = sorted(len(device_matrix) - 1 - a for a in axes)
-    others = [p for p in range(len(device_matrix)) if p not in pos]
-    ranks = np.arange(prod(device_matrix)).reshape(device_matrix)
-    rows = ranks.transpose(others + pos).reshape(-1, prod(device_matrix[p] for p in pos))
-    return tuple(tuple(int(r) for r in row) for row in rows)
+__all__ = ["Redistributor", "run_step", "run_plan"]
 
 
 class Redistributor:

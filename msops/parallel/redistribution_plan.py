@@ -1,4 +1,4 @@
-"""Redistribution: turn a tensor laid out as `src` into layout `dst`, moving the fewest bytes.
+"""Redistribution planning: turn a tensor laid out as `src` into `dst`, moving the fewest bytes.
 
 A plan is a tuple of small frozen steps, each over the groups along one device axis:
 
@@ -19,8 +19,8 @@ stacks of device axes returns the sequence moving the fewest bytes per rank (cos
 for a local slice of S bytes in a group of n: all-gather (n-1)*S, all-to-all (n-1)/n*S,
 slice 0; ties: fewer steps). It can park a split on a third dim with an all-to-all (a
 swap of two splits costs three all-to-alls, not a gather). `simulate_plan` executes a
-plan for every rank at once in numpy; `redistribute.run_plan` runs one over MPI with the
-very emitters the compiler uses.
+plan for every rank at once in numpy; `redistribution_emit` turns steps into graph
+nodes (and `run_plan` runs them over MPI with those very emitters).
 """
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from msops.common import validator
-from msops.parallel.layout import (TensorLayout, axis_coordinate, axis_groups, axis_stride,
-                                   common_device_matrix, compact)
+from msops.parallel.device_matrix import (axis_coordinate, axis_groups, axis_size,
+                                          axis_stride, common_device_matrix)
+from msops.parallel.layout import TensorLayout, compact
 
 __all__ = ["Step", "Slice", "AllGatherDim", "AllToAllDims", "plan", "explain", "plan_bytes",
            "gather_then_slice_bytes", "simulate_plan"]
@@ -58,7 +59,7 @@ class Step:
 
     @property
     def group_size(self) -> int:
-        return self.device_matrix[len(self.device_matrix) - 1 - self.axis]
+        return axis_size(self.device_matrix, self.axis)
 
     def groups(self) -> tuple[tuple[int, ...], ...]:
         """The partition of ranks into this step's groups (`create_group_partition` input)."""
@@ -205,7 +206,7 @@ def _search(start: Stacks, goal: Stacks, dm: tuple[int, ...], shape: tuple[int, 
     * for every axis above a dim's settled prefix (the part already matching `goal`), one
       all-to-all of the smallest local slice any state can have: it must leave that dim.
     """
-    sizes = tuple(reversed(dm))
+    sizes = tuple(axis_size(dm, k) for k in range(len(dm)))    # by device axis
     keep = tuple(_settled(s, g) for s, g in zip(start, goal))
     least = math.prod(shape) // math.prod(sizes)
     final = math.prod(_local_shape(goal, sizes, shape))

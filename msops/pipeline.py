@@ -1,9 +1,12 @@
-"""Compiler: trace -> dead-node elimination -> parallel pass -> executor, cached per signature.
+"""The compile pipeline: trace -> dead-node elimination -> SPMD check -> partition pass ->
+executor, cached per call signature.
 
-A Cell keeps one `CompileCache`; its key is the call signature (shapes and dtypes of
-the Tensor arguments, the values of the others), the context mode, the train flags
-of the Cell tree and a snapshot of the auto-parallel context, so a second call with
-the same signature reuses the executor and a new shape (or `set_train`) retraces.
+It sits above both graph/ (IR, tracer, executor) and parallel/ (the partition pass),
+which therefore never import each other upward. A Cell keeps one `CompileCache`; its
+key is the call signature (shapes and dtypes of the Tensor arguments, the values of
+the others), the context mode, the train flags of the Cell tree and a snapshot of the
+auto-parallel context, so a second call with the same signature reuses the executor
+and a new shape (or `set_train`) retraces.
 """
 from __future__ import annotations
 
@@ -13,43 +16,19 @@ import numpy as np
 
 from msops import context
 from msops.common.tensor import Tensor
+from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
+from msops.parallel.context import global_input_shape, is_parallel, parallel_snapshot
+from msops.parallel.partition import apply_parallel
+from msops.parallel.spmd_check import check_same_program
 
-__all__ = ["compile_graph", "eliminate_dead_nodes", "CompileCache", "signature"]
-
-
-def eliminate_dead_nodes(graph: Graph) -> Graph:
-    """Drop op nodes (and parameters, consts) no output depends on, in place.
-
-    Ops whose primitive has a side effect (attr `side_effect_mem`/`side_effect_io`, as
-    Send/Receive/Barrier in MindSpore) are kept even when their value is unused.
-    """
-    live: set[int] = set()
-    roots = list(graph.outputs) + [n for n in graph.nodes if _has_side_effect(n)]
-    stack = roots
-    while stack:
-        node = stack.pop()
-        if node.id in live:
-            continue
-        live.add(node.id)
-        stack.extend(node.inputs)
-    graph.nodes = [n for n in graph.nodes if n.id in live]
-    graph.parameters = [n for n in graph.parameters if n.id in live]
-    graph.consts = [n for n in graph.consts if n.id in live]
-    return graph
-
-
-def _has_side_effect(node) -> bool:
-    attrs = node.prim.attrs
-    return bool(attrs.get("side_effect_mem") or attrs.get("side_effect_io"))
+__all__ = ["compile_graph", "CompileCache", "signature"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    from msops.parallel.planner import apply_parallel, global_input_shape, is_parallel
-    from msops.parallel.spmd_check import check_same_program
     # with full_batch=False each rank feeds its batch slice: trace the global shapes
     # (zero-stride stand-ins: the tracer reads only shape and dtype)
     trace_args = [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
@@ -89,25 +68,10 @@ def _tensor_arrays(args: Sequence[Any], out: list) -> list:
     return out
 
 
-_snapshot_fn: list = []      # [parallel_snapshot or None], looked up once
-
-
-def _parallel_snapshot() -> Any:
-    """A hashable snapshot of the auto-parallel context, if that layer is present."""
-    if not _snapshot_fn:
-        try:
-            from msops.parallel.context import parallel_snapshot
-        except ImportError:
-            parallel_snapshot = None
-        _snapshot_fn.append(parallel_snapshot)
-    fn = _snapshot_fn[0]
-    return None if fn is None else fn()
-
-
 def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
     """The compile-cache key of one call."""
     return (tuple(_arg_key(a) for a in args), context.get_context("mode"), train_flags,
-            _parallel_snapshot())
+            parallel_snapshot())
 
 
 class CompileCache:

@@ -1,0 +1,269 @@
+"""The partition pass: from a traced global graph to this rank's local graph.
+
+For every op the pass takes its strategy (or the data-parallel default) and reads the
+rules registered beside the op's class (msops.primitives.rules): the sharding rule's
+dim spec gives the op's layouts (`strategy.shard`), an out-strategy rule the output
+split an out strategy asks for, an expansion rule a local subgraph replacing the op.
+It redistributes each input from its producer's layout to the one the op needs, emits
+the op (or its expansion) on local shapes, then combines partial results: AllReduce
+over the reduced device axes the output leaves out, ReduceScatter over those the
+output splits its dim 0 by. Graph inputs and parameters take the layout of their first
+consumer and are sliced when fed, so no data moves for them. Every emitted node is
+re-inferred on local shapes by `Graph.apply`. The pass names no op: the graph's
+structural TupleGetItem and MakeTuple it knows by class.
+
+The pass never moves data: it builds a graph of primitives. Sub-groups are created
+here (a world-collective split, on MPI) so that the compiled step only runs kernels.
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.communication import create_group_partition, get_rank
+from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
+from msops.parallel import context as pctx
+from msops.parallel.context import ParallelMode, is_parallel, parallel_device_num
+from msops.parallel.device_matrix import groups_over
+from msops.parallel.layout import TensorLayout
+from msops.parallel.redistribution_emit import Redistributor
+from msops.parallel.strategy import OpSharding, data_parallel_strategy, shard
+from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
+from msops.primitives.math_ops import Mul
+from msops.primitives.rules import rule_of
+from msops.primitives.sharding import DimSpec, ShardedCall, spec_of
+
+__all__ = ["apply_parallel"]
+
+
+def apply_parallel(graph: Graph) -> Graph:
+    """This rank's local graph for `graph`, or `graph` itself when running stand-alone."""
+    if not is_parallel():
+        return graph
+    mode = pctx.get_auto_parallel_context("parallel_mode")
+    if mode == ParallelMode.AUTO_PARALLEL:
+        raise NotImplementedError("For 'set_auto_parallel_context', parallel_mode "
+                                  "'auto_parallel' (strategy search) is not supported yet: "
+                                  "use 'semi_auto_parallel' with shard() strategies.")
+    return _Partitioner(graph, parallel_device_num(), get_rank(), mode).run()
+
+
+def _is_make_tuple(node: Node) -> bool:
+    return node.kind == "op" and isinstance(node.prim, MakeTuple)
+
+
+def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarray]:
+    index = layout.slice_of(rank)
+    return lambda full: np.ascontiguousarray(full[index])
+
+
+class _Partitioner:
+    """One pass over the global graph, building the local graph node by node."""
+
+    def __init__(self, graph: Graph, device_num: int, rank: int, mode: str) -> None:
+        self.g = graph
+        self.n = device_num
+        self.rank = rank
+        self.use_strategies = mode == ParallelMode.SEMI_AUTO_PARALLEL
+        self.full_batch = pctx.get_auto_parallel_context("full_batch")
+        self.local = Graph(graph.name)
+        self.redist = Redistributor(self.local, rank)
+        self.env: dict[int, Node] = {}            # global node id -> local node
+        self.global_of: dict[int, int] = {}       # local input id -> global input id
+
+    # -- leaves ------------------------------------------------------------------------
+    def run(self) -> Graph:
+        for node in self.g.inputs:
+            if not self.full_batch:               # each rank feeds its own batch slice
+                layout = self._batch_layout(node.shape)
+                self._bind_leaf(node, layout, feed=None)
+        for node in self.g.nodes:
+            self._visit(node)
+        self.local.outputs = [self._value(o) for o in self.g.outputs]
+        self.local.output_is_tuple = self.g.output_is_tuple
+        # inputs never consumed still need a local node so the executor can bind them
+        for node in self.g.inputs:
+            if node.id not in self.env:
+                self._bind_leaf(node, self._replicated(node.shape), None)
+        for node in self.local.nodes:
+            if node.is_communication and node.comm_bytes is None:
+                node.comm_bytes = node.prim.comm_bytes(_nbytes(node.inputs[0]))
+        order = {n.id: i for i, n in enumerate(self.g.inputs)}
+        self.local.inputs.sort(key=lambda n: order[self.global_of[n.id]])
+        return self.local
+
+    def _batch_layout(self, shape: tuple) -> TensorLayout:
+        split = bool(shape) and shape[0] % self.n == 0 and self.n > 1
+        tmap = ((0,) if split else (-1,)) + (-1,) * (len(shape) - 1) if shape else ()
+        return TensorLayout((self.n,), tmap, shape)
+
+    def _replicated(self, shape: tuple) -> TensorLayout:
+        return TensorLayout((self.n,), (-1,) * len(shape), shape)
+
+    def _bind_leaf(self, node: Node, layout: TensorLayout, feed: Callable | None) -> Node:
+        if node.kind == "input":
+            local = self.local.add_input(layout.slice_shape, node.dtype, node.name)
+            local.feed = feed
+            self.global_of[local.id] = node.id
+        elif node.kind == "parameter":
+            local = self.local.add_parameter(node.value, layout.slice_shape)
+            local.feed = feed
+        else:                                     # tensor constant: slice it now
+            local = self.local.add_const(feed(node.value) if feed else node.value)
+        local.layout = layout
+        self.env[node.id] = local
+        return local
+
+    def _value(self, node: Node) -> Node:
+        """The local node of a visited global node; a leaf returned as it is gets bound here
+        (an input keeps the batch layout, a parameter or constant stays whole)."""
+        if node.id not in self.env:
+            whole = node.kind == "input" and self.full_batch
+            self._input_as(node, self._batch_layout(node.shape) if whole
+                           else self._replicated(node.shape))
+        return self.env[node.id]
+
+    def _input_as(self, node: Node, layout: TensorLayout) -> Node:
+        """The local value of global `node` laid out as `layout` (binding leaves lazily)."""
+        if node.id not in self.env:
+            feed = _slicer(layout, self.rank)
+            if node.kind == "input" and self.full_batch:
+                return self._bind_leaf(node, layout, feed)
+            if node.kind in ("parameter", "const"):
+                return self._bind_leaf(node, layout, feed)
+            raise AssertionError(f"node {node} used before it was visited")
+        local = self.env[node.id]
+        return self.redist.convert(local, local.layout, layout, node.source)
+
+    # -- ops ---------------------------------------------------------------------------
+    def _visit(self, node: Node) -> None:
+        prim = node.prim
+        if isinstance(prim, TupleGetItem):
+            src = self._value(node.inputs[0])
+            index = node.inputs[1].value
+            out = self.local.getitem(src, index, node.source)
+            out.layout = src.layout[index]
+            self.env[node.id] = out
+            return
+        if isinstance(prim, MakeTuple):           # consumers unpack it (see _tensor_inputs)
+            return
+        tensors, consts = self._tensor_inputs(node)
+        in_shapes = [t.shape for t in tensors]
+        out_shapes = list(node.shape) if node.is_tuple else [node.shape]
+        spec, sh, out_maps, scattered = self._sharding(node, in_shapes, out_shapes, consts)
+        dm = sh.device_matrix
+        in_layouts = [TensorLayout(dm, m, t.shape) for t, m in zip(tensors, sh.in_maps)]
+        locals_ = [self._input_as(t, lay) for t, lay in zip(tensors, in_layouts)]
+        call = ShardedCall(self.local, self._arg_nodes(node, locals_, consts), consts,
+                           in_shapes, [lay.dim_axes for lay in in_layouts],
+                           [TensorLayout(dm, m, s).slice_shape
+                            for m, s in zip(sh.out_maps, out_shapes)],
+                           lambda axes: self._group(dm, axes), node.source)
+        expand = rule_of("expansion", prim)
+        out = expand(prim, call) if expand else None
+        if out is None:
+            out = self.local.apply(prim, call.args(), node.source)
+        if sh.partial_axes:       # the op's own node holds partial results in the spec's layout
+            out.layout = TensorLayout(dm, sh.out_maps[0], out_shapes[0])
+            out = self._combine_partial(node, out, spec, sh, scattered)
+        layouts = [TensorLayout(dm, m, s) for m, s in zip(out_maps, out_shapes)]
+        out.layout = tuple(layouts) if node.is_tuple else layouts[0]
+        self.env[node.id] = out
+
+    def _sharding(self, node: Node, in_shapes: list, out_shapes: list,
+                  consts: dict) -> tuple[DimSpec, OpSharding, tuple, tuple]:
+        """(spec, sharding, output maps, ReduceScatter axes) of one op, from its rules and
+        its strategy (or the data-parallel default); errors name the user's line."""
+        prim = node.prim
+        try:
+            spec = spec_of(prim, in_shapes, out_shapes, consts)
+            strategy = prim.in_strategy if (self.use_strategies and prim.in_strategy) else \
+                data_parallel_strategy(spec, in_shapes, self.n)
+            sh = shard(prim.name, spec, strategy, in_shapes, self.n)
+            out_maps = self._out_maps(prim, sh, out_shapes)
+            return spec, sh, out_maps, _scattered_axes(prim.name, sh, out_maps, out_shapes)
+        except ValueError as err:
+            raise ValueError(f"{err}\n  In {node.source}") from None
+
+    def _tensor_inputs(self, node: Node) -> tuple[list[Node], dict]:
+        """Global tensor inputs of `node` (a MakeTuple input is unpacked) and its consts."""
+        tensors, consts = [], {}
+        for i, inp in enumerate(node.inputs):
+            if i in node.prim.const_inputs or (inp.kind == "const" and inp.dtype is None):
+                consts[i] = inp.value
+            elif _is_make_tuple(inp):
+                tensors.extend(inp.inputs)
+            else:
+                tensors.append(inp)
+        return tensors, consts
+
+    def _arg_nodes(self, node: Node, locals_: list[Node], consts: dict) -> list[Node | None]:
+        """Per input of `node`: its local tensor (a tuple input packed again), None for consts."""
+        out: list[Node | None] = []
+        it = iter(locals_)
+        for i, inp in enumerate(node.inputs):
+            if i in consts:
+                out.append(None)
+            elif _is_make_tuple(inp):
+                out.append(self.local.make_tuple([next(it) for _ in inp.inputs], node.source))
+            else:
+                out.append(next(it))
+        return out
+
+    def _out_maps(self, prim: Any, sh: OpSharding, out_shapes: list) -> tuple:
+        """The outputs' tensor maps: the spec's, or the split the op's out-strategy rule
+        reads from its out strategy."""
+        out_s = prim.out_strategy if self.use_strategies else None
+        if out_s is None:
+            return sh.out_maps
+        rule = rule_of("out_strategy", prim)
+        if rule is None:
+            raise ValueError(f"For '{prim.name}', the 'out_strategy' should be None (the op "
+                             f"has no out-strategy rule), but got {out_s}.")
+        return tuple(sh.map_of(letters) for letters in rule(prim, sh.strategy, out_s, out_shapes))
+
+    # -- op-internal communication -----------------------------------------------------
+    def _group(self, dm: tuple, axes: Sequence[int]) -> str:
+        return create_group_partition(groups_over(dm, tuple(axes)))
+
+    def _combine_partial(self, node: Node, out: Node, spec: DimSpec, sh: OpSharding,
+                         scattered: tuple[int, ...]) -> Node:
+        """Combine the partial results over `sh.partial_axes`: ReduceScatter over the
+        `scattered` axes, AllReduce over the others; a "mean" sums, then divides by the parts."""
+        dm, src = sh.device_matrix, node.source
+        summed = tuple(a for a in sh.partial_axes if a not in scattered)
+        op = ReduceOp.SUM if spec.partial_op == "mean" else spec.partial_op
+        if summed:
+            out = self.local.apply(AllReduce(op, self._group(dm, summed)), [out], src)
+        if scattered:
+            out = self.local.apply(ReduceScatter(op, self._group(dm, scattered)), [out], src)
+        if spec.partial_op == "mean":
+            parts = prod(sh.axis_size(a) for a in sh.partial_axes)
+            scale = self.local.add_const(np.asarray(1.0 / parts, dtype=node.dtype.np_dtype))
+            out = self.local.apply(Mul(), [out, scale], src)
+        return out
+
+
+def _scattered_axes(name: str, sh: OpSharding, out_maps: tuple, out_shapes: list) -> tuple:
+    """The reduced device axes `out_maps` adds to the end of dim 0's split in the spec's
+    output map: a ReduceScatter's axes, major first (so group rank order is block order).
+    Any other difference from the spec's output maps is a ValueError."""
+    if out_maps == sh.out_maps:
+        return ()
+    dm = sh.device_matrix
+    own = TensorLayout(dm, sh.out_maps[0], out_shapes[0]).dim_axes
+    want = TensorLayout(dm, out_maps[0], out_shapes[0]).dim_axes
+    scattered = want[0][len(own[0]):] if own else ()
+    if not own or want != (own[0] + scattered,) + own[1:] or out_maps[1:] != sh.out_maps[1:] \
+            or not set(scattered) <= set(sh.partial_axes) \
+            or scattered != tuple(sorted(scattered, reverse=True)):
+        raise ValueError(f"For '{name}', the output split should add only split reduction "
+                         f"axes to the end of dim 0's split {sh.out_maps[0]} (a ReduceScatter), "
+                         f"but got tensor map {out_maps[0]}.")
+    return scattered
+
+
+def _nbytes(node: Node) -> int:
+    return int(prod(node.shape)) * node.dtype.itemsize
