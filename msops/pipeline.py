@@ -43,6 +43,9 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
 
 
 def _arg_key(a: Any) -> Any:
+    if type(a) is Tensor:
+        v = a._data
+        return (v.shape, v.dtype)
     if isinstance(a, Tensor):
         return (a.shape, a.dtype)
     if isinstance(a, np.ndarray):
@@ -70,7 +73,7 @@ def _tensor_arrays(args: Sequence[Any], out: list) -> list:
 
 def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
     """The compile-cache key of one call."""
-    return (tuple(_arg_key(a) for a in args), context.get_context("mode"), train_flags,
+    return (tuple([_arg_key(a) for a in args]), context.get_context("mode"), train_flags,
             parallel_snapshot())
 
 

@@ -29,6 +29,7 @@ _DEFAULTS: dict[str, Any] = {
     "enable_parallel_optimizer": False,
 }
 _ctx: dict[str, Any] = dict(_DEFAULTS)
+_snapshot: list = [None]        # the context as a hashable tuple, made again after a change
 
 
 def _check(key: str, value: Any) -> Any:
@@ -53,6 +54,7 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
             raise ValueError(f"For 'set_auto_parallel_context', the key should be one of "
                              f"{sorted(_DEFAULTS)}, but got '{key}'.")
         _ctx[key] = _check(key, value)
+        _snapshot[0] = None
 
 
 def get_auto_parallel_context(key: str) -> Any:
@@ -67,11 +69,15 @@ def reset_auto_parallel_context() -> None:
     """Back to stand-alone defaults."""
     _ctx.clear()
     _ctx.update(_DEFAULTS)
+    _snapshot[0] = None
 
 
 def parallel_snapshot() -> tuple:
-    """A hashable snapshot of the context (part of a compile-cache key)."""
-    return tuple(sorted(_ctx.items()))
+    """A hashable snapshot of the context (part of a compile-cache key, read every call)."""
+    snap = _snapshot[0]
+    if snap is None:
+        snap = _snapshot[0] = tuple(sorted(_ctx.items()))
+    return snap
 
 
 def is_parallel() -> bool:
