@@ -24,7 +24,7 @@ import numpy as np
 
 import msops as ms
 from msops import Tensor, nn, ops
-from msops.graph.compiler import compile_graph
+from msops.graph.executor import Executor
 
 
 class MLP(nn.Cell):
@@ -118,7 +118,7 @@ def elementwise(args: argparse.Namespace) -> None:
         x, y = (rng.standard_normal(shape).astype(np.float32) * 0.5 for _ in range(2))
         net = Elementwise()
         tx, ty = Tensor(x), Tensor(y)
-        _, executor = compile_graph(net, [tx, ty])
+        executor = Executor(net.compile(tx, ty))
         hand = elementwise_by_hand(shape)
         np.testing.assert_allclose(executor.run([x, y])[0], hand(x, y), rtol=1e-6)
         tiny = x.nbytes < 4096

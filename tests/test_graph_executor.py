@@ -22,9 +22,9 @@ def randn(*shape, dtype=np.float32):
 
 
 def executor_of(net, *args):
-    """The compiled executor of `net` for `args` (compiled on the way, in GRAPH_MODE)."""
+    """An executor of `net`'s compiled graph for `args` (GRAPH_MODE from here on)."""
     ms.set_context(mode=ms.GRAPH_MODE)
-    return net._compile_cache.get(net, args, net._train_flags())[1]
+    return Executor(net.compile(*args))
 
 
 class Deep(nn.Cell):
@@ -74,7 +74,7 @@ def test_reused_buffers_give_numpys_and_the_eager_values_step_after_step():
 
 def test_consecutive_results_are_distinct_and_the_first_is_not_mutated():
     net = Deep()
-    executor_of(net, Tensor(randn(8, 8)))
+    ms.set_context(mode=ms.GRAPH_MODE)
     x1, x2 = randn(8, 8), randn(8, 8)
     first = net(Tensor(x1))
     kept = [t.asnumpy().copy() for t in first]
@@ -112,7 +112,7 @@ def test_outputs_that_alias_inputs_views_parameters_and_consts():
     net = Aliases()
     w, c = net.w.asnumpy().copy(), net.c.asnumpy().copy()
     x1, x2 = randn(4, 6), randn(4, 6)
-    executor_of(net, Tensor(x1))
+    ms.set_context(mode=ms.GRAPH_MODE)
     first = [t.asnumpy() for t in net(Tensor(x1))]
     kept = [a.copy() for a in first]
     assert np.shares_memory(first[0], x1) and np.shares_memory(first[1], x1)
@@ -140,8 +140,8 @@ def test_graph_inputs_and_parameter_data_are_never_written():
 
 def test_a_dropped_result_is_freed():
     net = Deep()
-    ex = executor_of(net, Tensor(randn(8, 8)))
-    ex.run([randn(8, 8)])
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net(Tensor(randn(8, 8)))                         # the first step makes the buffers
     freed = []
     h, flat = net(Tensor(randn(8, 8)))
     weakref.finalize(h.asnumpy(), freed.append, "h")
@@ -228,7 +228,7 @@ class Half(nn.Cell):
 def test_float16_graph_equals_eager_and_the_float32_reference():
     x, w = randn(16, 32, dtype=np.float16), randn(24, 32, dtype=np.float16)
     net = Half()
-    executor_of(net, Tensor(x), Tensor(w))
+    ms.set_context(mode=ms.GRAPH_MODE)
     for _ in range(2):
         graph = [t.asnumpy() for t in net(Tensor(x), Tensor(w))]
     ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -11,7 +11,6 @@ from msops.graph import Graph, GraphError
 from msops.graph.compiler import compile_graph, eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.tracer import trace
-from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
 
 def f32(*values):
@@ -135,12 +134,12 @@ def test_executor_feeds_inputs_and_caches_fed_parameters():
     assert len(calls) == 3
 
 
-class _Doubled(PrimitiveWithInfer):
+class _Doubled(ops.PrimitiveWithInfer):
     """x * 2 in a new array (not a `writes_output` op); `made` holds weak references to it."""
 
     made: list = []
 
-    @prim_attr_register
+    @ops.prim_attr_register
     def __init__(self):
         pass
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
                                        check_tensor_list, contiguous)
-from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
 __all__ = ["Identity", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
@@ -87,8 +87,6 @@ class Transpose(NoAttrPrimitive):
 
     sharding = "transpose"
     const_inputs = (1,)
-    writes_output = True
-    kernel = run_lowered
 
     def _perm(self, ndim: int, perm: Any) -> list:
         values = check_int_sequence(self.name, "perm", perm)
@@ -103,6 +101,9 @@ class Transpose(NoAttrPrimitive):
 
     def infer_dtype(self, x_dtype: mstype.Type, perm: Any) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         shape, dtype = out_spec(out_abstract)
@@ -125,8 +126,6 @@ class Concat(PrimitiveWithInfer):
     """
 
     sharding = "concat"
-    writes_output = True
-    kernel = run_lowered
 
     @prim_attr_register
     def __init__(self, axis: int = 0) -> None:
@@ -149,6 +148,9 @@ class Concat(PrimitiveWithInfer):
         dtypes = check_tensor_list(self.name, "x", x_dtypes)
         return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
                                 mstype.all_types)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         shape, dtype = out_spec(out_abstract)

@@ -108,7 +108,6 @@ class _MatMulBase(PrimitiveWithInfer):
     """Shared attrs, dtype rule and kernel of MatMul and BatchMatMul."""
 
     sharding = "matmul"
-    writes_output = True
     _min_rank = 2
     _max_rank: int | None = 2
 
@@ -125,6 +124,7 @@ class _MatMulBase(PrimitiveWithInfer):
     def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
         return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, arith_types)
 
+    writes_output = True
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
@@ -176,17 +176,16 @@ class NoAttrPrimitive(PrimitiveWithInfer):
 
 
 class _Elementwise(NoAttrPrimitive):
-    """An element-wise op: `_np_op` (a numpy ufunc) on inputs of `valid_types`.
-
-    Its kernel may write into one of its inputs (`out_may_be_input`): a ufunc reads each
-    element before writing it, and the graph executor then reuses a dying input's buffer.
-    """
+    """An element-wise op: `_np_op` (a numpy ufunc or function) on inputs of `valid_types`."""
 
     sharding = "elementwise"
-    writes_output = True
-    out_may_be_input = True
     valid_types: tuple = arith_types
-    _np_op: np.ufunc = None
+    _np_op: Callable = None
+
+    writes_output = True
+    #: the kernel may write over one of its inputs: a ufunc reads each element before
+    #: writing it (the graph executor reuses the buffer of an input that dies here)
+    out_may_be_input = True
     kernel = run_lowered
 
 
@@ -299,11 +298,9 @@ class _Reduce(PrimitiveWithInfer):
     partial_op = "sum"
     const_inputs = (1,)
     valid_types: tuple = arith_types
-    writes_output = True
     #: the ufunc whose `reduce` this is; `_mean`: the result is divided by the count reduced
     _np_op: np.ufunc = None
     _mean = False
-    kernel = run_lowered
 
     @prim_attr_register
     def __init__(self, keep_dims: bool = False) -> None:
@@ -317,6 +314,9 @@ class _Reduce(PrimitiveWithInfer):
 
     def infer_dtype(self, x_dtype: mstype.Type, axis: Any = ()) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
+
+    writes_output = True
+    kernel = run_lowered
 
     def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
         return compute_dtype(dtype)
@@ -385,8 +385,6 @@ class AddN(NoAttrPrimitive):
     """
 
     sharding = "elementwise"
-    writes_output = True
-    kernel = run_lowered
 
     def infer_shape(self, x_shapes: list) -> list:
         shapes = check_tensor_list(self.name, "x", x_shapes)
@@ -400,6 +398,9 @@ class AddN(NoAttrPrimitive):
         dtypes = check_tensor_list(self.name, "x", x_dtypes)
         return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
                                 (mstype.bool_,) + arith_types)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         """The sum into `out`; float16/bfloat16 accumulate in float32, rounded once into out."""
@@ -432,8 +433,6 @@ class Cast(NoAttrPrimitive):
 
     sharding = "elementwise"
     const_inputs = (1,)
-    writes_output = True
-    kernel = run_lowered
 
     def infer_shape(self, x_shape: list, dtype: Any) -> list:
         return list(x_shape)
@@ -442,6 +441,9 @@ class Cast(NoAttrPrimitive):
         validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
         validator.check_value_type("dtype", dtype, mstype.Type, self.name)
         return validator.check_type_name("dtype", dtype, mstype.all_types, self.name)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         shape, dtype = out_spec(out_abstract)

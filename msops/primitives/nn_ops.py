@@ -12,10 +12,10 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.validator import Rel
+from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.math_ops import (NoAttrPrimitive, UnaryElementwise, check_rank,
                                        check_same_dtype, compute_dtype, contiguous,
                                        reduce_axes)
-from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 
 __all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm"]
@@ -48,8 +48,6 @@ class Softmax(PrimitiveWithInfer):
     """
 
     sharding = "softmax"
-    writes_output = True
-    kernel = run_lowered
 
     @prim_attr_register
     def __init__(self, axis: int | tuple = -1) -> None:
@@ -68,6 +66,9 @@ class Softmax(PrimitiveWithInfer):
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         """exp(x - max) / its sum over the axes worked out once, into `out`; float16 and
@@ -140,8 +141,6 @@ class OneHot(PrimitiveWithInfer):
 
     sharding = "onehot"
     const_inputs = (1,)
-    writes_output = True
-    kernel = run_lowered
 
     @prim_attr_register
     def __init__(self, axis: int = -1) -> None:
@@ -163,6 +162,9 @@ class OneHot(PrimitiveWithInfer):
                                            mstype.int_type + mstype.uint_type, self.name)
         return check_same_dtype(self.name, {"on_value": on_dtype, "off_value": off_dtype},
                                 mstype.all_types)
+
+    writes_output = True
+    kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         shape, dtype = out_spec(out_abstract)
