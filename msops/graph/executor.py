@@ -78,20 +78,16 @@ class _StepSource:
 
 def _leaves(graph: Graph, src: _StepSource, fed_params: dict) -> dict[int, str]:
     """Names of the inputs (step arguments), parameters (read each step) and consts."""
-    names: dict[int, str] = {}
+    reads = []                                    # (node, the expression of its value)
     for n in graph.inputs:
-        names[n.id] = f"v{n.id}"
-        if n.feed is None:
-            src.args.append(f"v{n.id}")
-        else:
-            src.args.append(f"a{n.id}")
-            src.lines.append(f"v{n.id} = {src.bind(f'f{n.id}', n.feed)}(a{n.id})")
+        src.args.append(f"v{n.id}" if n.feed is None else f"a{n.id}")
+        if n.feed is not None:
+            reads.append((n, f"{src.bind(f'f{n.id}', n.feed)}(a{n.id})"))
     for n in graph.parameters:
-        names[n.id] = f"v{n.id}"
-        if n.feed is None:
-            src.lines.append(f"v{n.id} = {src.bind(f'p{n.id}', n.value)}._data")
-        else:
-            src.lines.append(f"v{n.id} = {src.bind(f'p{n.id}', fed_params[n.id])}.get()")
+        reads.append((n, f"{src.bind(f'p{n.id}', n.value)}._data" if n.feed is None else
+                      f"{src.bind(f'p{n.id}', fed_params[n.id])}.get()"))
+    src.lines += [f"v{n.id} = {expr}" for n, expr in reads]
+    names = {n.id: f"v{n.id}" for n in graph.inputs + graph.parameters}
     for n in graph.consts:
         names[n.id] = src.bind(f"c{n.id}", n.value)
     return names
