@@ -1,19 +1,30 @@
-"""Executor: a graph flattened once into a schedule of `(kernel, input_slots, output_slot)`.
+"""Executor: a graph flattened once into a step function of straight-line kernel calls.
 
-Every node value lives in a slot of one list. Const slots are filled when the schedule
-is built; input slots take the arrays passed to `run` (through `node.feed`, which maps
-the full value to this rank's slice, when the parallel pass set one); parameter slots
-read the Parameter's current data each step (its fed slice is cached until the
-Parameter's data changes). Kernels come from `prim.lower(input_nodes, node)`, so a
-primitive may specialise its kernel to the compiled shapes once.
+Kernels come from `prim.lower(input_nodes, node)`, so a primitive specialises its
+kernel to the compiled shapes once. Outputs of `writes_output` ops go into buffers the
+executor owns, planned from the graph's lifetimes (`buffers.plan_buffers`): made at
+the first run and reused every step after, so a step allocates only the outputs it
+returns, which are new arrays nothing in msops keeps. Inputs take the arrays passed to
+`run` (through `node.feed`, which maps the full value to this rank's slice, when the
+parallel pass set one); parameters are read each step (a fed slice is cached until the
+Parameter's data changes); a value nobody reads any more is dropped at once.
+
+The step is generated Python source (`Executor.source`, one line a node) rather than a
+loop over a schedule: a line calls its kernel on local names, about a tenth of the
+dispatch cost of unpacking a schedule entry and gathering its arguments from slots
+(docs/performance.md, "Graph step").
 """
 from __future__ import annotations
 
+import linecache
+import threading
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops.common.tensor import Parameter, Tensor
+from msops.graph.buffers import FRESH, BufferPlan, alias_roots, plan_buffers
 from msops.graph.ir import Graph, Node, TupleGetItem
 
 __all__ = ["Executor"]
@@ -22,10 +33,10 @@ __all__ = ["Executor"]
 class _FedParameter:
     """A Parameter slot whose value is `feed(param data)`, recomputed only on change."""
 
-    __slots__ = ("slot", "param", "feed", "src", "version", "value")
+    __slots__ = ("param", "feed", "src", "version", "value")
 
-    def __init__(self, slot: int, param: Parameter, feed: Callable) -> None:
-        self.slot, self.param, self.feed = slot, param, feed
+    def __init__(self, param: Parameter, feed: Callable) -> None:
+        self.param, self.feed = param, feed
         self.src = self.version = self.value = None
 
     def get(self) -> np.ndarray:
@@ -37,90 +48,194 @@ class _FedParameter:
         return self.value
 
 
-def _lower(node: Node) -> tuple[Callable, list[Node]]:
-    """(kernel, the input nodes it reads) of one op node; a TupleGetItem folds its index in."""
+class _StepSource:
+    """The lines of one step function and the objects its free names are bound to."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, Any] = {}
+        self.args: list[str] = []
+        self.lines: list[str] = []
+
+    def bind(self, name: str, value: Any) -> str:
+        self.bound[name] = value
+        return name
+
+    def function(self, filename: str) -> Callable:
+        """Compile the step; its lines show in tracebacks under `filename`."""
+        text = (f"def make({', '.join(self.bound)}):\n"
+                f"    def step({', '.join(self.args)}):\n"
+                + "".join(f"        {line}\n" for line in self.lines)
+                + "    return step\n")
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        namespace: dict[str, Any] = {}
+        exec(compile(text, filename, "exec"), namespace)
+        return namespace["make"](**self.bound)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _leaves(graph: Graph, src: _StepSource, fed_params: dict) -> dict[int, str]:
+    """Names of the inputs (step arguments), parameters (read each step) and consts."""
+    reads = []                                    # (node, the expression of its value)
+    for n in graph.inputs:
+        src.args.append(f"v{n.id}" if n.feed is None else f"a{n.id}")
+        if n.feed is not None:
+            reads.append((n, f"{src.bind(f'f{n.id}', n.feed)}(a{n.id})"))
+    for n in graph.parameters:
+        reads.append((n, f"{src.bind(f'p{n.id}', n.value)}._data" if n.feed is None else
+                      f"{src.bind(f'p{n.id}', fed_params[n.id])}.get()"))
+    src.lines += [f"v{n.id} = {expr}" for n, expr in reads]
+    names = {n.id: f"v{n.id}" for n in graph.inputs + graph.parameters}
+    for n in graph.consts:
+        names[n.id] = src.bind(f"c{n.id}", n.value)
+    return names
+
+
+def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
+              fed_params: dict, copied: frozenset) -> _StepSource:
+    """The step of `graph`, its writers writing where `plan` says (FRESH: out=None).
+
+    `copied`: ids of outputs that may share a const's memory (returned as copies)."""
+    src = _StepSource()
+    names = _leaves(graph, src, fed_params)
+    buffers = [_aligned_bytes(size) for size in plan.nbytes]
+    views: dict[tuple, str] = {}
+    outputs = {n.id for n in graph.outputs}
+    last_read = {i.id: k for k, n in enumerate(graph.nodes) for i in n.inputs}
+    made = {n.id for n in graph.inputs + graph.parameters if n.feed is not None}
+    for k, node in enumerate(graph.nodes):
+        args = ", ".join(names[i.id] for i in node.inputs)
+        b = plan.buffer_of.get(node.id, FRESH)
+        if isinstance(node.prim, TupleGetItem):
+            line = f"v{node.id} = {names[node.inputs[0].id]}[{node.inputs[1].value!r}]"
+        elif b != FRESH:
+            # one view object per (buffer, shape, dtype): numpy checks an `out` that is an
+            # input's very object at once, another view of the same memory slowly
+            key = (b, node.shape, node.dtype)
+            if key not in views:
+                view = buffers[b].view(node.dtype.np_dtype).reshape(node.shape)
+                views[key] = src.bind(f"o{node.id}", view)
+            names[node.id] = views[key]
+            line = f"{src.bind(f'k{node.id}', kernels[node.id])}({args}, out={views[key]})"
+        else:
+            line = f"v{node.id} = {src.bind(f'k{node.id}', kernels[node.id])}({args})"
+        if node.id not in names:
+            names[node.id] = f"v{node.id}"
+            made.add(node.id)
+        src.lines.append(f"{line}  # {node.op} {_abstract_text(node)}")
+        dead = [i for i in node.inputs if last_read[i.id] == k]
+        if node.id not in last_read:
+            dead.append(node)
+        dead_names = sorted({names[n.id] for n in dead if n.id in made and n.id not in outputs})
+        if dead_names:                            # drop what nobody reads any more
+            src.lines.append(f"del {', '.join(dead_names)}")
+    results = [names[n.id] + (".copy()" if n.id in copied else "") for n in graph.outputs]
+    src.lines.append(f"return [{', '.join(results)}]")
+    return src
+
+
+#: buffers start on a cache line (a 16-byte offset made an 8-layer MLP step ~2% slower)
+ALIGNMENT = 64
+
+
+def _aligned_bytes(nbytes: int) -> np.ndarray:
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes]
+
+
+def _abstract_text(node: Node) -> str:
+    if node.is_tuple:
+        return f"{node.shape} {node.dtype}"
+    return f"{list(node.shape)} {node.dtype}"
+
+
+def _lower(node: Node) -> Callable | None:
+    """The kernel of one op node (None for TupleGetItem: the step indexes the tuple)."""
     if isinstance(node.prim, TupleGetItem):
-        index = node.inputs[1].value
-        return (lambda values: values[index]), node.inputs[:1]
-    return node.prim.lower(node.inputs, node), node.inputs
+        return None
+    return node.prim.lower(node.inputs, node)
 
 
-def _with_releases(steps: list, keep: set) -> list:
-    """Each step plus the slots last read by it: freed at once, so numpy reuses warm memory
-    (holding every intermediate to the end of a step costs page faults on fresh buffers)."""
-    last_use: dict[int, int] = {}
-    for k, (_, ins, _) in enumerate(steps):
-        for i in ins:
-            last_use[i] = k
-    dead: list[list[int]] = [[] for _ in steps]
-    for s, k in last_use.items():
-        if s not in keep:
-            dead[k].append(s)
-    return [(kernel, ins, out, tuple(d)) for (kernel, ins, out), d in zip(steps, dead)]
+def _as_tensor(value: Any) -> Tensor | None:
+    if value is None:
+        return None
+    return Tensor._wrap(value if type(value) is np.ndarray else np.asarray(value))
 
 
 class Executor:
     """Runs a Graph: `run(arrays) -> list of output arrays`; `__call__` takes/returns Tensors.
 
     `in_abstracts` handed to `prim.lower` are the input Nodes (`.shape`, `.dtype`,
-    `.value` for consts, `.layout`), `out_abstract` the node itself.
+    `.value` for consts, `.layout`), `out_abstract` the node itself. One step runs at a
+    time on the executor's buffers; a step begun while another is running (another
+    thread) writes every output into new arrays instead.
     """
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        slot_of: dict[int, int] = {}
-
-        def slot(node: Node) -> int:
-            if node.id not in slot_of:
-                slot_of[node.id] = len(slot_of)
-            return slot_of[node.id]
-
-        self._inputs = [(slot(n), n.feed) for n in graph.inputs]
-        self._params = [(slot(n), n.value) for n in graph.parameters if n.feed is None]
-        self._fed_params = [_FedParameter(slot(n), n.value, n.feed)
-                            for n in graph.parameters if n.feed is not None]
-        consts = [(slot(n), n.value) for n in graph.consts]
-        steps = []
-        for node in graph.nodes:
-            kernel, ins = _lower(node)
-            steps.append((kernel, tuple(slot(i) for i in ins), slot(node)))
-        self._outputs = [slot(n) for n in graph.outputs]
+        self.plan = plan_buffers(graph)
+        self._kernels = {n.id: _lower(n) for n in graph.nodes}
+        self._fed_params = {n.id: _FedParameter(n.value, n.feed)
+                            for n in graph.parameters if n.feed is not None}
+        roots = alias_roots(graph)
+        consts = {n.id for n in graph.consts}
+        self._copied = frozenset(n.id for n in graph.outputs if roots[n.id] & consts)
         self._out_layouts = [n.layout for n in graph.outputs]
-        self._schedule = _with_releases(steps, set(self._outputs))
-        self._template: list[Any] = [None] * len(slot_of)
-        for s, value in consts:
-            self._template[s] = value
+        self._plain_single = len(graph.outputs) == 1 and not graph.output_is_tuple and \
+            graph.outputs[0].layout is None
+        self._n_inputs = len(graph.inputs)
+        self._lock = threading.Lock()
+        self._step: Callable = self._first_step     # generated at the first run, with buffers
+        self._unshared: Callable | None = None
+        self.source: str | None = None
+
+    def _make_step(self, plan: BufferPlan, tag: str) -> tuple[Callable, str]:
+        src = _generate(self.graph, self._kernels, plan, self._fed_params, self._copied)
+        filename = f"<msops step {self.graph.name} {tag} {id(self):x}>"
+        weakref.finalize(self, linecache.cache.pop, filename, None)
+        return src.function(filename), src.text
+
+    def _first_step(self, *arrays: np.ndarray) -> list:
+        self._step, self.source = self._make_step(self.plan, "planned")
+        return self._step(*arrays)
+
+    def _unshared_step(self) -> Callable:
+        if self._unshared is None:
+            fresh = BufferPlan({w: FRESH for w in self.plan.buffer_of}, ())
+            self._unshared = self._make_step(fresh, "unshared")[0]
+        return self._unshared
 
     def run(self, arrays: Sequence[np.ndarray]) -> list:
-        """Execute the schedule on one array per graph input; the output arrays."""
-        if len(arrays) != len(self._inputs):
+        """Execute one step on one array per graph input; the output arrays."""
+        if len(arrays) != self._n_inputs:
             raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
-                             f"{len(self._inputs)}, but got {len(arrays)}.")
-        slots = self._template.copy()
-        for (s, feed), a in zip(self._inputs, arrays):
-            slots[s] = a if feed is None else feed(a)
-        for s, p in self._params:
-            slots[s] = p._data
-        for fp in self._fed_params:
-            slots[fp.slot] = fp.get()
-        for kernel, ins, out, dead in self._schedule:
-            slots[out] = kernel(*[slots[i] for i in ins])
-            for i in dead:
-                slots[i] = None
-        return [slots[s] for s in self._outputs]
+                             f"{self._n_inputs}, but got {len(arrays)}.")
+        lock = self._lock
+        if not lock.acquire(False):                 # the buffers are in use (another thread)
+            return self._unshared_step()(*arrays)
+        try:
+            return self._step(*arrays)
+        finally:
+            lock.release()
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
         """Like `run`, with the outputs as Tensors (a tuple when construct returned one).
 
         An output the parallel pass laid out carries its `layout` (for `gather_full`).
         """
+        values = self.run(arrays)
+        if self._plain_single:
+            return _as_tensor(values[0])
         outs = []
-        for value, layout in zip(self.run(arrays), self._out_layouts):
-            t = None if value is None else Tensor._wrap(np.asarray(value))
+        for value, layout in zip(values, self._out_layouts):
+            t = _as_tensor(value)
             if layout is not None and t is not None:
                 t.layout = layout
             outs.append(t)
         return tuple(outs) if self.graph.output_is_tuple else outs[0]
 
     def __len__(self) -> int:
-        return len(self._schedule)
+        return len(self.graph.nodes)

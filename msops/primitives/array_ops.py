@@ -2,18 +2,20 @@
 
 They move elements without arithmetic, so every dtype is accepted. Shapes, perms,
 slices and axes are compile-time values (`const_inputs` or attrs); kernels return
-C-contiguous arrays, which for Reshape (and a Split/StridedSlice that happens to be
-contiguous) are views sharing the input's memory rather than copies.
+C-contiguous arrays. Transpose and Concat write theirs into a given `out`
+(`writes_output`); for Identity, Reshape (and a Split/StridedSlice that happens to be
+contiguous) they are views sharing the input's memory rather than copies.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
                                        check_tensor_list, contiguous, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
@@ -120,8 +122,20 @@ class Transpose(NoAttrPrimitive):
     def infer_dtype(self, x_dtype: mstype.Type, perm: Any) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
 
-    def kernel(self, x: np.ndarray, perm: Any) -> np.ndarray:
-        return contiguous(np.transpose(x, self._perm(x.ndim, perm)))
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        axes = self._perm(len(shape), in_abstracts[1].value)
+
+        def transpose(x: np.ndarray, perm: Any = None, out: np.ndarray | None = None
+                      ) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            np.copyto(out, x.transpose(axes))
+            return out
+        return transpose
 
 
 @sharding_rule(Transpose)
@@ -160,8 +174,17 @@ class Concat(PrimitiveWithInfer):
         return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
                                 mstype.all_types)
 
-    def kernel(self, xs: list) -> np.ndarray:
-        return np.concatenate(xs, axis=self.axis)
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        axis = self.axis
+
+        def concat(xs: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+            return np.concatenate(xs, axis=axis,
+                                  out=np.empty(shape, dtype) if out is None else out)
+        return concat
 
 
 def _whole_along(ins: list, n_out: int, axis: int, what: str) -> DimSpec:

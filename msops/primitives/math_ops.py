@@ -1,13 +1,16 @@
 """Math primitives: matrix products, element-wise arithmetic, reductions, AddN and Cast.
 
 Binary element-wise ops broadcast like numpy and need both inputs of one dtype (a
-Python scalar beside a Tensor already arrives with the Tensor's dtype). Kernels
-return exactly the inferred shape and dtype, C-contiguous; float16 and bfloat16
-accumulate in float32 (`Type.reduce_np_dtype`) and are rounded once at the end.
+Python scalar beside a Tensor already arrives with the Tensor's dtype). Every op here
+writes its output (`writes_output`): its `lower` is its kernel, specialised to one
+signature, writing exactly the inferred shape and dtype into `out` (a new C-contiguous
+array when out is None); float16 and bfloat16 accumulate in float32
+(`Type.reduce_np_dtype`) and are rounded once into out.
 The module also fills the Tensor operator table (`x + y`, `x @ w`, `-x` …).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -16,6 +19,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import _OPERATORS
 from msops.primitives import primitive as _primitive
+from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import out_strategy_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, broadcast_letters, dims
@@ -121,13 +125,25 @@ class _MatMulBase(PrimitiveWithInfer):
     def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
         return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, arith_types)
 
-    def kernel(self, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
-        ct = compute_dtype(x1.dtype)
-        a = x1.astype(ct, copy=False)
-        b = x2.astype(ct, copy=False)
-        out = np.matmul(np.swapaxes(a, -1, -2) if self.transpose_a else a,
-                        np.swapaxes(b, -1, -2) if self.transpose_b else b)
-        return contiguous(out.astype(x1.dtype, copy=False))
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """x1 @ x2 into `out`; float16/bfloat16 multiply in float32, rounded once into out."""
+        shape, dtype = out_spec(out_abstract)
+        ct = compute_dtype(dtype)
+        ta, tb, rounded = self.transpose_a, self.transpose_b, ct != dtype
+
+        def matmul(x1: np.ndarray, x2: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            a = x1.swapaxes(-1, -2) if ta else x1
+            b = x2.swapaxes(-1, -2) if tb else x2
+            if out is None:
+                out = np.empty(shape, dtype)
+            if not rounded:
+                return np.matmul(a, b, out=out)
+            np.copyto(out, np.matmul(a.astype(ct), b.astype(ct)), casting="unsafe")
+            return out
+        return matmul
 
 
 class MatMul(_MatMulBase):
@@ -205,6 +221,12 @@ class _Elementwise(NoAttrPrimitive):
     valid_types: tuple = arith_types
     _np_op: Callable = None
 
+    writes_output = True
+    #: the kernel may write over one of its inputs: a ufunc reads each element before
+    #: writing it (the graph executor reuses the buffer of an input that dies here)
+    out_may_be_input = True
+    kernel = run_lowered
+
 
 class _Binary(_Elementwise):
     """x (op) y with numpy broadcasting; both inputs of one dtype, which the output keeps."""
@@ -215,8 +237,8 @@ class _Binary(_Elementwise):
     def infer_dtype(self, x_dtype: mstype.Type, y_dtype: mstype.Type) -> mstype.Type:
         return check_same_dtype(self.name, {"x": x_dtype, "y": y_dtype}, self.valid_types)
 
-    def kernel(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return contiguous(type(self)._np_op(x, y))
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return ufunc_kernel(type(self)._np_op, out_abstract, 2)
 
 
 class Add(_Binary):
@@ -259,8 +281,8 @@ class UnaryElementwise(_Elementwise):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
 
-    def kernel(self, x: np.ndarray) -> np.ndarray:
-        return contiguous(type(self)._np_op(x))
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return ufunc_kernel(type(self)._np_op, out_abstract, 1)
 
 
 class Neg(UnaryElementwise):
@@ -321,7 +343,9 @@ class _Reduce(PrimitiveWithInfer):
     partial_op = "sum"
     const_inputs = (1,)
     valid_types: tuple = arith_types
-    _np_op: Callable = None
+    #: the ufunc whose `reduce` this is; `_mean`: the result is divided by the count reduced
+    _np_op: np.ufunc = None
+    _mean = False
 
     @prim_attr_register
     def __init__(self, keep_dims: bool = False) -> None:
@@ -336,11 +360,36 @@ class _Reduce(PrimitiveWithInfer):
     def infer_dtype(self, x_dtype: mstype.Type, axis: Any = ()) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
 
-    def kernel(self, x: np.ndarray, axis: Any = ()) -> np.ndarray:
-        axes = reduce_axes(self.name, x.ndim, axis)
-        out = type(self)._np_op(x, axis=axes, keepdims=self.keep_dims,
-                                dtype=compute_dtype(x.dtype))
-        return contiguous(np.asarray(out).astype(x.dtype, copy=False))
+    writes_output = True
+    kernel = run_lowered
+
+    def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
+        return compute_dtype(dtype)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """The reduction over axes worked out once, into `out`. Float16/bfloat16 accumulate
+        in a float32 array rounded once into out (given a float16 out, numpy would round
+        the running sum chunk by chunk)."""
+        shape, dtype = out_spec(out_abstract)
+        x = in_abstracts[0]
+        axes = reduce_axes(self.name, len(x.shape),
+                           in_abstracts[1].value if len(in_abstracts) > 1 else ())
+        reduce, keep = type(self)._np_op.reduce, self.keep_dims
+        ct = self._accumulate_dtype(dtype)
+        rounded = ct != dtype
+        count = math.prod(x.shape[a] for a in axes) if self._mean else None
+
+        def reduced(x: np.ndarray, axis: Any = (), out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            acc = np.empty(shape, ct) if rounded else out
+            reduce(x, axes, ct, acc, keep)
+            if count is not None:
+                np.true_divide(acc, count, out=acc)
+            if rounded:
+                np.copyto(out, acc, casting="unsafe")
+            return out
+        return reduced
 
 
 class ReduceSum(_Reduce):
@@ -350,7 +399,7 @@ class ReduceSum(_Reduce):
     (1, 3, 1)
     """
 
-    _np_op = np.sum
+    _np_op = np.add
 
 
 class ReduceMean(_Reduce):
@@ -358,7 +407,8 @@ class ReduceMean(_Reduce):
 
     partial_op = "mean"
     valid_types = real_div_types
-    _np_op = np.mean
+    _np_op = np.add
+    _mean = True
 
 
 class ReduceMax(_Reduce):
@@ -366,10 +416,10 @@ class ReduceMax(_Reduce):
 
     valid_types = mstype.int_type + mstype.uint_type + mstype.float_type
     partial_op = "max"
+    _np_op = np.maximum
 
-    def kernel(self, x: np.ndarray, axis: Any = ()) -> np.ndarray:
-        axes = reduce_axes(self.name, x.ndim, axis)
-        return contiguous(np.max(x, axis=axes, keepdims=self.keep_dims))
+    def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
+        return dtype                    # a maximum is exact in any dtype
 
 
 @sharding_rule(_Reduce)
@@ -405,11 +455,29 @@ class AddN(NoAttrPrimitive):
         return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
                                 (mstype.bool_,) + arith_types)
 
-    def kernel(self, xs: list) -> np.ndarray:
-        acc = xs[0].astype(compute_dtype(xs[0].dtype), copy=True)
-        for x in xs[1:]:
-            acc += x
-        return acc.astype(xs[0].dtype, copy=False)
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """The sum into `out`; float16/bfloat16 accumulate in float32, rounded once into out."""
+        shape, dtype = out_spec(out_abstract)
+        ct = compute_dtype(dtype)
+        rounded = ct != dtype
+
+        def addn(xs: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            acc = np.empty(shape, ct) if rounded else out
+            if len(xs) == 1:
+                np.copyto(acc, xs[0])
+            else:
+                np.add(xs[0], xs[1], out=acc, dtype=ct)
+            for x in xs[2:]:
+                np.add(acc, x, out=acc, dtype=ct)
+            if rounded:
+                np.copyto(out, acc, casting="unsafe")
+            return out
+        return addn
 
 
 class Cast(NoAttrPrimitive):
@@ -429,10 +497,20 @@ class Cast(NoAttrPrimitive):
         validator.check_value_type("dtype", dtype, mstype.Type, self.name)
         return validator.check_type_name("dtype", dtype, mstype.all_types, self.name)
 
-    def kernel(self, x: np.ndarray, dtype: mstype.Type) -> np.ndarray:
-        if x.dtype.kind == "c" and dtype.kind != "complex":
-            x = x.real
-        return x.astype(dtype.np_dtype, order="C", copy=True)
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        real_part = in_abstracts[0].dtype.kind == "complex" and \
+            out_abstract.dtype.kind != "complex"
+
+        def cast(x: np.ndarray, to: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            np.copyto(out, x.real if real_part else x, casting="unsafe")
+            return out
+        return cast
 
 
 sharding_rule(AddN, Cast)(elementwise_spec)

@@ -5,7 +5,7 @@ lose too much in half precision) and rounded once to the input dtype.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from msops.common import validator
 from msops.common.validator import Rel
 from msops.primitives.array_ops import Reshape
 from msops.primitives.comm_ops import AllReduce, ReduceOp
+from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, NoAttrPrimitive, RealDiv,
                                        ReduceMax, ReduceSum, Square, Sub, UnaryElementwise,
                                        check_rank, check_same_dtype, compute_dtype, contiguous,
@@ -31,10 +32,11 @@ class ReLU(UnaryElementwise):
     """max(x, 0) element-wise; same shape and dtype (signed ints and floats)."""
 
     valid_types = mstype.int_type + mstype.float_type
+    _np_op = np.maximum
 
-    @staticmethod
-    def _np_op(x: np.ndarray) -> np.ndarray:
-        return np.maximum(x, x.dtype.type(0))
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        zero = out_abstract.dtype.np_dtype.type(0)
+        return ufunc_kernel(type(self)._np_op, out_abstract, 1, zero)
 
 
 def log_softmax(x: np.ndarray, axis: Any) -> np.ndarray:
@@ -68,10 +70,28 @@ class Softmax(PrimitiveWithInfer):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
 
-    def kernel(self, x: np.ndarray) -> np.ndarray:
-        xc = x.astype(compute_dtype(x.dtype), copy=False)
-        axes = reduce_axes(self.name, x.ndim, self.axis)
-        return contiguous(np.exp(log_softmax(xc, axes)).astype(x.dtype, copy=False))
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """exp(x - max) / its sum over the axes worked out once, into `out`; float16 and
+        bfloat16 are computed in a float32 array rounded once into out."""
+        shape, dtype = out_spec(out_abstract)
+        ct = compute_dtype(dtype)
+        rounded = ct != dtype
+        axes = reduce_axes(self.name, len(shape), self.axis)
+
+        def softmax(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            e = np.empty(shape, ct) if rounded else out
+            np.subtract(x, np.maximum.reduce(x, axes, keepdims=True), out=e, dtype=ct)
+            np.exp(e, out=e)
+            np.true_divide(e, np.add.reduce(e, axes, keepdims=True), out=e)
+            if rounded:
+                np.copyto(out, e, casting="unsafe")
+            return out
+        return softmax
 
 
 @sharding_rule(Softmax)
@@ -187,13 +207,24 @@ class OneHot(PrimitiveWithInfer):
         return check_same_dtype(self.name, {"on_value": on_dtype, "off_value": off_dtype},
                                 mstype.all_types)
 
-    def kernel(self, indices: np.ndarray, depth: int, on_value: np.ndarray,
-               off_value: np.ndarray) -> np.ndarray:
-        axis = indices.ndim if self.axis == -1 else self.axis
-        positions = np.arange(depth).reshape([depth if i == axis else 1
-                                              for i in range(indices.ndim + 1)])
-        hot = np.expand_dims(indices, axis) == positions
-        return np.where(hot, on_value, off_value).astype(on_value.dtype, copy=False)
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        depth, ndim = in_abstracts[1].value, len(shape)
+        axis = ndim - 1 if self.axis == -1 else self.axis
+        positions = np.arange(depth).reshape([depth if i == axis else 1 for i in range(ndim)])
+        index_shape = [1 if i == axis else d for i, d in enumerate(shape)]
+
+        def one_hot(indices: np.ndarray, depth: int, on_value: np.ndarray,
+                    off_value: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            np.copyto(out, off_value)
+            np.copyto(out, on_value, where=indices.reshape(index_shape) == positions)
+            return out
+        return one_hot
 
 
 @sharding_rule(OneHot)

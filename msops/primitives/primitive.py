@@ -5,7 +5,8 @@ A primitive subclass declares
     readable as `prim.attrs[name]` and as the attribute `prim.<name>`),
   * `infer_shape(*shapes)` / `infer_dtype(*dtypes)` — pure; tensor inputs arrive as a
     shape list / msops Type, inputs listed in `const_inputs` arrive as Python values,
-  * `kernel(*values)` — numpy arrays in, numpy array(s) out (comm kernels call MPI),
+  * `kernel(*values)` — numpy arrays in, numpy array(s) out (comm kernels call MPI); an
+    op declaring `writes_output` takes `out=None`, an array to write its one output into,
   * optionally `lower(in_abstracts, out_abstract)` returning a kernel specialised for
     one signature (MPI types, bound methods, shapes chosen once): eager calls and the
     compiled executor both run that.
@@ -108,6 +109,10 @@ class Primitive:
     #: allocates one); it returns the array written. Graph mode plans such outputs' buffers
     #: from their lifetimes; an eager call gets a fresh one.
     writes_output: bool = False
+    #: True when a `writes_output` kernel stays correct with `out` one of its own inputs of
+    #: the same shape and dtype (element-wise ufuncs): graph mode may then write in place
+    #: over an input that dies at this node
+    out_may_be_input: bool = False
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}
