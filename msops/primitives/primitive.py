@@ -94,6 +94,7 @@ def signature_of(value: Any) -> Any:
 
 _wrap = Tensor._wrap
 _new_tensor = object.__new__
+_MISS = object()                    # __call__'s shortcut did not apply
 
 
 class Primitive:
@@ -192,18 +193,21 @@ class Primitive:
         if type(item) is Tensor:            # the common call: a Tensor, then constants
             v = item._data
             tupled, shape, dtype, rest, kernel, out_type = self._last
-            try:
-                same = v.shape == shape and v.dtype is dtype and args[1:] == rest and \
-                    tupled is (item is not first)
-            except (ValueError, TypeError):      # an array among the constants
-                same = False
-            if same:
-                out = kernel([v] if tupled else v, *rest)
-                if out_type is None or out is v:
-                    return _results(out, first)
-                t = _new_tensor(Tensor)     # a fresh C-contiguous array of the inferred dtype
-                t._data, t._dtype = out, out_type
-                return t
+            if v.shape == shape and v.dtype is dtype and tupled is (item is not first):
+                if len(args) == 1 and not rest:
+                    out = kernel([v] if tupled else v)
+                else:
+                    try:
+                        same = args[1:] == rest
+                    except (ValueError, TypeError):      # an array among the constants
+                        same = False
+                    out = kernel([v] if tupled else v, *rest) if same else _MISS
+                if out is not _MISS:
+                    if out_type is None or out is v:
+                        return _results(out, first)
+                    t = _new_tensor(Tensor)     # a fresh C-contiguous array of that dtype
+                    t._data, t._dtype = out, out_type
+                    return t
         try:                         # Tensors, tuples of Tensors, hashable constants
             values, key = _fast_values(args, self.const_inputs)
             kernel = self._kernels.get(key)
