@@ -337,6 +337,8 @@ def _results(out: Any, first: Any) -> Any:
     that is the first input's own data is that input: its Tensor (exactly a Tensor; a
     Parameter's data comes back as a new Tensor), or its tuple of Tensors (`first`: the
     call's first argument)."""
+    if type(out) is np.ndarray:
+        return first if type(first) is Tensor and out is first._data else _wrap(out)
     if out is None:
         return None
     if isinstance(out, tuple):
