@@ -27,6 +27,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
+from msops.primitives.lowering import Abstract
 
 __all__ = ["Primitive", "PrimitiveWithInfer", "prim_attr_register", "set_trace_hook",
            "signature_of"]
@@ -258,10 +259,10 @@ class Primitive:
         out_shape, out_dtype = self.infer(shapes, dtypes)
         if key is None:
             return self.kernel
-        ins = [_Abstract("const", (), None, v) if i in consts else _Abstract("input", s, d)
+        ins = [Abstract("const", value=v) if i in consts else _abstract_input(s, d)
                for i, (v, s, d) in enumerate(zip(values, shapes, dtypes))]
         kernel = remember(self._kernels, key,
-                          self.lower(ins, _Abstract("op", out_shape, out_dtype)))
+                          self.lower(ins, _abstract_op(out_shape, out_dtype)))
         first, rest = (values[0] if values else None), tuple(values[1:])
         tupled = type(first) is list and len(first) == 1
         if tupled:
@@ -278,19 +279,17 @@ class Primitive:
         return f"Prim[{self.name}]" + (f"<{body}>" if body else "")
 
 
-class _Abstract:
-    """What `lower` reads of an eager input or output: the fields of a graph Node.
+def _abstract_input(shape: Any, dtype: Any) -> Abstract:
+    return Abstract("input", as_shape_tuple(shape), _as_dtype(dtype))
 
-    `kind` ("input", "const", "op"), `shape` a tuple (a tuple of tuples for a tuple value),
-    `dtype` a Type (a tuple of Types), `value` a constant's value.
-    """
 
-    __slots__ = ("kind", "shape", "dtype", "value")
+def _abstract_op(shape: Any, dtype: Any) -> Abstract:
+    return Abstract("op", as_shape_tuple(shape), _as_dtype(dtype))
 
-    def __init__(self, kind: str, shape: Any, dtype: Any, value: Any = None) -> None:
-        self.kind, self.value = kind, value
-        self.shape = as_shape_tuple(shape)
-        self.dtype = tuple(dtype) if isinstance(dtype, (list, tuple)) else dtype
+
+def _as_dtype(dtype: Any) -> Any:
+    """An inferred dtype as a graph Node holds it: a Type, or a tuple of Types."""
+    return tuple(dtype) if isinstance(dtype, (list, tuple)) else dtype
 
 
 def as_shape_tuple(shape: Any) -> tuple:
