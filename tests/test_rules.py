@@ -89,7 +89,7 @@ def test_registration_errors():
         pass
 
     with pytest.raises(ValueError, match=r"For 'register_rule', the 'kind' should be one of "
-                                         r"\['expansion', 'out_strategy', 'sharding'\], but got "
+                                         r"\['bprop', 'expansion', 'out_strategy', 'sharding'\], but got "
                                          r"'shardin'"):
         register_rule("shardin", Fresh)
     with pytest.raises(TypeError, match=r"For 'register_rule', the classes should be one or more "
