@@ -11,5 +11,8 @@ from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402
+from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
+
+ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ and a new shape (or `set_train`) retraces.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -78,9 +78,13 @@ def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
 
 
 class CompileCache:
-    """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses."""
+    """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
-    def __init__(self) -> None:
+    `compiler(cell, args) -> (graph, executor)` builds an entry: `compile_graph`, or the
+    forward + backward graph of a gradient function (msops.autodiff)."""
+
+    def __init__(self, compiler: Callable[[Any, Sequence[Any]], tuple] | None = None) -> None:
+        self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
         self.traces = 0
         self._last: tuple = ((), None, None, None, None)    # the last key's parts, executor
@@ -89,7 +93,7 @@ class CompileCache:
         key = signature(args, train_flags)
         hit = self._entries.get(key)
         if hit is None:
-            hit = self._entries[key] = compile_graph(cell, args)
+            hit = self._entries[key] = self._compile(cell, args)
             self.traces += 1
         return hit
 
