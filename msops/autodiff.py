@@ -22,7 +22,7 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph, GraphError
 from msops.graph.tracer import trace
 from msops.parallel.context import get_auto_parallel_context, is_parallel
-from msops.pipeline import CompileCache
+from msops.pipeline import CompileCache, tensor_arrays
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
 
@@ -156,7 +156,7 @@ class _GradFunction:
             executor = self._cache.get(self.fn, args, flags)[1]
         else:
             executor = self._compile(self.fn, args)[1]
-        arrays = _arrays(args[:-1] if self.sens_param else args, [])
+        arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
         if self.sens_param:
             sens = args[-1]
             arrays += [s._data for s in (sens if isinstance(sens, (tuple, list)) else [sens])]
@@ -188,18 +188,6 @@ class _GradFunction:
 
     def _grad_count(self) -> int:
         return len(self.positions or ()) + len(self.weights or ())
-
-
-def _arrays(args: Sequence[Any], out: list) -> list:
-    """The arrays of the Tensor arguments, flattened in graph-input order."""
-    for a in args:
-        if isinstance(a, Tensor):
-            out.append(a._data)
-        elif isinstance(a, np.ndarray):
-            out.append(a)
-        elif isinstance(a, (tuple, list)):
-            _arrays(a, out)
-    return out
 
 
 def grad(fn: Callable, grad_position: int | tuple | None = 0, weights: Any = None,

@@ -24,7 +24,7 @@ from msops.parallel.context import global_input_shape, is_parallel, parallel_sna
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 
-__all__ = ["compile_graph", "CompileCache", "signature"]
+__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
@@ -59,7 +59,7 @@ def _arg_key(a: Any) -> Any:
     return (type(a), a)
 
 
-def _tensor_arrays(args: Sequence[Any], out: list) -> list:
+def tensor_arrays(args: Sequence[Any], out: list) -> list:
     """The arrays of the Tensor arguments, flattened in graph-input order."""
     for a in args:
         if isinstance(a, Tensor):
@@ -67,7 +67,7 @@ def _tensor_arrays(args: Sequence[Any], out: list) -> list:
         elif isinstance(a, np.ndarray):
             out.append(a)
         elif isinstance(a, (tuple, list)):
-            _tensor_arrays(a, out)
+            tensor_arrays(a, out)
     return out
 
 
@@ -108,7 +108,7 @@ class CompileCache:
                 snapshot is last_snapshot):
             executor = self.get(cell, args, train_flags)[1]
             self._last = (arg_keys, mode, train_flags, snapshot, executor)
-        return executor(_tensor_arrays(args, []))
+        return executor(tensor_arrays(args, []))
 
     def clear(self) -> None:
         self._entries.clear()
