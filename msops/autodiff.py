@@ -1,11 +1,11 @@
 """The gradient API, MindSpore's spellings: `grad`, `value_and_grad`, `GradOperation`.
 
-A gradient function traces `fn` (a Cell or a plain function) on its arguments,
-differentiates the graph (`graph.autodiff`), and runs forward and backward as one
-compiled graph through the executor. GRAPH_MODE compiles once per call signature (the
-pipeline's CompileCache); PYNATIVE_MODE traces on every call (the Python of `fn` runs each
-time) and runs the same graph, so both give the same numbers. Parallel contexts are not
-supported yet: the parallel backward is the next slice.
+In GRAPH_MODE a gradient function traces `fn` (a Cell or a plain function), appends the
+backward (`graph.autodiff`) and runs forward and backward as one compiled graph,
+compiled once per call signature (the pipeline's CompileCache). In PYNATIVE_MODE `fn`
+runs eagerly on a tape (`graph.tape`) and the same pass and backward rules run on the
+tape, each primitive at once: the same numbers, and fn's Python may branch on values.
+Parallel contexts are not supported yet: the parallel backward is the next slice.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph, GraphError
+from msops.graph.tape import Tape
 from msops.graph.tracer import trace
 from msops.parallel.context import get_auto_parallel_context, is_parallel
 from msops.pipeline import CompileCache, tensor_arrays
@@ -48,6 +49,10 @@ def _check_weights(api: str, weights: Any) -> tuple[Parameter, ...] | None:
     return tuple(items)
 
 
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
 class _GradFunction:
     """`fn`'s gradient function: call it like `fn` (plus the sens when `sens_param`).
 
@@ -57,8 +62,7 @@ class _GradFunction:
 
     def __init__(self, api: str, fn: Callable, positions: tuple | None, weights: tuple | None,
                  *, has_aux: bool = False, sens_param: bool = False, with_value: bool = False,
-                 single_position: bool = False, single_weight: bool = False,
-                 all_outputs: bool = True) -> None:
+                 single_position: bool = False, single_weight: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"For '{api}', the 'fn' should be a Cell or a function, but got "
                             f"{type(fn).__name__}.")
@@ -69,78 +73,93 @@ class _GradFunction:
         self.positions, self.weights = positions, weights
         self.has_aux, self.sens_param, self.with_value = has_aux, sens_param, with_value
         self.single_position, self.single_weight = single_position, single_weight
-        self.all_outputs = all_outputs
         self._cache = CompileCache(self._compile)
         self._out_is_tuple: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    # -- compiling -------------------------------------------------------------------
-    def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
-        fn_args = args[:-1] if self.sens_param else args
-        graph = trace(fn, fn_args, getattr(fn, "__name__", type(fn).__name__))
-        out_is_tuple = graph.output_is_tuple
-        outputs = list(graph.outputs)
-        wrt = self._wrt_nodes(graph, fn_args)
-        differentiated = outputs[:1] if (self.has_aux or not self.all_outputs) else outputs
+    # -- the backward, on a Graph (GRAPH_MODE) or a Tape (PYNATIVE_MODE) --------------------
+    def _backward(self, builder: Any, name: str, args: Sequence[Any], outputs: list,
+                  out_is_tuple: bool, by_position: dict, weight_node: Callable,
+                  sens_node: Callable) -> list:
+        """Seed `outputs` (ones, or the sens), differentiate, and return the gradient
+        nodes: one per grad position, then one per weight."""
+        wrt = []
+        for p in self.positions or ():
+            if p not in by_position:
+                got = type(args[p]).__name__ if p < len(args) else f"only {len(args)} arguments"
+                raise ValueError(f"For '{self.api}', the 'grad_position' {p} should name a "
+                                 f"Tensor argument of '{name}', but got {got}.")
+            wrt.append(by_position[p])
+        wrt += [weight_node(w) for w in self.weights or ()]
+        differentiated = outputs[:1] if self.has_aux else outputs
         for k, o in enumerate(differentiated):
             if not differentiable(o.dtype):
-                raise TypeError(f"For '{self.api}', the output {k} of '{graph.name}' should be a "
+                raise TypeError(f"For '{self.api}', the output {k} of '{name}' should be a "
                                 f"float Tensor to differentiate, but got {o.dtype}.")
-        seeds = self._seeds(graph, args, differentiated, outputs, out_is_tuple)
-        grads = differentiate(graph, seeds, wrt)
-        graph.outputs = outputs + grads
-        graph.output_is_tuple = True
-        graph = eliminate_dead_nodes(graph)
-        self._out_is_tuple[graph] = out_is_tuple
-        return graph, Executor(graph)
+        if self.sens_param:
+            seeds = list(zip(outputs, self._sens(name, args[-1], outputs, out_is_tuple,
+                                                 sens_node)))
+        else:
+            seeds = [(o, builder.add_const(np.ones(o.shape, o.dtype.np_dtype)))
+                     for o in differentiated]
+        return differentiate(builder, seeds, wrt)
 
-    def _wrt_nodes(self, graph: Graph, args: Sequence[Any]) -> list:
-        nodes = []
-        if self.positions is not None:
-            inputs = iter(graph.inputs)
-            by_position = {}
-            for k, a in enumerate(args):
-                if isinstance(a, (Tensor, np.ndarray)):
-                    by_position[k] = next(inputs)
-                elif isinstance(a, (tuple, list)):
-                    for t in a:
-                        if isinstance(t, (Tensor, np.ndarray)):
-                            next(inputs)
-            for p in self.positions:
-                if p not in by_position:
-                    got = type(args[p]).__name__ if p < len(args) else \
-                        f"only {len(args)} arguments"
-                    raise ValueError(f"For '{self.api}', the 'grad_position' {p} should name a "
-                                     f"Tensor argument of '{graph.name}', but got {got}.")
-                nodes.append(by_position[p])
-        if self.weights is not None:
-            params = {id(n.value): n for n in graph.parameters}
-            for w in self.weights:
-                node = params.get(id(w))
-                if node is None:        # a weight fn does not use: its gradient is zeros
-                    node = graph.add_parameter(w)
-                nodes.append(node)
-        return nodes
-
-    def _seeds(self, graph: Graph, args: Sequence[Any], differentiated: list, outputs: list,
-               out_is_tuple: bool) -> list:
-        if not self.sens_param:
-            return [(o, graph.add_const(np.ones(o.shape, o.dtype.np_dtype)))
-                    for o in differentiated]
-        sens = args[-1]
+    def _sens(self, name: str, sens: Any, outputs: list, out_is_tuple: bool,
+              sens_node: Callable) -> list:
         items = list(sens) if isinstance(sens, (tuple, list)) else [sens]
         want = len(outputs) if out_is_tuple else 1
         if len(items) != want or not all(isinstance(s, Tensor) for s in items):
             raise ValueError(f"For '{self.api}', the sens (the last argument) should match "
-                             f"the outputs of '{graph.name}': {want} Tensor(s), but got "
-                             f"{sens!r}.")
-        seeds = []
+                             f"the outputs of '{name}': {want} Tensor(s), but got {sens!r}.")
+        nodes = []
         for k, (o, s) in enumerate(zip(outputs, items)):
             if tuple(s.shape) != tuple(o.shape) or s.dtype != o.dtype:
                 raise ValueError(f"For '{self.api}', the sens {k} should have the shape and "
                                  f"dtype of output {k}: {list(o.shape)} {o.dtype}, but got "
                                  f"{list(s.shape)} {s.dtype}.")
-            seeds.append((o, graph.add_input(o.shape, o.dtype, f"sens.{k}")))
-        return seeds
+            nodes.append(sens_node(k, o, s))
+        return nodes
+
+    def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
+        """Forward + backward as one graph: the traced outputs, then the gradients."""
+        fn_args = args[:-1] if self.sens_param else args
+        graph = trace(fn, fn_args, _name(fn))
+        outputs, by_position, inputs = list(graph.outputs), {}, iter(graph.inputs)
+        for k, a in enumerate(fn_args):          # graph inputs, in the tracer's order
+            if isinstance(a, (Tensor, np.ndarray)):
+                by_position[k] = next(inputs)
+            elif isinstance(a, (tuple, list)):
+                for t in a:
+                    if isinstance(t, (Tensor, np.ndarray)):
+                        next(inputs)
+        params = {id(n.value): n for n in graph.parameters}
+        grads = self._backward(
+            graph, graph.name, args, outputs, graph.output_is_tuple, by_position,
+            lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
+            lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"))
+        out_is_tuple = graph.output_is_tuple
+        graph.outputs, graph.output_is_tuple = outputs + grads, True
+        graph = eliminate_dead_nodes(graph)
+        self._out_is_tuple[graph] = out_is_tuple
+        return graph, Executor(graph)
+
+    def _run_eagerly(self, args: Sequence[Any]) -> Any:
+        """PYNATIVE_MODE: run fn eagerly on a tape, then the same pass and rules on it."""
+        fn_args = args[:-1] if self.sens_param else args
+        tape, by_position = Tape(), {}
+        call_args = list(fn_args)
+        for k, a in enumerate(fn_args):
+            if isinstance(a, (Tensor, np.ndarray)):
+                t = a if isinstance(a, Tensor) else Tensor(a)
+                call_args[k] = tape.input(t)
+                by_position[k] = tape.node_of(call_args[k])
+        with tape.recording():
+            result = self.fn(*call_args)
+        out_is_tuple = isinstance(result, (tuple, list))
+        outputs = [tape.node_of(r) for r in (result if out_is_tuple else (result,))]
+        grads = self._backward(tape, _name(self.fn), args, outputs, out_is_tuple, by_position,
+                               tape.parameter, lambda k, o, s: tape.add_const(s._data))
+        values = [Tensor._wrap(n.value) for n in outputs + grads]
+        return self._results(values, len(outputs), out_is_tuple)
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
@@ -151,21 +170,21 @@ class _GradFunction:
                 f"parallel backward (differentiating the partitioned graph and reducing "
                 f"replicated parameters' gradients) is the next slice of 'Autodiff and "
                 f"training'. Differentiate in stand_alone mode (explicit collectives work).")
+        if context.get_context("mode") != context.GRAPH_MODE:
+            return self._run_eagerly(args)
         flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
-        if context.get_context("mode") == context.GRAPH_MODE:
-            executor = self._cache.get(self.fn, args, flags)[1]
-        else:
-            executor = self._compile(self.fn, args)[1]
+        graph, executor = self._cache.get(self.fn, args, flags)
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
         if self.sens_param:
             sens = args[-1]
             arrays += [s._data for s in (sens if isinstance(sens, (tuple, list)) else [sens])]
         values = executor(arrays)
-        return self._results(values, executor.graph)
+        return self._results(values, len(graph.outputs) - self._grad_count(),
+                             self._out_is_tuple[graph])
 
-    def _results(self, values: tuple, graph: Graph) -> Any:
-        n = len(graph.outputs) - self._grad_count()
-        outs, grads = values[:n], list(values[n:])
+    def _results(self, values: Sequence[Tensor], n_outputs: int, out_is_tuple: bool) -> Any:
+        """fn's outputs and the gradients arranged as MindSpore returns them."""
+        outs, grads = tuple(values[:n_outputs]), list(values[n_outputs:])
         inputs_grads = weights_grads = None
         if self.positions is not None:
             k = len(self.positions)
@@ -179,11 +198,10 @@ class _GradFunction:
             result = inputs_grads
         else:
             result = (inputs_grads, weights_grads)
-        value = outs if self._out_is_tuple[graph] else outs[0]
         if self.with_value:
-            return value, result
+            return (outs if out_is_tuple else outs[0]), result
         if self.has_aux:
-            return result, tuple(outs[1:])
+            return result, outs[1:]
         return result
 
     def _grad_count(self) -> int:

@@ -172,13 +172,30 @@ class NoRule(PrimitiveWithInfer):
         return x.copy()
 
 
-def test_errors(sim):
-    sim(2, 0)
+def test_an_op_without_a_rule_names_the_op_and_the_line(mode):
     x = Tensor(np.ones(3, np.float32))
     with pytest.raises(NotImplementedError, match=r"For 'NoRule', there is no backward rule: "
                                                   r"none is registered\.\n  In .*test_grad_api"
                                                   r"\.py:\d+: .*NoRule\(\)\(x\)"):
         ms.grad(lambda x: NoRule()(x))(x)
+
+
+def test_pynative_differentiates_data_dependent_python():
+    def f(x):
+        if ops.ReduceSum()(x, ()).asnumpy() > 0:
+            return ops.ReduceSum()(ops.Square()(x), ())
+        return ops.ReduceSum()(ops.Neg()(x), ())
+
+    x = RNG.standard_normal(3)
+    want = 2 * x if x.sum() > 0 else -np.ones(3)
+    close(ms.grad(f)(Tensor(x)), want)
+    close(ms.grad(f)(Tensor(-x)), -2 * x if -x.sum() > 0 else -np.ones(3))
+
+
+def test_errors(sim):
+    sim(2, 0)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    x = Tensor(np.ones(3, np.float32))
     with pytest.raises(NotImplementedError, match=r"For '_MiniStepAllGather', there is no "
                                                   r"backward rule: the gradient-accumulation"):
         ms.grad(lambda x: ops._MiniStepAllGather()(x, x))(x)
