@@ -60,7 +60,7 @@ def test_grad_return_structures(mode):
     close(ms.grad(net)(X, Y), dx)                                    # position 0: a Tensor
     gx, gy = ms.grad(net, (0, 1))(X, Y)                              # a tuple position: tuple
     close(gx, dx), close(gy, dy)
-    (gw, gb) = ms.grad(net, None, net.trainable_params())(X, Y)      # weights only: tuple
+    (gw, gb) = ms.grad(net, None, ms.ParameterTuple(net.trainable_params()))(X, Y)  # tuple
     close(gw, dw), close(gb, db)
     close(ms.grad(net, None, net.w)(X, Y), dw)                       # one Parameter: a Tensor
     gx, (gw, gb) = ms.grad(net, 0, net.trainable_params())(X, Y)     # both: (inputs, weights)
@@ -225,3 +225,24 @@ def test_parallel_context_is_not_implemented_yet(sim):
                                                                            np.float32)))
     finally:
         ms.reset_auto_parallel_context()
+
+
+def test_parameter_tuple_and_set_grad():
+    net = Net()
+    assert net.set_grad() is net
+    params = ms.ParameterTuple(net.trainable_params())
+    assert isinstance(params, tuple) and [p.name for p in params] == ["w", "b"]
+    with pytest.raises(TypeError, match=r"For 'ParameterTuple', every element should be a "
+                                        r"Parameter, but got Tensor at index 1"):
+        ms.ParameterTuple([net.w, Tensor(np.ones(1))])
+
+
+def test_a_rule_that_cannot_handle_its_ops_configuration_names_it_and_the_line(sim):
+    sim(2, 0)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    x = Tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(NotImplementedError, match=r"For 'ReduceScatter', there is no backward "
+                                                  r"rule for op 'max' \(only sum\)\.\n  In the "
+                                                  r"backward of 'ReduceScatter'\n  In .*"
+                                                  r"test_grad_api\.py:\d+"):
+        ms.grad(lambda x: ops.ReduceScatter("max")(x))(x)
