@@ -19,7 +19,7 @@ from msops.common.tensor import Parameter, Tensor
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
-from msops.graph.ir import Graph, GraphError
+from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph.tracer import trace
 from msops.parallel.context import get_auto_parallel_context, is_parallel
@@ -270,16 +270,16 @@ class _AllInputs:
 
     def __init__(self, op: GradOperation, fn: Callable, weights: tuple | None) -> None:
         self.op, self.fn, self.weights = op, fn, weights
-        self._by_count: dict[int, _GradFunction] = {}
+        self._by_positions: dict[tuple, _GradFunction] = {}
 
     def __call__(self, *args: Any) -> Any:
         fn_args = args[:-1] if self.op.sens_param else args
         positions = tuple(k for k, a in enumerate(fn_args) if isinstance(a, (Tensor, np.ndarray)))
-        f = self._by_count.get(positions)
+        f = self._by_positions.get(positions)
         if f is None:
             if not positions:
-                raise GraphError("For 'GradOperation', get_all needs at least one Tensor "
+                raise ValueError("For 'GradOperation', get_all needs at least one Tensor "
                                  "input, but got none.")
-            f = self._by_count[positions] = _GradFunction(
+            f = self._by_positions[positions] = _GradFunction(
                 "GradOperation", self.fn, positions, self.weights, sens_param=self.op.sens_param)
         return f(*args)
