@@ -246,3 +246,14 @@ def test_a_rule_that_cannot_handle_its_ops_configuration_names_it_and_the_line(s
                                                   r"backward of 'ReduceScatter'\n  In .*"
                                                   r"test_grad_api\.py:\d+"):
         ms.grad(lambda x: ops.ReduceScatter("max")(x))(x)
+
+
+def test_backward_nodes_carry_the_users_line():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    x = Tensor(RNG.standard_normal((2, 3)))
+    f = ms.grad(lambda x: ops.ReduceSum()(ops.Exp()(x), ()))   # the line every node names
+    f(x)
+    graph = f._cache.get(f.fn, (x,), ())[0]
+    assert {n.op for n in graph.nodes} >= {"Exp", "ReduceSum", "Add", "Mul"}
+    assert all("test_grad_api.py" in n.source and "ops.Exp()(x)" in n.source
+               for n in graph.nodes)

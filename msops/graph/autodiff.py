@@ -86,6 +86,28 @@ def _rule(node: Node) -> Any:
     return rule
 
 
+class _At:
+    """The builder as one rule sees it: the nodes it makes carry the forward node's source
+    line (dumps and errors of the backward name the user's line)."""
+
+    __slots__ = ("builder", "source")
+
+    def __init__(self, builder: Any, source: str | None) -> None:
+        self.builder, self.source = builder, source
+
+    def apply(self, prim: Any, inputs: Sequence[Node], source: str | None = None) -> Node:
+        return self.builder.apply(prim, inputs, source or self.source)
+
+    def add_const(self, value: Any) -> Node:
+        return self.builder.add_const(value)
+
+    def getitem(self, node: Node, index: int, source: str | None = None) -> Node:
+        return self.builder.getitem(node, index, source or self.source)
+
+    def make_tuple(self, nodes: Sequence[Node], source: str | None = None) -> Node:
+        return self.builder.make_tuple(nodes, source or self.source)
+
+
 def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
                   wrt: Sequence[Node]) -> list[Node]:
     """Append to `graph` the gradients of the seeded outputs with respect to `wrt`.
@@ -110,7 +132,7 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         rule = _rule(node)
         dout = grads.total(node)
         try:
-            in_grads = rule(node.prim, node.inputs, node, dout, graph)
+            in_grads = rule(node.prim, node.inputs, node, dout, _At(graph, node.source))
         except (NotImplementedError, ValueError, TypeError) as err:
             if _where(node) and _where(node) in str(err):
                 raise
