@@ -611,6 +611,13 @@ def _kept_on(g: Any, is_mine: bool, value: Any, x: Any) -> Any:
     return g.apply(Add(), [zeros(g, x.shape, x.dtype), value])
 
 
+class _Like:
+    """The shape and dtype of one element of a tuple value (what `_kept_on` reads)."""
+
+    def __init__(self, shape: Sequence[int], dtype: mstype.Type) -> None:
+        self.shape, self.dtype = tuple(shape), dtype
+
+
 def _effectful(prim: Collective) -> Collective:
     """A backward Send/Receive: kept by dead-node elimination though nobody reads its value
     (its partner rank waits for it)."""
@@ -677,13 +684,6 @@ def broadcast_bprop(prim: Broadcast, inputs: list, out: Any, dout: list, g: Any)
         summed = g.apply(Reduce(prim.root_rank, ReduceOp.SUM, prim.group), [d])
         grads.append(_kept_on(g, is_root, summed, _Like(xs.shape[k], xs.dtype[k])))
     return (grads,)
-
-
-class _Like:
-    """The shape and dtype of one element of a tuple value (what `_kept_on` reads)."""
-
-    def __init__(self, shape: Sequence[int], dtype: mstype.Type) -> None:
-        self.shape, self.dtype = tuple(shape), dtype
 
 
 @bprop(Reduce)
