@@ -6,10 +6,13 @@
 from msops.common.dtype import (bfloat16, bool_, complex64, complex128, dtype_to_nptype,
                                 float16, float32, float64, int8, int16, int32, int64,
                                 pytype_to_dtype, string, uint8, uint16, uint32, uint64)
-from msops.common.tensor import Parameter, Tensor
+from msops.common.tensor import Parameter, ParameterTuple, Tensor
 from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402
+from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
+
+ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ and a new shape (or `set_train`) retraces.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from msops.parallel.context import global_input_shape, is_parallel, parallel_sna
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 
-__all__ = ["compile_graph", "CompileCache", "signature"]
+__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
@@ -59,7 +59,7 @@ def _arg_key(a: Any) -> Any:
     return (type(a), a)
 
 
-def _tensor_arrays(args: Sequence[Any], out: list) -> list:
+def tensor_arrays(args: Sequence[Any], out: list) -> list:
     """The arrays of the Tensor arguments, flattened in graph-input order."""
     for a in args:
         if isinstance(a, Tensor):
@@ -67,7 +67,7 @@ def _tensor_arrays(args: Sequence[Any], out: list) -> list:
         elif isinstance(a, np.ndarray):
             out.append(a)
         elif isinstance(a, (tuple, list)):
-            _tensor_arrays(a, out)
+            tensor_arrays(a, out)
     return out
 
 
@@ -78,9 +78,13 @@ def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
 
 
 class CompileCache:
-    """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses."""
+    """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
-    def __init__(self) -> None:
+    `compiler(cell, args) -> (graph, executor)` builds an entry: `compile_graph`, or the
+    forward + backward graph of a gradient function (msops.autodiff)."""
+
+    def __init__(self, compiler: Callable[[Any, Sequence[Any]], tuple] | None = None) -> None:
+        self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
         self.traces = 0
         self._last: tuple = ((), None, None, None, None)    # the last key's parts, executor
@@ -89,7 +93,7 @@ class CompileCache:
         key = signature(args, train_flags)
         hit = self._entries.get(key)
         if hit is None:
-            hit = self._entries[key] = compile_graph(cell, args)
+            hit = self._entries[key] = self._compile(cell, args)
             self.traces += 1
         return hit
 
@@ -104,7 +108,7 @@ class CompileCache:
                 snapshot is last_snapshot):
             executor = self.get(cell, args, train_flags)[1]
             self._last = (arg_keys, mode, train_flags, snapshot, executor)
-        return executor(_tensor_arrays(args, []))
+        return executor(tensor_arrays(args, []))
 
     def clear(self) -> None:
         self._entries.clear()

@@ -89,8 +89,8 @@ def test_registration_errors():
         pass
 
     with pytest.raises(ValueError, match=r"For 'register_rule', the 'kind' should be one of "
-                                         r"\['expansion', 'out_strategy', 'sharding'\], but got "
-                                         r"'shardin'"):
+                                         r"\['bprop', 'expansion', 'out_strategy', 'sharding'\], "
+                                         r"but got 'shardin'"):
         register_rule("shardin", Fresh)
     with pytest.raises(TypeError, match=r"For 'register_rule', the classes should be one or more "
                                         r"primitive classes, but got \(\)"):
@@ -104,3 +104,19 @@ def test_registration_errors():
     with pytest.raises(ValueError, match=r"'Fresh' should get one 'sharding' rule or declaration"):
         register_rule("sharding", Fresh)
     assert reason_without("sharding", Fresh) == "it is only a test"
+
+
+def test_backward_rules_sit_beside_their_ops():
+    from msops.primitives.rules import bprop
+    assert rule_of("bprop", ops.BatchMatMul) is math_ops.matmul_bprop      # via _MatMulBase
+    assert rule_of("bprop", ops.AllGather) is comm_ops.allgather_bprop
+    assert rule_of("bprop", ops._MicroStepAllGather) is None
+    assert "gradient-accumulation" in reason_without("bprop", ops._MiniStepAllGather)
+
+    class Fresh(PrimitiveWithInfer):
+        pass
+
+    @bprop(Fresh)
+    def fresh_bprop(prim, inputs, out, dout, g):
+        return (dout,)
+    assert rule_of("bprop", Fresh()) is fresh_bprop and missing("bprop", [Fresh]) == []

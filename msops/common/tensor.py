@@ -13,7 +13,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 
-__all__ = ["Tensor", "Parameter"]
+__all__ = ["Tensor", "Parameter", "ParameterTuple"]
 
 _TYPE_OF_NP = mstype._BY_NP      # hot path of Tensor._wrap: numpy dtype -> Type
 
@@ -165,3 +165,15 @@ class Parameter(Tensor):
         return (f"Parameter(name={self.name}, shape={list(self.shape)}, dtype={self.dtype}, "
                 f"requires_grad={self.requires_grad})")
 
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters (the `weights` of a gradient function or an optimizer)."""
+
+    def __new__(cls, iterable: Any) -> "ParameterTuple":
+        items = tuple(iterable)
+        for i, p in enumerate(items):
+            if not isinstance(p, Parameter):
+                raise TypeError(f"For 'ParameterTuple', every element should be a Parameter, "
+                                f"but got {type(p).__name__} at index {i}.")
+        return super().__new__(cls, items)

@@ -118,7 +118,8 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
                 view = buffers[b].view(node.dtype.np_dtype).reshape(node.shape)
                 views[key] = src.bind(f"o{node.id}", view)
             names[node.id] = views[key]
-            line = f"{src.bind(f'k{node.id}', kernels[node.id])}({args}, out={views[key]})"
+            out_arg = f"{args}, out={views[key]}" if args else f"out={views[key]}"  # Receive
+            line = f"{src.bind(f'k{node.id}', kernels[node.id])}({out_arg})"
         else:
             line = f"v{node.id} = {src.bind(f'k{node.id}', kernels[node.id])}({args})"
         if node.id not in names:

@@ -18,7 +18,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.primitives.primitive import PrimitiveWithInfer, as_shape_tuple, prim_attr_register
-from msops.primitives.rules import declare_without
+from msops.primitives.rules import bprop, declare_without
 
 __all__ = ["Node", "Graph", "TupleGetItem", "MakeTuple", "GraphError"]
 
@@ -66,6 +66,20 @@ class MakeTuple(PrimitiveWithInfer):
 declare_without("sharding", TupleGetItem, MakeTuple,
                 reason="a structural op has no sharding rule: the partition pass carries "
                        "its inputs' layouts through it")
+
+
+@bprop(TupleGetItem)
+def tuple_getitem_bprop(prim: TupleGetItem, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout reaches output `index` of the tuple; its other outputs get none from here."""
+    grads = [None] * len(inputs[0].dtype)
+    grads[inputs[1].value] = dout
+    return grads, None
+
+
+@bprop(MakeTuple)
+def make_tuple_bprop(prim: MakeTuple, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """Each packed tensor gets its element's gradient."""
+    return tuple(dout)
 
 
 class Node:

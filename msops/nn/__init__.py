@@ -1,8 +1,11 @@
-"""Cells, as `mindspore.nn`: the Cell base, layers and losses."""
+"""Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.layers import BatchNorm1d, Dense, ReLU, SequentialCell
-from msops.nn.losses import LossBase, SoftmaxCrossEntropyWithLogits
+from msops.nn.losses import LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from msops.nn.optim import SGD, Momentum, Optimizer
+from msops.nn.wrap import TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "Dense", "ReLU", "BatchNorm1d", "SequentialCell", "LossBase",
-           "SoftmaxCrossEntropyWithLogits", "initializer", "set_seed"]
+           "SoftmaxCrossEntropyWithLogits", "MSELoss", "initializer", "set_seed", "Optimizer",
+           "SGD", "Momentum", "WithLossCell", "TrainOneStepCell"]

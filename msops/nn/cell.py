@@ -140,6 +140,12 @@ class Cell:
             cell.training = bool(mode)
         return self
 
+    def set_grad(self, requires_grad: bool = True) -> "Cell":
+        """Accepted for MindSpore scripts: gradient functions differentiate any Cell, so
+        there is nothing to mark. Returns the cell."""
+        self.__dict__["requires_grad"] = bool(requires_grad)
+        return self
+
     def _train_flags(self) -> tuple:
         epoch, flags = self._flags
         if epoch != _tree_epoch[0]:

@@ -1,4 +1,4 @@
-"""Losses: SoftmaxCrossEntropyWithLogits (MindSpore's nn version, with sparse labels)."""
+"""Losses: SoftmaxCrossEntropyWithLogits (MindSpore's nn version, with sparse labels), MSELoss."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.nn.cell import Cell
 
-__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits"]
+__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss"]
 
 
 class LossBase(Cell):
@@ -59,3 +59,15 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
             labels = self.one_hot(labels, logits.shape[-1], on, off)
         loss = self.softmax_cross_entropy(logits, labels)[0]
         return self.get_loss(loss)
+
+
+class MSELoss(LossBase):
+    """(logits - labels)**2 element-wise, broadcast, then `reduction` ('mean' by default)."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.square = ops.Square()
+        self.sub = ops.Sub()
+
+    def construct(self, logits, labels):
+        return self.get_loss(self.square(self.sub(logits, labels)))

@@ -1,5 +1,15 @@
-"""The public op namespace, as `mindspore.ops`: every primitive class and ReduceOp."""
+"""The public op namespace, as `mindspore.ops`: every primitive class and ReduceOp, and
+functional forms (`stop_gradient`). `GradOperation` is attached by the package (msops/
+__init__.py): it lives in the autodiff layer above this one."""
+from typing import Any
+
 from msops.primitives import *  # noqa: F401,F403
+from msops.primitives import StopGradient
 from msops.primitives import __all__ as _prim_all
 
 __all__ = list(_prim_all)
+
+
+def stop_gradient(x: Any) -> Any:
+    """x itself, through which no gradient flows (`StopGradient()(x)`)."""
+    return StopGradient()(x)

@@ -18,6 +18,7 @@ from msops.communication import GlobalComm
 from msops.primitives.collective import Collective, tensor_dtype
 from msops.primitives.mpi import bufs, call, reraise
 from msops.primitives.primitive import prim_attr_register, remember
+from msops.primitives.rules import bprop
 
 __all__ = ["AllToAllV", "AlltoAllV"]
 
@@ -338,3 +339,33 @@ class AllToAllV(Collective):
 
 
 AlltoAllV = AllToAllV
+
+
+@bprop(AllToAllV)
+def alltoallv_bprop(prim: AllToAllV, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """AllToAllV with the send and receive sides swapped: every block goes back where it
+    came from, reshaped to x. Needs the explicit forms, with x's blocks sent exactly once
+    each (the send side tiles x), so that the swapped receive side tiles x's gradient."""
+    from msops.primitives.array_ops import Reshape      # array_ops imports math_ops
+    x, counts = inputs[0], [tuple(c.value) for c in inputs[1:]]
+    if len(counts) == 1:
+        raise NotImplementedError(f"For '{prim.name}', there is no backward rule for the "
+                                  f"derived form (x, send_counts) yet: its receive counts are "
+                                  f"known only at run time. Pass the receive side too.")
+    numel, b = int(np.prod(x.shape)), prim.block_size
+    if len(counts) == 2:
+        sent, back = counts[0], (counts[1], counts[0])
+        tiles = True
+    else:
+        sent, back = counts[0], (counts[2], counts[3], counts[0], counts[1])
+        spans = sorted((d, c) for c, d in zip(counts[0], counts[1]) if c)
+        tiles = all(d == end for (d, _), end in
+                    zip(spans, itertools.accumulate([0] + [c for _, c in spans])))
+    if not tiles or sum(sent) * b != numel:
+        raise NotImplementedError(f"For '{prim.name}', there is no backward rule when the "
+                                  f"blocks sent do not tile x exactly once: x has {numel} "
+                                  f"elements, the send side covers {sum(sent) * b} "
+                                  f"(send counts {list(sent)}).")
+    swapped = AllToAllV(prim.group, b, prim.check_counts)
+    flat = g.apply(swapped, [dout] + [g.add_const(c) for c in back])
+    return (g.apply(Reshape(), [flat, g.add_const(tuple(x.shape))]),) + (None,) * len(counts)

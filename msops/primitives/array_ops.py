@@ -19,10 +19,10 @@ from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
                                        check_tensor_list, contiguous, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import expansion_rule, sharding_rule
+from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
-__all__ = ["Identity", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
+__all__ = ["Identity", "StopGradient", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
 
 
 def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
@@ -48,6 +48,10 @@ class Identity(NoAttrPrimitive):
 
 
 sharding_rule(Identity)(elementwise_spec)
+
+
+class StopGradient(Identity):
+    """`StopGradient()(x)`: x itself, through which no gradient flows (`ops.stop_gradient`)."""
 
 
 class Reshape(NoAttrPrimitive):
@@ -340,3 +344,108 @@ def strided_slice_spec(prim: StridedSlice, ins: list, outs: list, consts: dict) 
             bad.append((letter, f"StridedSlice shrinks dim {dim}"))
         dim += 1
     return DimSpec((letters,), (tuple(out) + letters[dim:],), unsplittable=tuple(bad))
+
+
+class StridedSliceGrad(PrimitiveWithInfer):
+    """`StridedSliceGrad(masks)(dy, x_shape, begin, end, strides)`: zeros of `x_shape` with dy
+    written where StridedSlice(masks)(x, begin, end, strides) read: that op's backward.
+    Internal (made by its backward rule); not exported."""
+
+    const_inputs = (1, 2, 3, 4)
+
+    @prim_attr_register
+    def __init__(self, begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0,
+                 new_axis_mask: int = 0, shrink_axis_mask: int = 0) -> None:
+        self._slice = StridedSlice(begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                                   shrink_axis_mask)
+
+    def infer_shape(self, dy_shape: list, x_shape: Any, begin: Any, end: Any,
+                    strides: Any) -> list:
+        want = self._slice.index(list(x_shape), begin, end, strides)[1]
+        if list(dy_shape) != list(want):
+            raise ValueError(f"For '{self.name}', the 'dy shape' should be == the slice's shape: "
+                             f"{want}, but got {list(dy_shape)}.")
+        return list(x_shape)
+
+    def infer_dtype(self, dy_dtype: mstype.Type, *consts: Any) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("dy", dy_dtype, mstype.all_types, self.name)
+
+    def kernel(self, dy: np.ndarray, x_shape: Any, begin: Any, end: Any,
+               strides: Any) -> np.ndarray:
+        dx = np.zeros(tuple(x_shape), dy.dtype)
+        dx[self._slice.index(list(x_shape), begin, end, strides)[0]] = dy
+        return dx
+
+
+declare_without("sharding", StridedSliceGrad,
+                reason="it is made only by autodiff, and the parallel backward is not built yet")
+
+
+# -- backward rules (see math_ops: the builder `g`) ------------------------------------------
+@bprop(Identity)
+def identity_bprop(prim: Identity, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return (dout,)
+
+
+@bprop(StopGradient)
+def stop_gradient_bprop(prim: StopGradient, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return (None,)
+
+
+@bprop(Reshape)
+def reshape_bprop(prim: Reshape, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))]), None
+
+
+@bprop(Transpose)
+def transpose_bprop(prim: Transpose, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Transposed back by the inverse permutation."""
+    perm = prim._perm(len(inputs[0].shape), inputs[1].value)
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return g.apply(Transpose(), [dout, g.add_const(inverse)]), None
+
+
+@bprop(Concat)
+def concat_bprop(prim: Concat, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Each joined tensor gets its own slice of dout along the axis."""
+    shapes = inputs[0].shape
+    axis = prim.axis % len(shapes[0])
+    grads, start = [], 0
+    for shape in shapes:
+        begin = [0] * len(shape)
+        end = list(out.shape)
+        begin[axis], end[axis] = start, start + shape[axis]
+        start += shape[axis]
+        grads.append(g.apply(StridedSlice(), [dout, g.add_const(tuple(begin)),
+                                              g.add_const(tuple(end)),
+                                              g.add_const((1,) * len(shape))]))
+    return (grads,)
+
+
+@bprop(Split)
+def split_bprop(prim: Split, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """The parts' gradients joined along the axis."""
+    return (g.apply(Concat(prim.axis), [g.make_tuple(dout)]),)
+
+
+def _slice_masks(prim: Any) -> dict:
+    return {k: getattr(prim, k) for k in ("begin_mask", "end_mask", "ellipsis_mask",
+                                          "new_axis_mask", "shrink_axis_mask")}
+
+
+@bprop(StridedSlice)
+def strided_slice_bprop(prim: StridedSlice, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout written into zeros of x's shape where the slice read."""
+    x, begin, end, strides = inputs
+    dx = g.apply(StridedSliceGrad(**_slice_masks(prim)),
+                 [dout, g.add_const(tuple(x.shape)), begin, end, strides])
+    return dx, None, None, None
+
+
+@bprop(StridedSliceGrad)
+def strided_slice_grad_bprop(prim: StridedSliceGrad, inputs: list, out: Any, dout: Any,
+                             g: Any) -> tuple:
+    """Linear in dy: the slice of dout."""
+    _, _, begin, end, strides = inputs
+    return (g.apply(StridedSlice(**_slice_masks(prim)), [dout, begin, end, strides]),
+            None, None, None, None)

@@ -24,7 +24,9 @@ from msops.primitives.collective import (Collective, ReduceOp, check_reduce_dtyp
                                          gather_shape, lower_call, scatter_shape, target_dtypes,
                                          tensor_dtype)
 from msops.primitives.mpi import buf, bufs, call, reduced, reraise
+from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, scalar, zeros
 from msops.primitives.primitive import prim_attr_register, remember
+from msops.primitives.rules import bprop, declare_without
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
            "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
@@ -586,3 +588,149 @@ class Receive(Collective):
                              f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "
                              f"but got {status.Get_count(MPI.BYTE)} bytes.")
         return out
+
+
+# -- backward rules ---------------------------------------------------------------------------
+# Each collective's backward is its transpose, written as a sibling collective over the same
+# group (see math_ops for the builder `g`). The gradient of a loss summed over ranks: what
+# rank i's input contributed to every rank's output comes back to rank i.
+def no_backward(prim: Collective, why: str) -> NotImplementedError:
+    """The error of a backward rule that cannot handle this configuration of its op."""
+    return NotImplementedError(f"For '{prim.name}', there is no backward rule {why}.")
+
+
+def _kept_on(g: Any, is_mine: bool, value: Any, x: Any) -> Any:
+    """The gradient of x: `value` on the rank it is meant for; zeros of x's shape on the
+    others, made from `value` (its [1] placeholder) so the collective stays in their graph."""
+    if is_mine:
+        return value
+    if not x.shape:
+        from msops.primitives.array_ops import Reshape      # array_ops imports math_ops
+        return g.apply(Mul(), [g.apply(Reshape(), [value, g.add_const(())]),
+                               scalar(g, 0, x.dtype)])
+    return g.apply(Add(), [zeros(g, x.shape, x.dtype), value])
+
+
+class _Like:
+    """The shape and dtype of one element of a tuple value (what `_kept_on` reads)."""
+
+    def __init__(self, shape: Sequence[int], dtype: mstype.Type) -> None:
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def _effectful(prim: Collective) -> Collective:
+    """A backward Send/Receive: kept by dead-node elimination though nobody reads its value
+    (its partner rank waits for it)."""
+    return prim.add_prim_attr("side_effect_io", True)
+
+
+@bprop(AllGather)
+def allgather_bprop(prim: AllGather, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """ReduceScatter(sum) of dout: each rank's rows, summed over every rank's gradient
+    (x 1/rank_size when mean_flag) — the all-reduce-then-slice of torch's SyncFunction."""
+    dx = g.apply(ReduceScatter(ReduceOp.SUM, prim.group), [dout])
+    if prim.mean_flag:
+        dx = g.apply(Mul(), [dx, scalar(g, 1.0 / prim.rank_size, dx.dtype)])
+    return (dx,)
+
+
+declare_without("bprop", _MiniStepAllGather, _MicroStepAllGather,
+                reason="the gradient-accumulation backward (optimizer sharding) belongs to the "
+                       "parallel backward, which is not built yet")
+
+
+@bprop(AllReduce)
+def allreduce_bprop(prim: AllReduce, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """sum: AllReduce(sum) of dout. max/min: that, masked where x is the result (every tied
+    rank gets it, as MindSpore's). prod: that, times out / x (x must be non-zero)."""
+    if prim.op not in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD):
+        raise no_backward(prim, f"for op '{prim.op}' (only sum, max, min and prod)")
+    x = inputs[0]
+    summed = g.apply(AllReduce(ReduceOp.SUM, prim.group), [dout])
+    if prim.op == ReduceOp.SUM:
+        return (summed,)
+    if prim.op == ReduceOp.PROD:
+        return (g.apply(Mul(), [summed, g.apply(RealDiv(), [out, x])]),)
+    mask = g.apply(Cast(), [g.apply(Equal(), [x, out]), g.add_const(x.dtype)])
+    return (g.apply(Mul(), [summed, mask]),)
+
+
+@bprop(ReduceScatter)
+def reduce_scatter_bprop(prim: ReduceScatter, inputs: list, out: Any, dout: Any,
+                         g: Any) -> tuple:
+    """sum: AllGather of dout (every rank's rows reach every rank)."""
+    if prim.op != ReduceOp.SUM:
+        raise no_backward(prim, f"for op '{prim.op}' (only sum)")
+    return (g.apply(AllGather(prim.group), [dout]),)
+
+
+@bprop(AlltoAll)
+def alltoall_bprop(prim: AlltoAll, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """AlltoAll with split and concat dims swapped sends every block back."""
+    back = AlltoAll(prim.split_count, split_dim=prim.concat_dim, concat_dim=prim.split_dim,
+                    group=prim.group)
+    return (g.apply(back, [dout]),)
+
+
+@bprop(Broadcast)
+def broadcast_bprop(prim: Broadcast, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """Every rank's gradient summed onto the root (Reduce(sum)); the other ranks' inputs
+    were never read, so they get zeros. (MindSpore's rule returns dout unchanged, which is
+    the gradient of the root's input only when the loss is computed on the root alone.)"""
+    is_root = prim._my_rank() == prim.root_rank
+    xs = inputs[0]
+    grads = []
+    for k, d in enumerate(dout):
+        summed = g.apply(Reduce(prim.root_rank, ReduceOp.SUM, prim.group), [d])
+        grads.append(_kept_on(g, is_root, summed, _Like(xs.shape[k], xs.dtype[k])))
+    return (grads,)
+
+
+@bprop(Reduce)
+def reduce_bprop(prim: Reduce, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """sum: the destination's dout broadcast back to every rank."""
+    if prim.op != ReduceOp.SUM:
+        raise no_backward(prim, f"for op '{prim.op}' (only sum)")
+    x = inputs[0]
+    mine = dout if prim._my_rank() == prim.dest_rank else zeros(g, x.shape, x.dtype)
+    sent = g.apply(Broadcast(prim.dest_rank, prim.group), [g.make_tuple([mine])])
+    return (g.getitem(sent, 0),)
+
+
+@bprop(CollectiveGather)
+def collective_gather_bprop(prim: CollectiveGather, inputs: list, out: Any, dout: Any,
+                            g: Any) -> tuple:
+    """The destination's dout scattered back: each rank gets its own rows."""
+    x = inputs[0]
+    full = (x.shape[0] * prim.rank_size,) + tuple(x.shape[1:])
+    mine = dout if prim._my_rank() == prim.dest_rank else zeros(g, full, x.dtype)
+    return (g.apply(CollectiveScatter(prim.dest_rank, prim.group), [mine]),)
+
+
+@bprop(CollectiveScatter)
+def collective_scatter_bprop(prim: CollectiveScatter, inputs: list, out: Any, dout: Any,
+                             g: Any) -> tuple:
+    """Every rank's dout gathered onto the source (the only input read); zeros elsewhere."""
+    gathered = g.apply(CollectiveGather(prim.src_rank, prim.group), [dout])
+    return (_kept_on(g, prim._my_rank() == prim.src_rank, gathered, inputs[0]),)
+
+
+@bprop(Barrier)
+def barrier_bprop(prim: Barrier, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return ()
+
+
+@bprop(Send)
+def send_bprop(prim: Send, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """The gradient comes back from the destination over the same pair (plus dout: Send's
+    output is x itself)."""
+    x = inputs[0]
+    back = _effectful(Receive(prim.sr_tag, prim.dest_rank, tuple(x.shape), x.dtype, prim.group))
+    return (g.apply(Add(), [dout, g.apply(back, [])]),)
+
+
+@bprop(Receive)
+def receive_bprop(prim: Receive, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout goes back to the source over the same pair; the optional input gets none."""
+    g.apply(_effectful(Send(prim.sr_tag, prim.src_rank, prim.group)), [dout])
+    return (None,) * len(inputs)

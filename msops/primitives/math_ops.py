@@ -21,11 +21,11 @@ from msops.common.tensor import _OPERATORS
 from msops.primitives import primitive as _primitive
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import out_strategy_rule, sharding_rule
+from msops.primitives.rules import bprop, out_strategy_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, broadcast_letters, dims
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
-           "Exp", "Log", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
+           "Exp", "Log", "Equal", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
 
 #: dtypes of the arithmetic ops (no bool, no string)
 arith_types = mstype.int_type + mstype.uint_type + mstype.float_type + mstype.complex_type
@@ -312,6 +312,22 @@ class Log(UnaryElementwise):
     _np_op = np.log
 
 
+class Equal(_Binary):
+    """x == y element-wise, broadcast; a bool output (the mask of ReduceMax's and ReLU's
+    backward rules).
+
+    >>> Equal()(Tensor(np.array([1, 2], np.int32)), Tensor(np.array([1, 3], np.int32))).asnumpy()
+    array([ True, False])
+    """
+
+    valid_types = mstype.all_types
+    _np_op = np.equal
+
+    def infer_dtype(self, x_dtype: mstype.Type, y_dtype: mstype.Type) -> mstype.Type:
+        check_same_dtype(self.name, {"x": x_dtype, "y": y_dtype}, self.valid_types)
+        return mstype.bool_
+
+
 @sharding_rule(_Elementwise)
 def elementwise_spec(prim: PrimitiveWithInfer, ins: list, outs: list, consts: dict) -> DimSpec:
     """Every input aligned to the output from the right (numpy broadcasting); nothing reduced."""
@@ -543,3 +559,160 @@ _OPERATORS.update({
     "__truediv__": _operator(RealDiv), "__matmul__": _matmul_operator(),
     "__neg__": _operator(Neg),
 })
+
+
+# -- backward rules ----------------------------------------------------------------------
+# A rule builds its gradients by applying primitives through a builder `g` (the Graph
+# when autodiff runs: `apply`, `add_const`, `getitem`, `make_tuple`), so it emits nodes
+# like any pass. `inputs`/`out` carry `.shape`, `.dtype` (and `.value` for constants).
+def scalar(g: Any, value: float, dtype: mstype.Type) -> Any:
+    """A 0-d constant of `dtype` (it broadcasts against any gradient of that dtype)."""
+    return g.add_const(np.asarray(value, dtype=dtype.np_dtype))
+
+
+def zeros(g: Any, shape: Sequence[int], dtype: mstype.Type) -> Any:
+    """A zero constant of `shape` and `dtype` (the gradient of an output nobody used)."""
+    return g.add_const(np.zeros(tuple(shape), dtype.np_dtype))
+
+
+def sum_to(g: Any, dx: Any, shape: Sequence[int]) -> Any:
+    """`dx` summed over the dims numpy broadcasting added to an input of `shape`: the
+    leading dims it lacks, then (kept) the dims where it has 1."""
+    shape, have = tuple(shape), tuple(dx.shape)
+    if have == shape:
+        return dx
+    lead = len(have) - len(shape)
+    if lead:
+        dx = g.apply(ReduceSum(keep_dims=False), [dx, g.add_const(tuple(range(lead)))])
+        have = have[lead:]
+    axes = tuple(i for i, (a, b) in enumerate(zip(have, shape)) if a != b)
+    if axes:
+        dx = g.apply(ReduceSum(keep_dims=True), [dx, g.add_const(axes)])
+    return dx
+
+
+def broadcast_to(g: Any, v: Any, shape: Sequence[int]) -> Any:
+    """`v` broadcast to `shape` (added to zeros: there is no BroadcastTo primitive yet)."""
+    if tuple(v.shape) == tuple(shape):
+        return v
+    return g.apply(Add(), [zeros(g, shape, v.dtype), v])
+
+
+@bprop(_MatMulBase)
+def matmul_bprop(prim: _MatMulBase, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """d(a @ b): dout @ b^T and a^T @ dout, with the forward's transposes folded into the
+    products' flags; batch dims a broadcast added are summed away."""
+    a, b = inputs
+
+    def mm(ta: bool, tb: bool, x: Any, y: Any) -> Any:
+        return g.apply(type(prim)(transpose_a=ta, transpose_b=tb), [x, y])
+    ta, tb = prim.transpose_a, prim.transpose_b
+    if not ta and not tb:
+        da, db = mm(False, True, dout, b), mm(True, False, a, dout)
+    elif not ta:
+        da, db = mm(False, False, dout, b), mm(True, False, dout, a)
+    elif not tb:
+        da, db = mm(False, True, b, dout), mm(False, False, a, dout)
+    else:
+        da, db = mm(True, True, b, dout), mm(True, True, dout, a)
+    return sum_to(g, da, a.shape), sum_to(g, db, b.shape)
+
+
+@bprop(Add)
+def add_bprop(prim: Add, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    x, y = inputs
+    return sum_to(g, dout, x.shape), sum_to(g, dout, y.shape)
+
+
+@bprop(Sub)
+def sub_bprop(prim: Sub, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    x, y = inputs
+    return sum_to(g, dout, x.shape), sum_to(g, g.apply(Neg(), [dout]), y.shape)
+
+
+@bprop(Mul)
+def mul_bprop(prim: Mul, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    x, y = inputs
+    return (sum_to(g, g.apply(Mul(), [dout, y]), x.shape),
+            sum_to(g, g.apply(Mul(), [dout, x]), y.shape))
+
+
+@bprop(RealDiv)
+def real_div_bprop(prim: RealDiv, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """d(x / y): dout / y, and -(dout / y) * out for y."""
+    x, y = inputs
+    dx = g.apply(RealDiv(), [dout, y])
+    dy = g.apply(Neg(), [g.apply(Mul(), [dx, out])])
+    return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
+
+
+@bprop(Neg)
+def neg_bprop(prim: Neg, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return (g.apply(Neg(), [dout]),)
+
+
+@bprop(Square)
+def square_bprop(prim: Square, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    x = inputs[0]
+    return (g.apply(Mul(), [dout, g.apply(Mul(), [x, scalar(g, 2, x.dtype)])]),)
+
+
+@bprop(Exp)
+def exp_bprop(prim: Exp, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return (g.apply(Mul(), [dout, out]),)
+
+
+@bprop(Log)
+def log_bprop(prim: Log, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    return (g.apply(RealDiv(), [dout, inputs[0]]),)
+
+
+@bprop(Equal)
+def equal_bprop(prim: Equal, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """A comparison is piecewise constant: no gradient."""
+    return None, None
+
+
+def kept_dims(g: Any, prim: _Reduce, inputs: list, v: Any) -> Any:
+    """A reduction's output-shaped `v` with the reduced dims kept as 1s (broadcastable to x)."""
+    from msops.primitives.array_ops import Reshape     # array_ops imports this module
+    x = inputs[0]
+    axes = reduce_axes(prim.name, len(x.shape), inputs[1].value if len(inputs) > 1 else ())
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return v if tuple(v.shape) == shape else g.apply(Reshape(), [v, g.add_const(shape)])
+
+
+@bprop(ReduceSum, ReduceMean)
+def reduce_sum_bprop(prim: _Reduce, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Every element of x gets its output's gradient (ReduceMean: divided by the count)."""
+    x = inputs[0]
+    dx = broadcast_to(g, kept_dims(g, prim, inputs, dout), x.shape)
+    if prim._mean:
+        count = math.prod(x.shape) // max(1, math.prod(out.shape))
+        dx = g.apply(Mul(), [dx, scalar(g, 1.0 / count, x.dtype)])
+    return (dx,) + (None,) * (len(inputs) - 1)
+
+
+@bprop(ReduceMax)
+def reduce_max_bprop(prim: ReduceMax, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """The gradient goes to the maxima, shared equally between ties (as MindSpore's)."""
+    x = inputs[0]
+    mask = g.apply(Cast(), [g.apply(Equal(), [x, kept_dims(g, prim, inputs, out)]),
+                            g.add_const(x.dtype)])
+    axes = inputs[1] if len(inputs) > 1 else g.add_const(())
+    ties = g.apply(ReduceSum(keep_dims=True), [mask, axes])
+    share = g.apply(RealDiv(), [mask, ties])
+    return (g.apply(Mul(), [share, kept_dims(g, prim, inputs, dout)]),) + \
+        (None,) * (len(inputs) - 1)
+
+
+@bprop(AddN)
+def addn_bprop(prim: AddN, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Each summand gets dout: one gradient per element of the tuple input."""
+    return ([dout] * len(inputs[0].shape),)
+
+
+@bprop(Cast)
+def cast_bprop(prim: Cast, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Cast back to x's dtype (autodiff drops it when x is not a float)."""
+    return g.apply(Cast(), [dout, g.add_const(inputs[0].dtype)]), None

@@ -15,12 +15,12 @@ from msops.common.validator import Rel
 from msops.primitives.array_ops import Reshape
 from msops.primitives.comm_ops import AllReduce, ReduceOp
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
-from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, NoAttrPrimitive, RealDiv,
-                                       ReduceMax, ReduceSum, Square, Sub, UnaryElementwise,
-                                       check_rank, check_same_dtype, compute_dtype, contiguous,
-                                       reduce_axes)
+from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoAttrPrimitive,
+                                       RealDiv, ReduceMax, ReduceSum, Square, Sub,
+                                       UnaryElementwise, check_rank, check_same_dtype,
+                                       compute_dtype, contiguous, reduce_axes, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import expansion_rule, sharding_rule
+from msops.primitives.rules import bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm"]
@@ -371,3 +371,107 @@ def batchnorm_global_statistics(prim: BatchNorm, call: ShardedCall) -> Any:
         return call.apply(Add(), [keep, call.apply(Mul(), [batch, scalar(m, batch.dtype)])])
 
     return call.make_tuple([y, moving(moving_mean, mean), moving(moving_var, var), mean, var])
+
+
+# -- backward rules (see math_ops: the builder `g`) ------------------------------------------
+@bprop(ReLU)
+def relu_bprop(prim: ReLU, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout where the output is positive (0 at x <= 0, as MindSpore's ReluGrad)."""
+    dead = g.apply(Cast(), [g.apply(Equal(), [out, scalar(g, 0, out.dtype)]),
+                            g.add_const(out.dtype)])
+    alive = g.apply(Sub(), [scalar(g, 1, out.dtype), dead])
+    return (g.apply(Mul(), [dout, alive]),)
+
+
+@bprop(Softmax)
+def softmax_bprop(prim: Softmax, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """out * (dout - sum(dout * out)) over the softmax axes."""
+    axes = reduce_axes(prim.name, len(out.shape), prim.axis)
+    dot = g.apply(ReduceSum(keep_dims=True), [g.apply(Mul(), [dout, out]), g.add_const(axes)])
+    return (g.apply(Mul(), [out, g.apply(Sub(), [dout, dot])]),)
+
+
+@bprop(SoftmaxCrossEntropyWithLogits)
+def softmax_cross_entropy_bprop(prim: SoftmaxCrossEntropyWithLogits, inputs: list, out: Any,
+                                dout: list, g: Any) -> tuple:
+    """Through the loss output: dloss[:, None] * (softmax * sum(labels) - labels) for the
+    logits (softmax - labels, the op's own second output, when each label row sums to 1)
+    and -dloss[:, None] * log_softmax(logits) for the labels. The second output is not
+    differentiated, as in MindSpore."""
+    logits, labels = inputs
+    n = logits.shape[0]
+    dloss = g.apply(Reshape(), [dout[0], g.add_const((n, 1))])
+    one = g.add_const((1,))
+    shifted = g.apply(Sub(), [logits, g.apply(ReduceMax(keep_dims=True), [logits, one])])
+    total = g.apply(ReduceSum(keep_dims=True), [g.apply(Exp(), [shifted]), one])
+    log_p = g.apply(Sub(), [shifted, g.apply(Log(), [total])])
+    mass = g.apply(ReduceSum(keep_dims=True), [labels, one])
+    p = g.apply(Mul(), [g.apply(Exp(), [log_p]), mass])
+    dlogits = g.apply(Mul(), [dloss, g.apply(Sub(), [p, labels])])
+    dlabels = g.apply(Neg(), [g.apply(Mul(), [dloss, log_p])])
+    return dlogits, dlabels
+
+
+@bprop(OneHot)
+def onehot_bprop(prim: OneHot, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Integer indices get none; on_value gets the sum of dout where an index is hot,
+    off_value the rest (MindSpore returns zeros for both)."""
+    indices, depth, on, off = inputs
+    hot = g.apply(OneHot(prim.axis), [indices, depth, scalar(g, 1, out.dtype),
+                                      scalar(g, 0, out.dtype)])
+    everything = g.add_const(())
+    d_on = g.apply(ReduceSum(), [g.apply(Mul(), [dout, hot]), everything])
+    d_off = g.apply(Sub(), [g.apply(ReduceSum(), [dout, everything]), d_on])
+    return None, None, d_on, d_off
+
+
+@bprop(BatchNorm)
+def batchnorm_bprop(prim: BatchNorm, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """Through y (the statistics outputs are not differentiated, as in MindSpore), in the
+    statistics' dtype. Training (batch statistics, xhat = (x - mean) * inv):
+        dx = scale * inv * (dy - mean(dy) - xhat * mean(dy * xhat)),
+    inference: dx = scale * inv * dy, dmean = -scale * inv * dbias and
+    dvar = -scale * inv**2 * dscale / 2; both: dscale = sum(dy * xhat), dbias = sum(dy).
+    In training the mean and variance inputs feed only the moving statistics: none."""
+    x, scale = inputs[0], inputs[1]
+    ndim = len(x.shape)
+    c_axis = prim.channel_axis(ndim)
+    ct = scale.dtype
+    others = g.add_const(tuple(d for d in range(ndim) if d != c_axis))
+    bshape = g.add_const(tuple(x.shape[d] if d == c_axis else 1 for d in range(ndim)))
+
+    def cast(t: Any, dtype: Any) -> Any:
+        return t if t.dtype == dtype else g.apply(Cast(), [t, g.add_const(dtype)])
+
+    def per_channel(t: Any) -> Any:
+        return g.apply(Reshape(), [t, bshape])
+
+    def channel_sum(t: Any) -> Any:
+        return g.apply(ReduceSum(keep_dims=False), [t, others])
+
+    xs, dy = cast(x, ct), cast(dout[0], ct)
+    if prim.is_training:
+        mean, var = g.getitem(out, 3), g.getitem(out, 4)
+    else:
+        mean, var = inputs[3], inputs[4]
+    # inv = (var + eps) ** -0.5, as exp(-0.5 * log(...)): there is no Sqrt primitive yet
+    inv = g.apply(Exp(), [g.apply(Mul(), [g.apply(Log(), [g.apply(Add(), [
+        var, scalar(g, prim.epsilon, ct)])]), scalar(g, -0.5, ct)])])
+    xhat = g.apply(Mul(), [g.apply(Sub(), [xs, per_channel(mean)]), per_channel(inv)])
+    dbias = channel_sum(dy)
+    dscale = channel_sum(g.apply(Mul(), [dy, xhat]))
+    gain = per_channel(g.apply(Mul(), [scale, inv]))
+    if prim.is_training:
+        count = int(np.prod([x.shape[d] for d in range(ndim) if d != c_axis]))
+        k = scalar(g, 1.0 / count, ct)
+        centred = g.apply(Sub(), [dy, per_channel(g.apply(Mul(), [dbias, k]))])
+        centred = g.apply(Sub(), [centred, g.apply(Mul(), [
+            xhat, per_channel(g.apply(Mul(), [dscale, k]))])])
+        dx = g.apply(Mul(), [gain, centred])
+        return cast(dx, x.dtype), dscale, dbias, None, None
+    dx = g.apply(Mul(), [gain, dy])
+    scale_inv = g.apply(Mul(), [scale, inv])
+    dmean = g.apply(Neg(), [g.apply(Mul(), [scale_inv, dbias])])
+    dvar = g.apply(Mul(), [g.apply(Mul(), [scale_inv, inv]),
+                           g.apply(Mul(), [dscale, scalar(g, -0.5, ct)])])
+    return cast(dx, x.dtype), dscale, dbias, dmean, dvar

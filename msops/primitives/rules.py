@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, TypeVar
 
 __all__ = ["RuleKind", "RULE_KINDS", "register_rule", "declare_without", "rule_of",
-           "reason_without", "missing", "sharding_rule", "out_strategy_rule", "expansion_rule"]
+           "reason_without", "missing", "sharding_rule", "out_strategy_rule", "expansion_rule",
+           "bprop"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -35,7 +36,7 @@ class RuleKind:
     required: bool
 
 
-#: every kind of rule; a new pass (autodiff's "bprop") adds its kind here
+#: every kind of rule; a new pass adds its kind here
 RULE_KINDS: dict[str, RuleKind] = {
     "sharding": RuleKind("(prim, in_shapes, out_shapes, consts) -> DimSpec: the op's dims, "
                          "einsum-like (the partition pass derives its layouts)", required=True),
@@ -45,6 +46,10 @@ RULE_KINDS: dict[str, RuleKind] = {
     "expansion": RuleKind("(prim, call: ShardedCall) -> local node or None: a local subgraph "
                           "replacing the op under its sharding (None: the op itself)",
                           required=False),
+    "bprop": RuleKind("(prim, inputs, out, dout, g) -> one gradient per input (None: none): "
+                      "the backward rule, built by applying primitives through the builder "
+                      "`g` (`apply`, `add_const`, `getitem`, `make_tuple`); `dout` is a list "
+                      "for a multi-output op", required=True),
 }
 
 _rules: dict[str, dict[type, Callable]] = {kind: {} for kind in RULE_KINDS}
@@ -126,3 +131,8 @@ def out_strategy_rule(*classes: type) -> Callable[[F], F]:
 def expansion_rule(*classes: type) -> Callable[[F], F]:
     """`register_rule("expansion", *classes)`."""
     return register_rule("expansion", *classes)
+
+
+def bprop(*classes: type) -> Callable[[F], F]:
+    """`register_rule("bprop", *classes)`: the backward rule autodiff reads."""
+    return register_rule("bprop", *classes)

@@ -1,0 +1,285 @@
+"""The gradient API, MindSpore's spellings: `grad`, `value_and_grad`, `GradOperation`.
+
+In GRAPH_MODE a gradient function traces `fn` (a Cell or a plain function), appends the
+backward (`graph.autodiff`) and runs forward and backward as one compiled graph,
+compiled once per call signature (the pipeline's CompileCache). In PYNATIVE_MODE `fn`
+runs eagerly on a tape (`graph.tape`) and the same pass and backward rules run on the
+tape, each primitive at once: the same numbers, and fn's Python may branch on values.
+Parallel contexts are not supported yet: the parallel backward is the next slice.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops import context
+from msops.common.tensor import Parameter, Tensor
+from msops.graph.autodiff import differentiable, differentiate
+from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.executor import Executor
+from msops.graph.ir import Graph
+from msops.graph.tape import Tape
+from msops.graph.tracer import trace
+from msops.parallel.context import get_auto_parallel_context, is_parallel
+from msops.pipeline import CompileCache, tensor_arrays
+
+__all__ = ["grad", "value_and_grad", "GradOperation"]
+
+
+def _check_positions(api: str, grad_position: Any) -> tuple[int, ...] | None:
+    if grad_position is None:
+        return None
+    items = grad_position if isinstance(grad_position, tuple) else (grad_position,)
+    if not items or any(not isinstance(p, int) or isinstance(p, bool) or p < 0 for p in items):
+        raise TypeError(f"For '{api}', the 'grad_position' should be a non-negative int, a "
+                        f"non-empty tuple of them, or None, but got {grad_position!r}.")
+    return items
+
+
+def _check_weights(api: str, weights: Any) -> tuple[Parameter, ...] | None:
+    if weights is None:
+        return None
+    items = (weights,) if isinstance(weights, Parameter) else weights
+    if not isinstance(items, (list, tuple)) or \
+            any(not isinstance(w, Parameter) for w in items):
+        raise TypeError(f"For '{api}', the 'weights' should be a Parameter, or a list or "
+                        f"ParameterTuple of Parameters, but got {weights!r}.")
+    return tuple(items)
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+class _GradFunction:
+    """`fn`'s gradient function: call it like `fn` (plus the sens when `sens_param`).
+
+    positions: the positional arguments differentiated (None: none); weights: the
+    Parameters differentiated (None: none); the flags shape what a call returns.
+    """
+
+    def __init__(self, api: str, fn: Callable, positions: tuple | None, weights: tuple | None,
+                 *, has_aux: bool = False, sens_param: bool = False, with_value: bool = False,
+                 single_position: bool = False, single_weight: bool = False) -> None:
+        if not callable(fn):
+            raise TypeError(f"For '{api}', the 'fn' should be a Cell or a function, but got "
+                            f"{type(fn).__name__}.")
+        if positions is None and weights is None:
+            raise ValueError(f"For '{api}', 'grad_position' and 'weights' should not both be "
+                             f"None: there is nothing to differentiate.")
+        self.api, self.fn = api, fn
+        self.positions, self.weights = positions, weights
+        self.has_aux, self.sens_param, self.with_value = has_aux, sens_param, with_value
+        self.single_position, self.single_weight = single_position, single_weight
+        self._cache = CompileCache(self._compile)
+        self._out_is_tuple: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    # -- the backward, on a Graph (GRAPH_MODE) or a Tape (PYNATIVE_MODE) --------------------
+    def _backward(self, builder: Any, name: str, args: Sequence[Any], outputs: list,
+                  out_is_tuple: bool, by_position: dict, weight_node: Callable,
+                  sens_node: Callable) -> list:
+        """Seed `outputs` (ones, or the sens), differentiate, and return the gradient
+        nodes: one per grad position, then one per weight."""
+        wrt = []
+        for p in self.positions or ():
+            if p not in by_position:
+                got = type(args[p]).__name__ if p < len(args) else f"only {len(args)} arguments"
+                raise ValueError(f"For '{self.api}', the 'grad_position' {p} should name a "
+                                 f"Tensor argument of '{name}', but got {got}.")
+            wrt.append(by_position[p])
+        wrt += [weight_node(w) for w in self.weights or ()]
+        differentiated = outputs[:1] if self.has_aux else outputs
+        for k, o in enumerate(differentiated):
+            if not differentiable(o.dtype):
+                raise TypeError(f"For '{self.api}', the output {k} of '{name}' should be a "
+                                f"float Tensor to differentiate, but got {o.dtype}.")
+        if self.sens_param:
+            seeds = list(zip(outputs, self._sens(name, args[-1], outputs, out_is_tuple,
+                                                 sens_node)))
+        else:
+            seeds = [(o, builder.add_const(np.ones(o.shape, o.dtype.np_dtype)))
+                     for o in differentiated]
+        return differentiate(builder, seeds, wrt)
+
+    def _sens(self, name: str, sens: Any, outputs: list, out_is_tuple: bool,
+              sens_node: Callable) -> list:
+        items = list(sens) if isinstance(sens, (tuple, list)) else [sens]
+        want = len(outputs) if out_is_tuple else 1
+        if len(items) != want or not all(isinstance(s, Tensor) for s in items):
+            raise ValueError(f"For '{self.api}', the sens (the last argument) should match "
+                             f"the outputs of '{name}': {want} Tensor(s), but got {sens!r}.")
+        nodes = []
+        for k, (o, s) in enumerate(zip(outputs, items)):
+            if tuple(s.shape) != tuple(o.shape) or s.dtype != o.dtype:
+                raise ValueError(f"For '{self.api}', the sens {k} should have the shape and "
+                                 f"dtype of output {k}: {list(o.shape)} {o.dtype}, but got "
+                                 f"{list(s.shape)} {s.dtype}.")
+            nodes.append(sens_node(k, o, s))
+        return nodes
+
+    def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
+        """Forward + backward as one graph: the traced outputs, then the gradients."""
+        fn_args = args[:-1] if self.sens_param else args
+        graph = trace(fn, fn_args, _name(fn))
+        outputs, by_position, inputs = list(graph.outputs), {}, iter(graph.inputs)
+        for k, a in enumerate(fn_args):          # graph inputs, in the tracer's order
+            if isinstance(a, (Tensor, np.ndarray)):
+                by_position[k] = next(inputs)
+            elif isinstance(a, (tuple, list)):
+                for t in a:
+                    if isinstance(t, (Tensor, np.ndarray)):
+                        next(inputs)
+        params = {id(n.value): n for n in graph.parameters}
+        grads = self._backward(
+            graph, graph.name, args, outputs, graph.output_is_tuple, by_position,
+            lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
+            lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"))
+        out_is_tuple = graph.output_is_tuple
+        graph.outputs, graph.output_is_tuple = outputs + grads, True
+        graph = eliminate_dead_nodes(graph)
+        self._out_is_tuple[graph] = out_is_tuple
+        return graph, Executor(graph)
+
+    def _run_eagerly(self, args: Sequence[Any]) -> Any:
+        """PYNATIVE_MODE: run fn eagerly on a tape, then the same pass and rules on it."""
+        fn_args = args[:-1] if self.sens_param else args
+        tape, by_position = Tape(), {}
+        call_args = list(fn_args)
+        for k, a in enumerate(fn_args):
+            if isinstance(a, (Tensor, np.ndarray)):
+                t = a if isinstance(a, Tensor) else Tensor(a)
+                call_args[k] = tape.input(t)
+                by_position[k] = tape.node_of(call_args[k])
+        with tape.recording():
+            result = self.fn(*call_args)
+        out_is_tuple = isinstance(result, (tuple, list))
+        outputs = [tape.node_of(r) for r in (result if out_is_tuple else (result,))]
+        grads = self._backward(tape, _name(self.fn), args, outputs, out_is_tuple, by_position,
+                               tape.parameter, lambda k, o, s: tape.add_const(s._data))
+        values = [Tensor._wrap(n.value) for n in outputs + grads]
+        return self._results(values, len(outputs), out_is_tuple)
+
+    # -- calling ---------------------------------------------------------------------
+    def __call__(self, *args: Any) -> Any:
+        if is_parallel():
+            raise NotImplementedError(
+                f"For '{self.api}', gradients in parallel mode "
+                f"'{get_auto_parallel_context('parallel_mode')}' are not implemented yet: the "
+                f"parallel backward (differentiating the partitioned graph and reducing "
+                f"replicated parameters' gradients) is the next slice of 'Autodiff and "
+                f"training'. Differentiate in stand_alone mode (explicit collectives work).")
+        if context.get_context("mode") != context.GRAPH_MODE:
+            return self._run_eagerly(args)
+        flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
+        graph, executor = self._cache.get(self.fn, args, flags)
+        arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
+        if self.sens_param:
+            sens = args[-1]
+            arrays += [s._data for s in (sens if isinstance(sens, (tuple, list)) else [sens])]
+        values = executor(arrays)
+        return self._results(values, len(graph.outputs) - self._grad_count(),
+                             self._out_is_tuple[graph])
+
+    def _results(self, values: Sequence[Tensor], n_outputs: int, out_is_tuple: bool) -> Any:
+        """fn's outputs and the gradients arranged as MindSpore returns them."""
+        outs, grads = tuple(values[:n_outputs]), list(values[n_outputs:])
+        inputs_grads = weights_grads = None
+        if self.positions is not None:
+            k = len(self.positions)
+            inputs_grads = grads[0] if self.single_position else tuple(grads[:k])
+            grads = grads[k:]
+        if self.weights is not None:
+            weights_grads = grads[0] if self.single_weight else tuple(grads)
+        if inputs_grads is None:
+            result = weights_grads
+        elif weights_grads is None:
+            result = inputs_grads
+        else:
+            result = (inputs_grads, weights_grads)
+        if self.with_value:
+            return (outs if out_is_tuple else outs[0]), result
+        if self.has_aux:
+            return result, outs[1:]
+        return result
+
+    def _grad_count(self) -> int:
+        return len(self.positions or ()) + len(self.weights or ())
+
+
+def grad(fn: Callable, grad_position: int | tuple | None = 0, weights: Any = None,
+         has_aux: bool = False) -> Callable:
+    """The gradient function of `fn` (as `mindspore.grad`).
+
+    grad_position: an int (one gradient), a tuple (a tuple of them) or None (no input);
+    weights: a Parameter (one gradient) or a list/ParameterTuple (a tuple of them).
+    Returns input gradients, weight gradients, or (input gradients, weight gradients)
+    when both; with has_aux, (gradients, aux): only fn's first output is differentiated
+    and the others are returned as the tuple aux. Without has_aux, every output of fn is
+    differentiated (their gradients summed).
+    """
+    positions = _check_positions("grad", grad_position)
+    return _GradFunction("grad", fn, positions, _check_weights("grad", weights),
+                         has_aux=bool(has_aux), single_position=isinstance(grad_position, int),
+                         single_weight=isinstance(weights, Parameter))
+
+
+def value_and_grad(fn: Callable, grad_position: int | tuple | None = 0, weights: Any = None,
+                   has_aux: bool = False) -> Callable:
+    """Like `grad`, returning (fn's output, gradients) (as `mindspore.value_and_grad`); with
+    has_aux the output is fn's whole output tuple and only its first element is differentiated."""
+    positions = _check_positions("value_and_grad", grad_position)
+    return _GradFunction("value_and_grad", fn, positions,
+                         _check_weights("value_and_grad", weights), has_aux=bool(has_aux),
+                         with_value=True, single_position=isinstance(grad_position, int),
+                         single_weight=isinstance(weights, Parameter))
+
+
+class GradOperation:
+    """`GradOperation(get_all, get_by_list, sens_param)(fn, weights)`: a gradient function
+    (as `mindspore.ops.GradOperation`).
+
+    Default: the gradient of fn's first input. get_all: a tuple, one per input.
+    get_by_list: a tuple, one per weight; with get_all, (inputs' tuple, weights' tuple).
+    sens_param: the gradient function takes one more argument, the output's gradient
+    (a Tensor, or a tuple for a tuple output), instead of ones.
+    """
+
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
+        for name, value in (("get_all", get_all), ("get_by_list", get_by_list),
+                            ("sens_param", sens_param)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'GradOperation', the '{name}' should be a bool, but got "
+                                f"{type(value).__name__}.")
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def __call__(self, fn: Callable, weights: Any = None) -> Callable:
+        if self.get_by_list and weights is None:
+            raise ValueError("For 'GradOperation', 'weights' should be given when get_by_list "
+                             "is True, but got None.")
+        weights = _check_weights("GradOperation", weights) if self.get_by_list else None
+        return _AllInputs(self, fn, weights) if self.get_all else \
+            _GradFunction("GradOperation", fn, None if self.get_by_list else (0,), weights,
+                          sens_param=self.sens_param, single_position=True)
+
+
+class _AllInputs:
+    """GradOperation(get_all=True): every Tensor input's gradient (known at the call)."""
+
+    def __init__(self, op: GradOperation, fn: Callable, weights: tuple | None) -> None:
+        self.op, self.fn, self.weights = op, fn, weights
+        self._by_positions: dict[tuple, _GradFunction] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        fn_args = args[:-1] if self.op.sens_param else args
+        positions = tuple(k for k, a in enumerate(fn_args) if isinstance(a, (Tensor, np.ndarray)))
+        f = self._by_positions.get(positions)
+        if f is None:
+            if not positions:
+                raise ValueError("For 'GradOperation', get_all needs at least one Tensor "
+                                 "input, but got none.")
+            f = self._by_positions[positions] = _GradFunction(
+                "GradOperation", self.fn, positions, self.weights, sens_param=self.op.sens_param)
+        return f(*args)

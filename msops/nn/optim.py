@@ -1,0 +1,111 @@
+"""Optimizers, as `mindspore.nn`: SGD and Momentum, updating their Parameters in place.
+
+`optimizer(gradients)` takes one gradient per parameter (the order of `parameters`) and
+writes each new value into its Parameter (`set_data`: compiled graphs read the new value
+at their next step). The update runs in numpy on the host for now: compiling it into the
+training step's graph needs an Assign primitive (a later slice of "Autodiff and training").
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from msops.common import validator
+from msops.common.tensor import Parameter, Tensor
+from msops.nn.cell import Cell
+
+__all__ = ["Optimizer", "SGD", "Momentum"]
+
+
+class Optimizer(Cell):
+    """The base: `parameters` (Parameters, or a Cell's `trainable_params()`), a number
+    `learning_rate` and `weight_decay` (g + weight_decay * p before the update)."""
+
+    def __init__(self, learning_rate: float, parameters: Sequence[Parameter],
+                 weight_decay: float = 0.0) -> None:
+        super().__init__(auto_prefix=False)
+        name = self.cls_name
+        params = list(parameters)
+        if not params or any(not isinstance(p, Parameter) for p in params):
+            raise TypeError(f"For '{name}', the 'parameters' should be a non-empty list of "
+                            f"Parameters, but got {parameters!r}.")
+        validator.check_value_type("learning_rate", learning_rate, (int, float), name)
+        validator.check_value_type("weight_decay", weight_decay, (int, float), name)
+        if learning_rate < 0 or weight_decay < 0:
+            raise ValueError(f"For '{name}', the 'learning_rate' and 'weight_decay' should be "
+                             f">= 0, but got {learning_rate} and {weight_decay}.")
+        self.__dict__["parameters"] = params          # not registered: the network owns them
+        self.learning_rate, self.weight_decay = float(learning_rate), float(weight_decay)
+
+    def _gradients(self, gradients: Sequence[Any]) -> list[np.ndarray]:
+        if len(gradients) != len(self.parameters):
+            raise ValueError(f"For '{self.cls_name}', the number of gradients should be the "
+                             f"number of parameters: {len(self.parameters)}, but got "
+                             f"{len(gradients)}.")
+        out = []
+        for p, g in zip(self.parameters, gradients):
+            g = g.asnumpy() if isinstance(g, Tensor) else np.asarray(g)
+            if g.shape != p.shape:
+                raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
+                                 f"have its shape {list(p.shape)}, but got {list(g.shape)}.")
+            out.append(g + self.weight_decay * p.asnumpy() if self.weight_decay else g)
+        return out
+
+    def __call__(self, gradients: Sequence[Any]) -> bool:
+        """Update every parameter from its gradient (eagerly, in either mode)."""
+        return self.construct(gradients)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum (as `mindspore.nn.SGD`, torch's rule):
+    v = g at the first step, then v = momentum * v + (1 - dampening) * g;
+    p -= lr * (g + momentum * v) with nesterov, else p -= lr * v (v = g without momentum)."""
+
+    def __init__(self, params: Sequence[Parameter], learning_rate: float = 0.1,
+                 momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
+                 nesterov: bool = False) -> None:
+        super().__init__(learning_rate, params, weight_decay)
+        validator.check_value_type("momentum", momentum, (int, float), self.cls_name)
+        validator.check_value_type("dampening", dampening, (int, float), self.cls_name)
+        validator.check_bool("nesterov", nesterov, self.cls_name)
+        if momentum < 0 or (nesterov and (momentum <= 0 or dampening != 0)):
+            raise ValueError(f"For '{self.cls_name}', the 'momentum' should be >= 0 (> 0 with "
+                             f"zero dampening for nesterov), but got momentum={momentum}, "
+                             f"dampening={dampening}, nesterov={nesterov}.")
+        self.momentum, self.dampening, self.nesterov = float(momentum), float(dampening), nesterov
+        self.moments: list[np.ndarray | None] = [None] * len(self.parameters)
+
+    def construct(self, gradients: Sequence[Any]) -> bool:
+        for k, (p, g) in enumerate(zip(self.parameters, self._gradients(gradients))):
+            step = g
+            if self.momentum:
+                v = self.moments[k]
+                v = g.copy() if v is None else self.momentum * v + (1 - self.dampening) * g
+                self.moments[k] = v
+                step = g + self.momentum * v if self.nesterov else v
+            p.set_data(p.asnumpy() - self.learning_rate * step)
+        return True
+
+
+class Momentum(Optimizer):
+    """Momentum (as `mindspore.nn.Momentum`, ApplyMomentum): v = momentum * v + g (v starts
+    at 0); p -= lr * v, or lr * (g + momentum * v) with use_nesterov."""
+
+    def __init__(self, params: Sequence[Parameter], learning_rate: float, momentum: float,
+                 weight_decay: float = 0.0, use_nesterov: bool = False) -> None:
+        super().__init__(learning_rate, params, weight_decay)
+        validator.check_value_type("momentum", momentum, (int, float), self.cls_name)
+        validator.check_bool("use_nesterov", use_nesterov, self.cls_name)
+        if momentum < 0:
+            raise ValueError(f"For '{self.cls_name}', the 'momentum' should be >= 0, but got "
+                             f"{momentum}.")
+        self.momentum, self.use_nesterov = float(momentum), use_nesterov
+        self.moments = [np.zeros(p.shape, p.asnumpy().dtype) for p in self.parameters]
+
+    def construct(self, gradients: Sequence[Any]) -> bool:
+        for k, (p, g) in enumerate(zip(self.parameters, self._gradients(gradients))):
+            v = self.moments[k] = self.momentum * self.moments[k] + g
+            step = g + self.momentum * v if self.use_nesterov else v
+            p.set_data(p.asnumpy() - self.learning_rate * step)
+        return True

@@ -1,0 +1,57 @@
+"""Training wrappers, as `mindspore.nn`: WithLossCell and TrainOneStepCell."""
+from __future__ import annotations
+
+from typing import Any
+
+from msops.autodiff import value_and_grad
+from msops.common import validator
+from msops.nn.cell import Cell
+from msops.nn.optim import Optimizer
+
+__all__ = ["WithLossCell", "TrainOneStepCell"]
+
+
+class WithLossCell(Cell):
+    """`loss_fn(backbone(data), label)`: a network and its loss as one Cell."""
+
+    def __init__(self, backbone: Cell, loss_fn: Cell) -> None:
+        super().__init__(auto_prefix=False)
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data: Any, label: Any) -> Any:
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self) -> Cell:
+        return self._backbone
+
+
+class TrainOneStepCell(Cell):
+    """One training step: the loss and the gradients of `network` (a Cell returning the
+    loss) with respect to the optimizer's parameters, scaled by `sens`, then the update.
+    Returns the loss.
+
+    The loss and gradients come from one compiled graph in GRAPH_MODE (once per input
+    signature, `ms.value_and_grad`); the optimizer update runs after it (see nn.optim).
+    So the step itself is not traced: calling it runs `construct` in either mode.
+    """
+
+    def __init__(self, network: Cell, optimizer: Optimizer, sens: float = 1.0) -> None:
+        super().__init__(auto_prefix=False)
+        validator.check_value_type("sens", sens, (int, float), self.cls_name)
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.sens = float(sens)
+        self.__dict__["_value_and_grad"] = value_and_grad(network, None, list(self.weights))
+
+    def construct(self, *inputs: Any) -> Any:
+        loss, grads = self._value_and_grad(*inputs)
+        if self.sens != 1.0:
+            grads = tuple(g * self.sens for g in grads)
+        self.optimizer(grads)
+        return loss
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self.construct(*inputs)

@@ -1,0 +1,192 @@
+"""Every compute primitive's backward rule against central finite differences in float64.
+
+Each case calls one op on float64 inputs (random shapes, broadcasting where the op
+broadcasts); the loss is sum_k sum(out_k * r_k) over the differentiated outputs with
+fixed random r_k, so every element of every gradient is checked. The analytic gradient
+comes from `ms.grad`, eagerly (on the tape) and compiled (on the graph), which agree;
+the reference perturbs each input element by +-eps and runs the forward eagerly.
+"""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Tensor, ops
+from msops.primitives import array_ops, math_ops, nn_ops
+
+RNG = np.random.default_rng(15)
+F64 = np.float64
+
+
+def r(*shape):
+    return RNG.standard_normal(shape)
+
+
+def pos(*shape):
+    return np.abs(r(*shape)) + 0.5
+
+
+def away_from_zero(*shape):
+    return np.sign(r(*shape)) * (np.abs(r(*shape)) + 0.3)
+
+
+def dim():
+    """A random dim in [2, 4]: shapes change with the seed, broadcasting stays explicit."""
+    return int(RNG.integers(2, 5))
+
+
+B, M, K, N = dim(), dim(), dim(), dim()
+
+
+class Case:
+    """One op call: `call(*tensors)` with the differentiated float inputs `args`; `outputs`:
+    which outputs enter the loss; `expect_zero`: inputs whose gradient must be zeros."""
+
+    def __init__(self, name, call, args, outputs=(0,), expect_zero=(), rtol=1e-6, eps=1e-6):
+        self.name, self.call, self.args = name, call, [np.asarray(a, F64) for a in args]
+        self.outputs, self.expect_zero, self.rtol, self.eps = outputs, expect_zero, rtol, eps
+
+
+def onehot(on, off):
+    return ops.OneHot(-1)(Tensor(np.array([2, 0, 3, 1, 0], np.int32)), 4, on, off)
+
+
+def batchnorm(training, fmt="NCHW"):
+    return lambda x, s, b, m, v: ops.BatchNorm(training, 1e-3, 0.1, fmt)(x, s, b, m, v)
+
+
+CASES = [
+    Case("MatMul", lambda a, b: ops.MatMul()(a, b), [r(M, K), r(K, N)]),
+    Case("MatMul_ta", lambda a, b: ops.MatMul(transpose_a=True)(a, b), [r(K, M), r(K, N)]),
+    Case("MatMul_tb", lambda a, b: ops.MatMul(transpose_b=True)(a, b), [r(M, K), r(N, K)]),
+    Case("MatMul_ta_tb", lambda a, b: ops.MatMul(True, True)(a, b), [r(K, M), r(N, K)]),
+    Case("BatchMatMul", lambda a, b: ops.BatchMatMul()(a, b), [r(B, M, K), r(1, K, N)]),
+    Case("BatchMatMul_tb", lambda a, b: ops.BatchMatMul(transpose_b=True)(a, b),
+         [r(2, B, M, K), r(B, N, K)]),
+    Case("Add", lambda x, y: ops.Add()(x, y), [r(M, N), r(N)]),
+    Case("Sub", lambda x, y: ops.Sub()(x, y), [r(M, 1), r(1, N)]),
+    Case("Mul", lambda x, y: ops.Mul()(x, y), [r(B, M, N), r(M, 1)]),
+    Case("RealDiv", lambda x, y: ops.RealDiv()(x, y), [r(M, N), away_from_zero(1, N)]),
+    Case("Neg", lambda x: ops.Neg()(x), [r(M, N)]),
+    Case("Square", lambda x: ops.Square()(x), [r(M, N)]),
+    Case("Exp", lambda x: ops.Exp()(x), [r(M, N)]),
+    Case("Log", lambda x: ops.Log()(x), [pos(M, N)]),
+    # a comparison is piecewise constant (x, y: zeros, not differences across the jump)
+    Case("Equal", lambda x, y, z: ops.Mul()(ops.Cast()(ops.Equal()(x, y), ms.float64), z),
+         [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0]), r(3)], expect_zero=(0, 1)),
+    Case("ReduceSum", lambda x: ops.ReduceSum()(x, 1), [r(M, N, K)]),
+    Case("ReduceSum_keep", lambda x: ops.ReduceSum(True)(x, (0, 2)), [r(M, N, K)]),
+    Case("ReduceMean", lambda x: ops.ReduceMean()(x, ()), [r(M, N)]),
+    Case("ReduceMean_keep", lambda x: ops.ReduceMean(True)(x, -1), [r(M, N)]),
+    Case("ReduceMax", lambda x: ops.ReduceMax()(x, 0), [r(M, N)]),
+    Case("ReduceMax_keep", lambda x: ops.ReduceMax(True)(x, (1,)), [r(B, M, N)]),
+    Case("AddN", lambda a, b, c: ops.AddN()((a, b, c)), [r(M, N), r(M, N), r(M, N)]),
+    Case("Cast", lambda x: ops.Cast()(ops.Cast()(x, ms.float32), ms.float64), [r(M, N)],
+         rtol=1e-3, eps=1e-2),
+    Case("ReLU", lambda x: ops.ReLU()(x), [away_from_zero(M, N)]),
+    Case("Softmax", lambda x: ops.Softmax()(x), [r(M, N)]),
+    Case("Softmax_axes", lambda x: ops.Softmax((0, 2))(x), [r(M, N, K)]),
+    Case("SoftmaxCrossEntropyWithLogits",
+         lambda x, y: ops.SoftmaxCrossEntropyWithLogits()(x, y), [r(M, N), pos(M, N)]),
+    Case("OneHot", onehot, [np.array(1.5), np.array(-0.5)]),
+    Case("BatchNorm_train", batchnorm(True), [r(B + 2, M), pos(M), r(M), r(M), pos(M)],
+         expect_zero=(3, 4)),
+    Case("BatchNorm_train_NCHW", batchnorm(True), [r(2, M, 2, 3), pos(M), r(M), r(M), pos(M)],
+         expect_zero=(3, 4)),
+    Case("BatchNorm_NHWC", batchnorm(False, "NHWC"), [r(2, 2, 3, M), pos(M), r(M), r(M), pos(M)]),
+    Case("Identity", lambda x: ops.Identity()(x), [r(M, N)]),
+    Case("StopGradient", lambda x: ops.Add()(ops.StopGradient()(x), x), [r(M, N)]),
+    Case("Reshape", lambda x: ops.Reshape()(x, (-1,)), [r(M, N)]),
+    Case("Transpose", lambda x: ops.Transpose()(x, (2, 0, 1)), [r(M, N, K)]),
+    Case("Concat", lambda a, b: ops.Concat(1)((a, b)), [r(M, N), r(M, 2)]),
+    Case("Split", lambda x: ops.Split(1, 2)(x), [r(M, 2 * N)], outputs=(0, 1)),
+    Case("StridedSlice", lambda x: ops.StridedSlice(begin_mask=1, shrink_axis_mask=4)(
+        x, (3, 4, 2), (1, 0, 3), (1, -2, 1)), [r(4, 5, 6)]),
+    Case("StridedSlice_new_axis", lambda x: ops.StridedSlice(new_axis_mask=1)(
+        x, (0, 1), (1, 3), (1, 1)), [r(M, N)]),
+]
+
+
+def _loss_fn(case, weights):
+    reduce_sum, mul = ops.ReduceSum(), ops.Mul()
+
+    def loss(*xs):
+        out = case.call(*xs)
+        outs = out if isinstance(out, tuple) else (out,)
+        total = None
+        for k in case.outputs:
+            term = reduce_sum(mul(outs[k], Tensor(weights[k].astype(
+                ms.dtype_to_nptype(outs[k].dtype)))), ())
+            total = term if total is None else total + term
+        return total
+    return loss
+
+
+def _weights(case):
+    out = case.call(*[Tensor(a) for a in case.args])
+    outs = out if isinstance(out, tuple) else (out,)
+    return {k: r(*outs[k].shape) for k in case.outputs}
+
+
+def finite_differences(loss, args, eps=1e-6):
+    grads = []
+    for i, a in enumerate(args):
+        g = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            values = []
+            for step in (eps, -eps):
+                moved = [b.copy() for b in args]
+                moved[i][idx] += step
+                values.append(float(loss(*[Tensor(b) for b in moved]).asnumpy()))
+            g[idx] = (values[0] - values[1]) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+@pytest.fixture(autouse=True)
+def pynative():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    yield
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_backward_matches_finite_differences(case):
+    loss = _loss_fn(case, _weights(case))
+    tensors = [Tensor(a) for a in case.args]
+    f = ms.grad(loss, tuple(range(len(tensors))))
+    eager = f(*tensors)                                         # on the tape
+    ms.set_context(mode=ms.GRAPH_MODE)
+    compiled = f(*tensors)                                      # on the graph
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    for a, b in zip(eager, compiled):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12, atol=1e-15)
+    want = finite_differences(loss, case.args, case.eps)
+    for i, (g, w) in enumerate(zip(eager, want)):
+        assert g.shape == case.args[i].shape and g.dtype == ms.float64
+        if i in case.expect_zero:
+            np.testing.assert_array_equal(g.asnumpy(), 0)
+        elif case.name == "StopGradient":            # only the un-stopped path counts
+            np.testing.assert_allclose(g.asnumpy(), w / 2, rtol=1e-6, atol=1e-8)
+        else:
+            np.testing.assert_allclose(g.asnumpy(), w, rtol=case.rtol, atol=case.rtol * 1e-2)
+
+
+def test_every_compute_primitive_has_a_case():
+    names = set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__)
+    assert names == {c.name.split("_")[0] for c in CASES}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in
+                                  ("MatMul", "Mul", "Softmax", "ReduceMean", "BatchNorm_train")],
+                         ids=lambda c: c.name)
+def test_float16_gradient_follows_float64(case):
+    """In float16 (BatchNorm: float16 x, float32 statistics) the gradient has the input's
+    dtype and matches the float64 one to half precision."""
+    weights = _weights(case)
+    want = ms.grad(_loss_fn(case, weights), 0)(*[Tensor(a) for a in case.args]).asnumpy()
+    half = [Tensor(a.astype(np.float16 if i == 0 or case.name != "BatchNorm_train"
+                            else np.float32)) for i, a in enumerate(case.args)]
+    got = ms.grad(_loss_fn(case, weights), 0)(*half)
+    assert got.dtype == ms.float16
+    np.testing.assert_allclose(got.asnumpy().astype(F64), want, rtol=0.05, atol=0.05)
+
