@@ -15,6 +15,7 @@ from msops import context
 from msops.common.tensor import Parameter
 from msops.graph import tracer
 from msops.graph.ir import Graph
+from msops.parallel.param_layout import ParameterLayout, parameter_layouts
 from msops.pipeline import CompileCache
 from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
@@ -208,6 +209,13 @@ class Cell:
     def compile(self, *args: Any) -> Graph:
         """The compiled graph (this rank's, after the parallel pass) for these arguments."""
         return self._compile_cache.get(self, args, self._train_flags())[0]
+
+    @property
+    def parameter_layout_dict(self) -> dict[str, ParameterLayout]:
+        """Parameter name -> layout (device matrix, tensor map, slice shape, ...) of the
+        latest compiled graph; empty before compile or when running stand-alone."""
+        graphs = list(self._compile_cache._entries.values())
+        return parameter_layouts(graphs[-1][0]) if graphs else {}
 
     def extend_repr(self) -> str:
         """Extra text of this cell in `repr` (layers show their arguments)."""

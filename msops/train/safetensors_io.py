@@ -1,0 +1,128 @@
+"""Checkpoint files: safetensors, written atomically, read back with a checksum per tensor.
+
+A file holds named numpy arrays and, in its `__metadata__`, one JSON entry per tensor
+(`msops.tensors`): dtype name, shape, crc32 of its bytes and any extra fields the
+caller gives (its layout). Dtypes safetensors' numpy API lacks (bfloat16, complex128)
+are stored as their raw bytes (uint8, one extra trailing dim of the item size) and
+viewed back on reading. No pickle: reading never runs code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zlib
+from typing import Any, Mapping
+
+import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+
+__all__ = ["write_tensors", "read_tensors", "CheckpointError"]
+
+_FORMAT = "msops-checkpoint-1"
+_NATIVE = {"float64", "float32", "float16", "int64", "uint64", "int32", "uint32", "int16",
+           "uint16", "int8", "uint8", "bool", "complex64"}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be read or fails its checks."""
+
+
+def _c_order(arr: np.ndarray) -> np.ndarray:
+    """`arr` C-contiguous, 0-d kept 0-d (np.ascontiguousarray makes it 1-d)."""
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
+
+
+def _crc(arr: np.ndarray) -> int:
+    return zlib.crc32(_c_order(arr).reshape(-1).view(np.uint8)) & 0xFFFFFFFF
+
+
+def _stored(arr: np.ndarray) -> np.ndarray:
+    arr = _c_order(arr)
+    if arr.dtype.name in _NATIVE:
+        return arr
+    return arr.reshape(arr.shape + (1,)).view(np.uint8)
+
+
+def write_tensors(path: str, tensors: Mapping[str, np.ndarray],
+                  extra: Mapping[str, dict] | None = None) -> None:
+    """Write `tensors` to `path` atomically: a temporary file in the same folder, flushed
+    and fsynced, then renamed over `path`. On any error `path` is left as it was."""
+    folder = os.path.dirname(os.path.abspath(path))
+    entries = {}
+    stored = {}
+    for name, arr in tensors.items():
+        arr = np.asarray(arr)
+        stored[name] = _stored(arr)
+        entries[name] = {"dtype": arr.dtype.name, "shape": list(arr.shape), "crc32": _crc(arr),
+                         **(extra or {}).get(name, {})}
+    metadata = {"format": _FORMAT, "msops.tensors": json.dumps(entries)}
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
+    os.close(fd)
+    try:
+        save_file(stored, tmp, metadata=metadata)
+        with open(tmp, "rb+") as f:
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    try:                                   # make the rename itself durable
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarray:
+    dtype = np.dtype(entry["dtype"])
+    shape = tuple(entry["shape"])
+    if stored.dtype != dtype:
+        if stored.dtype != np.uint8 or stored.shape != shape + (dtype.itemsize,):
+            raise CheckpointError(f"For 'load_checkpoint', the tensor '{name}' in '{path}' "
+                                  f"should be stored as {dtype.name} {shape}, but got "
+                                  f"{stored.dtype.name} {stored.shape}.")
+        stored = _c_order(stored).view(dtype).reshape(shape)
+    return stored
+
+
+def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+    """(name -> array, name -> metadata entry) of a checkpoint file; every checksum is
+    checked. A safetensors file without msops metadata is read without checks."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"For 'load_checkpoint', the checkpoint file '{path}' "
+                                f"does not exist.")
+    try:
+        with safe_open(path, framework="numpy") as f:
+            metadata = f.metadata() or {}
+            raw = {name: f.get_tensor(name) for name in f.keys()}
+    except Exception as err:       # safetensors raises its own error types
+        raise CheckpointError(f"For 'load_checkpoint', the file '{path}' is not a readable "
+                              f"safetensors checkpoint (truncated or corrupted): {err}") from None
+    if metadata.get("format") != _FORMAT:
+        return raw, {}
+    try:
+        entries = json.loads(metadata["msops.tensors"])
+    except (KeyError, ValueError) as err:
+        raise CheckpointError(f"For 'load_checkpoint', the metadata of '{path}' is corrupted: "
+                              f"{err}") from None
+    if set(entries) != set(raw):
+        raise CheckpointError(f"For 'load_checkpoint', the tensors of '{path}' should be "
+                              f"{sorted(entries)} (its metadata), but got {sorted(raw)}.")
+    out = {}
+    for name, stored in raw.items():
+        arr = _restored(stored, entries[name], path, name)
+        if _crc(arr) != entries[name]["crc32"]:
+            raise CheckpointError(f"For 'load_checkpoint', the tensor '{name}' in '{path}' "
+                                  f"fails its checksum: the file is corrupted.")
+        out[name] = arr
+    return out, entries

@@ -1,0 +1,194 @@
+"""save_checkpoint, load_checkpoint, load_param_into_net (MindSpore's train.serialization).
+
+An integrated save gathers every split parameter with `AllGatherCell` (each rank's slice,
+stacked on a new dim 0) and puts each block back where its layout says; rank 0 writes
+the file while the others wait for its verdict, so a failed write raises on every rank.
+With `integrated_save=False` each rank writes its own slices and their layouts.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from msops.common.tensor import Parameter, Tensor
+from msops.communication import get_group_size, get_rank, is_initialized
+from msops.nn.cell import Cell
+from msops.parallel._cell_wrapper import destroy_allgather_cell, get_allgather_cell
+from msops.parallel.layout import TensorLayout
+from msops.parallel.slices import is_split, local_slice, place_slices
+from msops.primitives.comm_ops import Broadcast
+from msops.train.safetensors_io import CheckpointError, read_tensors, write_tensors
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "CheckpointError"]
+
+
+def _world() -> tuple[int, int]:
+    return (get_rank(), get_group_size()) if is_initialized() else (0, 1)
+
+
+def _check_format(format: str, api: str) -> None:
+    if format != "safetensors":
+        raise ValueError(f"For '{api}', the 'format' should be 'safetensors' (MindSpore's "
+                         f"'ckpt' is not supported yet), but got {format!r}.")
+
+
+def _array(value: Any, name: str) -> np.ndarray:
+    if isinstance(value, Tensor):
+        return value.asnumpy()
+    if isinstance(value, (np.ndarray, int, float, bool, np.generic)):
+        return np.asarray(value)
+    raise TypeError(f"For 'save_checkpoint', the value of '{name}' should be a Tensor, a "
+                    f"Parameter or a numpy array, but got {type(value).__name__}.")
+
+
+def _entries(save_obj: Any) -> tuple[dict[str, np.ndarray], dict[str, TensorLayout]]:
+    """(name -> data, name -> layout of split parameters) of what to save."""
+    if isinstance(save_obj, Cell):
+        layouts = {n: pl.layout for n, pl in save_obj.parameter_layout_dict.items()}
+        return {p.name: p.asnumpy() for p in save_obj.get_parameters()}, layouts
+    if isinstance(save_obj, Mapping):
+        return {str(k): _array(v, str(k)) for k, v in save_obj.items()}, {}
+    if isinstance(save_obj, (list, tuple)):
+        out = {}
+        for i, item in enumerate(save_obj):
+            if not (isinstance(item, Mapping) and {"name", "data"} <= set(item)):
+                raise TypeError(f"For 'save_checkpoint', the 'save_obj[{i}]' should be a dict "
+                                f"with 'name' and 'data', but got {item!r:.80}.")
+            out[str(item["name"])] = _array(item["data"], str(item["name"]))
+        return out, {}
+    raise TypeError(f"For 'save_checkpoint', the 'save_obj' should be a Cell, a dict of "
+                    f"name -> Tensor or a list of {{'name', 'data'}} dicts, but got "
+                    f"{type(save_obj).__name__}.")
+
+
+def _layout_meta(layout: TensorLayout | None, slice_saved: bool) -> dict:
+    if layout is None:
+        return {}
+    return {"layout": {"device_matrix": list(layout.device_matrix),
+                       "tensor_map": [list(m) if isinstance(m, tuple) else m
+                                      for m in layout.tensor_map],
+                       "tensor_shape": list(layout.tensor_shape)},
+            "slice": slice_saved}
+
+
+def _gathered(data: np.ndarray, layout: TensorLayout, rank: int) -> np.ndarray:
+    """The whole parameter from every rank's slice (every rank calls it, in the same order)."""
+    local = local_slice(data, layout, rank)
+    blocks = get_allgather_cell(None)(Tensor(local[None])).asnumpy()
+    return place_slices(blocks[:layout.device_num], layout)
+
+
+def _write_on_root(path: str, tensors: dict, extra: dict, rank: int, size: int) -> None:
+    """Rank 0 writes; every rank learns whether it succeeded (a Broadcast is the barrier)."""
+    failure: BaseException | None = None
+    if rank == 0:
+        try:
+            write_tensors(path, tensors, extra)
+        except BaseException as err:     # reported to the others, then re-raised
+            failure = err
+    if size > 1:
+        status = Broadcast(0)((Tensor(np.array([failure is not None], np.int32)),))[0]
+        if rank != 0 and status.asnumpy()[0]:
+            raise RuntimeError(f"For 'save_checkpoint', rank 0 failed to write '{path}' "
+                               f"(see rank 0's error).")
+    if failure is not None:
+        raise failure
+
+
+def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = True,
+                    append_dict: Mapping[str, Any] | None = None,
+                    choice_func: Callable[[str], bool] | None = None,
+                    format: str = "safetensors") -> None:
+    """Save a Cell's parameters (or a dict / list of {'name', 'data'}) to `ckpt_file_name`.
+
+    In a parallel run every rank calls it: `integrated_save=True` gathers each split
+    parameter and rank 0 writes the whole network; `False` makes each rank write its own
+    slices (give every rank its own file name). `choice_func(name)` keeps a parameter
+    when true; `append_dict` adds entries (saved whole)."""
+    _check_format(format, "save_checkpoint")
+    data, layouts = _entries(save_obj)
+    if choice_func is not None:
+        data = {n: v for n, v in data.items() if choice_func(n)}
+    rank, size = _world()
+    tensors, extra = {}, {}
+    for name, arr in data.items():
+        layout = layouts.get(name)
+        if layout is None or not is_split(layout):
+            tensors[name] = arr
+        elif integrated_save:
+            tensors[name] = _gathered(arr, layout, rank) if size > 1 else arr
+        else:
+            tensors[name] = local_slice(arr, layout, rank)
+        extra[name] = _layout_meta(layout, slice_saved=not integrated_save)
+    destroy_allgather_cell()
+    for name, value in (append_dict or {}).items():
+        tensors[str(name)] = _array(value, str(name))
+    if integrated_save:
+        _write_on_root(ckpt_file_name, tensors, extra, rank, size)
+    else:
+        write_tensors(ckpt_file_name, tensors, extra)
+
+
+def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: bool = False,
+                    choice_func: Callable[[str], bool] | None = None,
+                    format: str = "safetensors") -> dict[str, Parameter]:
+    """name -> Parameter of a checkpoint file, every checksum verified (and loaded into
+    `net` when given). A slice saved with `integrated_save=False` carries `.layout`."""
+    _check_format(format, "load_checkpoint")
+    arrays, entries = read_tensors(ckpt_file_name)
+    out = {}
+    for name, arr in arrays.items():
+        if choice_func is not None and not choice_func(name):
+            continue
+        param = Parameter(Tensor(arr), name=name)
+        meta = entries.get(name, {})
+        if meta.get("slice"):
+            lay = meta["layout"]
+            param.layout = TensorLayout(tuple(lay["device_matrix"]),
+                                        tuple(tuple(m) if isinstance(m, list) else m
+                                              for m in lay["tensor_map"]),
+                                        tuple(lay["tensor_shape"]))
+        out[name] = param
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load)
+    return out
+
+
+def load_param_into_net(net: Cell, parameter_dict: Mapping[str, Any],
+                        strict_load: bool = False) -> tuple[list[str], list[str]]:
+    """Set each parameter of `net` found by name in `parameter_dict`; returns
+    (net parameters not loaded, checkpoint entries not used), as MindSpore 2.x.
+
+    A sharded network takes whole values (the parallel pass slices them when fed). A
+    shape or dtype that does not fit is a ValueError naming the parameter."""
+    if not isinstance(net, Cell):
+        raise TypeError(f"For 'load_param_into_net', the 'net' should be a Cell, but got "
+                        f"{type(net).__name__}.")
+    if not isinstance(parameter_dict, Mapping):
+        raise TypeError(f"For 'load_param_into_net', the 'parameter_dict' should be a dict, "
+                        f"but got {type(parameter_dict).__name__}.")
+    not_loaded, used = [], set()
+    for param in net.get_parameters():
+        value = parameter_dict.get(param.name)
+        if value is None:
+            not_loaded.append(param.name)
+            continue
+        new = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+        if tuple(new.shape) != tuple(param.shape):
+            hint = " (a slice saved with integrated_save=False)" \
+                if getattr(new, "layout", None) is not None else ""
+            raise ValueError(f"For 'load_param_into_net', the shape of parameter "
+                             f"'{param.name}' should be {tuple(param.shape)}, but got "
+                             f"{tuple(new.shape)} in the checkpoint{hint}.")
+        if new.dtype != param.dtype:
+            raise ValueError(f"For 'load_param_into_net', the dtype of parameter "
+                             f"'{param.name}' should be {param.dtype}, but got {new.dtype} "
+                             f"in the checkpoint.")
+        param.set_data(new.asnumpy().copy())
+        used.add(param.name)
+    if strict_load and not_loaded:
+        raise ValueError(f"For 'load_param_into_net', with strict_load=True every parameter "
+                         f"should be in the checkpoint, but got none for {not_loaded}.")
+    return not_loaded, [n for n in parameter_dict if n not in used]

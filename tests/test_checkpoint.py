@@ -1,0 +1,243 @@
+"""Checkpoints in one process: round trips, layouts, atomic writes, corruption, loading."""
+import json
+import os
+import re
+import struct
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Parameter, Tensor, nn, ops
+from msops.parallel.layout import TensorLayout
+from msops.parallel.slices import local_slice, place_slices
+from msops.train import safetensors_io
+from msops.train.safetensors_io import CheckpointError
+
+
+class Net(nn.Cell):
+    def __init__(self, seed=0):
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        self.dense = nn.Dense(4, 3)
+        self.dense.weight.set_data(rng.standard_normal((3, 4)).astype(np.float32))
+        self.matmul = ops.MatMul()
+        self.w = Parameter(Tensor(rng.standard_normal((3, 8)).astype(np.float32)), name="w")
+
+    def construct(self, x):
+        return self.matmul(self.dense(x), self.w)
+
+
+def params(net):
+    return {p.name: p.asnumpy().copy() for p in net.get_parameters()}
+
+
+def test_round_trip_serial_net(tmp_path):
+    path = str(tmp_path / "net.safetensors")
+    net = Net(seed=1)
+    ms.save_checkpoint(net, path)
+    loaded = ms.load_checkpoint(path)
+    assert set(loaded) == set(params(net))
+    for name, want in params(net).items():
+        assert isinstance(loaded[name], Parameter) and loaded[name].name == name
+        np.testing.assert_array_equal(loaded[name].asnumpy(), want)
+    fresh = Net(seed=2)
+    assert ms.load_param_into_net(fresh, loaded) == ([], [])
+    x = Tensor(np.ones((2, 4), np.float32))
+    np.testing.assert_array_equal(fresh(x).asnumpy(), net(x).asnumpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int32, np.uint8, np.bool_,
+                                   ml_dtypes.bfloat16, np.complex64, np.complex128])
+def test_dtypes_round_trip(tmp_path, dtype):
+    path = str(tmp_path / "d.safetensors")
+    arr = (np.arange(12) % 5).reshape(3, 4).astype(dtype)
+    ms.save_checkpoint({"t": Tensor(arr)}, path)
+    got = ms.load_checkpoint(path)["t"].asnumpy()
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, arr)
+    meta = json.loads(_header(path)["__metadata__"]["msops.tensors"])
+    assert meta["t"]["dtype"] == np.dtype(dtype).name
+
+
+def test_list_form_choice_func_and_append_dict(tmp_path):
+    path = str(tmp_path / "l.safetensors")
+    ms.save_checkpoint([{"name": "a", "data": Tensor(np.ones(2, np.float32))},
+                        {"name": "b", "data": Tensor(np.zeros(2, np.float32))}], path,
+                       choice_func=lambda n: n != "b", append_dict={"epoch": 3})
+    got = ms.load_checkpoint(path)
+    assert sorted(got) == ["a", "epoch"] and int(got["epoch"].asnumpy()) == 3
+
+
+def test_load_param_into_net_reports_unused_and_missing(tmp_path):
+    net = Net()
+    d = {"dense.weight": Parameter(Tensor(np.ones((3, 4), np.float32)), name="dense.weight"),
+         "extra": Parameter(Tensor(np.ones(1, np.float32)), name="extra")}
+    not_loaded, unused = ms.load_param_into_net(net, d)
+    assert sorted(not_loaded) == ["dense.bias", "w"] and unused == ["extra"]
+    np.testing.assert_array_equal(net.dense.weight.asnumpy(), np.ones((3, 4)))
+    with pytest.raises(ValueError, match=r"strict_load=True.*dense.bias"):
+        ms.load_param_into_net(Net(), d, strict_load=True)
+
+
+@pytest.mark.parametrize("value,what", [(np.ones((4, 3), np.float32), r"shape of parameter "
+                                         r"'dense.weight' should be \(3, 4\), but got \(4, 3\)"),
+                                        (np.ones((3, 4), np.float64), r"dtype of parameter "
+                                         r"'dense.weight' should be Float32, but got Float64")])
+def test_mismatch_names_the_parameter(value, what):
+    with pytest.raises(ValueError, match=what):
+        ms.load_param_into_net(Net(), {"dense.weight": Tensor(value)})
+
+
+def test_load_checkpoint_into_net_argument(tmp_path):
+    path = str(tmp_path / "n.safetensors")
+    ms.save_checkpoint(Net(seed=5), path)
+    fresh = Net(seed=6)
+    ms.load_checkpoint(path, net=fresh)
+    for name, want in params(Net(seed=5)).items():
+        np.testing.assert_array_equal(params(fresh)[name], want)
+
+
+# -- atomic writes --------------------------------------------------------------------
+def test_failed_write_leaves_previous_file(tmp_path, monkeypatch):
+    path = str(tmp_path / "c.safetensors")
+    ms.save_checkpoint({"a": Tensor(np.ones(4, np.float32))}, path)
+    before = open(path, "rb").read()
+
+    def half_then_crash(tensors, filename, metadata=None):
+        with open(filename, "wb") as f:          # the write dies midway through the file
+            f.write(b"\x00" * 20)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(safetensors_io, "save_file", half_then_crash)
+    with pytest.raises(OSError, match="disk full"):
+        ms.save_checkpoint({"a": Tensor(np.zeros(4, np.float32))}, path)
+    assert open(path, "rb").read() == before
+    assert os.listdir(tmp_path) == ["c.safetensors"]       # no temporary file left
+    np.testing.assert_array_equal(ms.load_checkpoint(path)["a"].asnumpy(), np.ones(4))
+
+
+def test_failed_fsync_leaves_previous_file(tmp_path, monkeypatch):
+    path = str(tmp_path / "c.safetensors")
+    ms.save_checkpoint({"a": Tensor(np.ones(4, np.float32))}, path)
+    before = open(path, "rb").read()
+
+    def no_fsync(fd):
+        raise OSError("I/O error")
+
+    monkeypatch.setattr(os, "fsync", no_fsync)
+    with pytest.raises(OSError, match="I/O error"):
+        ms.save_checkpoint({"a": Tensor(np.zeros(4, np.float32))}, path)
+    assert open(path, "rb").read() == before
+    assert os.listdir(tmp_path) == ["c.safetensors"]
+
+
+# -- corruption -----------------------------------------------------------------------
+def _header(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8:8 + n])
+
+
+def _saved(tmp_path):
+    path = str(tmp_path / "x.safetensors")
+    ms.save_checkpoint({"a": Tensor(np.arange(8, dtype=np.float32)),
+                        "b": Tensor(np.ones((2, 2), np.float32))}, path)
+    return path
+
+
+def test_truncated_file_names_the_file(tmp_path):
+    path = _saved(tmp_path)
+    raw = open(path, "rb").read()
+    open(path, "wb").write(raw[:len(raw) - 5])
+    with pytest.raises(CheckpointError, match=r"x\.safetensors.*truncated or corrupted"):
+        ms.load_checkpoint(path)
+
+
+def test_bit_flip_names_file_and_tensor(tmp_path):
+    path = _saved(tmp_path)
+    header = _header(path)
+    raw = bytearray(open(path, "rb").read())
+    start = 8 + struct.unpack("<Q", raw[:8])[0] + header["a"]["data_offsets"][0]
+    raw[start + 5] ^= 0x10
+    open(path, "wb").write(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"tensor 'a' in '.*x\.safetensors' fails its "
+                                              r"checksum"):
+        ms.load_checkpoint(path)
+
+
+def test_tampered_metadata_is_an_error(tmp_path):
+    path = _saved(tmp_path)
+    raw = open(path, "rb").read()
+    open(path, "wb").write(raw.replace(b'\\"crc32\\": ', b'\\"crc32\\":1', 1))
+    with pytest.raises(CheckpointError, match=r"tensor '\w' in '.*x\.safetensors' fails"):
+        ms.load_checkpoint(path)
+
+
+def test_missing_file_and_bad_format(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothere"):
+        ms.load_checkpoint(str(tmp_path / "nothere.safetensors"))
+    with pytest.raises(ValueError, match=r"'format' should be 'safetensors'.*'ckpt'"):
+        ms.save_checkpoint({"a": Tensor(np.ones(1, np.float32))}, str(tmp_path / "a"),
+                           format="ckpt")
+
+
+def test_no_pickle_anywhere():
+    root = os.path.join(os.path.dirname(ms.__file__))
+    for folder, _, files in os.walk(root):
+        for f in files:
+            if f.endswith(".py"):
+                text = open(os.path.join(folder, f)).read()
+                assert not re.search(r"import (c?pickle|dill|joblib)|allow_pickle=True", text), f
+
+
+# -- layouts --------------------------------------------------------------------------
+@pytest.mark.parametrize("dm,tmap", [((2, 4), (1, 0)), ((2, 4), (0, 1)), ((2, 4), (-1, 0)),
+                                     ((2, 2, 2), ((2, 0), -1)), ((8,), (-1, -1))])
+def test_place_slices_inverts_local_slice(dm, tmap):
+    full = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
+    lay = TensorLayout(dm, tmap, full.shape)
+    blocks = np.stack([local_slice(full, lay, r) for r in range(lay.device_num)])
+    np.testing.assert_array_equal(place_slices(blocks, lay), full)
+    assert local_slice(blocks[3], lay, 3) is not None        # a slice is taken as it is
+
+
+class Sharded(nn.Cell):
+    def __init__(self, n):
+        super().__init__()
+        self.matmul = ops.MatMul().shard(((2, 1), (1, n // 2)))
+        self.w = Parameter(Tensor(np.ones((16, 8), np.float32)), name="w")
+        self.b = Parameter(Tensor(np.ones((8,), np.float32)), name="b")
+        self.add = ops.Add()
+
+    def construct(self, x):
+        return self.add(self.matmul(x, self.w), self.b)
+
+
+def test_parameter_layout_dict(sim):
+    sim(8, 3)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=8,
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = Sharded(8)
+        assert net.parameter_layout_dict == {}
+        net.compile(Tensor(np.ones((4, 16), np.float32)))
+        lay = net.parameter_layout_dict
+    finally:
+        ms.reset_auto_parallel_context()
+    # MatMul ((2, 1), (1, 4)): device matrix [2, 4] (the size-1 k axis dropped); w = (k, n)
+    # has k unsplit and n over axis 0 (counted from the right)
+    assert lay["w"][:6] == ([2, 4], [-1, 0], [16, 2], 0, True, "")
+    assert lay["w"].slice_shape == [16, 2] and lay["w"].layout.tensor_shape == (16, 8)
+    # b feeds Add's data-parallel default (dim 0 of the first input over all 8): replicated
+    assert lay["b"][:3] == ([8], [-1], [8])
+    assert set(lay) == {"w", "b"}
+
+
+def test_parameter_layout_dict_stand_alone():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Net()
+    net.compile(Tensor(np.ones((2, 4), np.float32)))
+    assert net.parameter_layout_dict == {}
