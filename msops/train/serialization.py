@@ -16,6 +16,7 @@ from msops.common.tensor import Parameter, Tensor
 from msops.communication import get_group_size, get_rank, is_initialized
 from msops.nn.cell import Cell
 from msops.parallel._cell_wrapper import destroy_allgather_cell, get_allgather_cell
+from msops.parallel.context import is_parallel
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import is_split, local_slice, place_slices
 from msops.primitives.comm_ops import Broadcast
@@ -25,7 +26,10 @@ __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "Checkpo
 
 
 def _world() -> tuple[int, int]:
-    return (get_rank(), get_group_size()) if is_initialized() else (0, 1)
+    """(rank, ranks) of a parallel run; (0, 1) stand-alone: the caller alone saves."""
+    if is_parallel() and is_initialized():
+        return get_rank(), get_group_size()
+    return 0, 1
 
 
 def _check_format(format: str, api: str) -> None:
@@ -103,9 +107,10 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
                     format: str = "safetensors") -> None:
     """Save a Cell's parameters (or a dict / list of {'name', 'data'}) to `ckpt_file_name`.
 
-    In a parallel run every rank calls it: `integrated_save=True` gathers each split
-    parameter and rank 0 writes the whole network; `False` makes each rank write its own
-    slices (give every rank its own file name). `choice_func(name)` keeps a parameter
+    In a parallel run (a parallel_mode other than stand_alone) every rank calls it:
+    `integrated_save=True` gathers each split parameter and rank 0 writes the whole
+    network while the others wait; `False` makes each rank write its own slices (give
+    every rank its own file name). Stand-alone, the caller writes. `choice_func(name)` keeps a parameter
     when true; `append_dict` adds entries (saved whole)."""
     _check_format(format, "save_checkpoint")
     data, layouts = _entries(save_obj)
