@@ -12,7 +12,8 @@ from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402
 from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
-from msops.train import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
+from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
+                         load_param_into_net, merge_sliced_parameter, save_checkpoint)
 
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 

@@ -241,3 +241,55 @@ def test_parameter_layout_dict_stand_alone():
     net = Net()
     net.compile(Tensor(np.ones((2, 4), np.float32)))
     assert net.parameter_layout_dict == {}
+
+
+# -- merging shards -------------------------------------------------------------------
+def test_merge_sliced_parameter_by_layout_and_by_dim0():
+    full = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    lay = TensorLayout((2, 2), (0, 1), full.shape)         # rows over the right axis
+    slices = []
+    for r in range(4):
+        p = Parameter(Tensor(local_slice(full, lay, r)), name="w")
+        p.layout = lay
+        slices.append(p)
+    merged = ms.merge_sliced_parameter(slices)
+    assert merged.name == "w"
+    np.testing.assert_array_equal(merged.asnumpy(), full)
+    plain = [Parameter(Tensor(s.asnumpy()), name="w") for s in slices]
+    np.testing.assert_array_equal(ms.merge_sliced_parameter(plain, {"w": lay}).asnumpy(), full)
+    np.testing.assert_array_equal(ms.merge_sliced_parameter(plain).asnumpy(),
+                                  np.concatenate([s.asnumpy() for s in plain]))
+    with pytest.raises(ValueError, match=r"number of slices of 'w' should be 4"):
+        ms.merge_sliced_parameter(slices[:3])
+    with pytest.raises(ValueError, match=r"name, dtype and shape of the first"):
+        ms.merge_sliced_parameter([slices[0], Parameter(Tensor(full), name="w")])
+
+
+def test_shards_of_8_simulated_ranks_load_into_a_stand_alone_net(tmp_path):
+    from msops.communication import init, release
+    x = Tensor(np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    want = Sharded(8)
+    for p in want.get_parameters():
+        p.set_data(np.random.default_rng(len(p.name)).standard_normal(p.shape)
+                   .astype(np.float32))
+    expected = want(x).asnumpy()
+    files = [str(tmp_path / f"rank{r}.safetensors") for r in range(8)]
+    for r in range(8):                   # a shard save moves no data: simulated ranks do it
+        init("simulation", world_size=8, rank=r)
+        ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=8,
+                                     full_batch=True)
+        try:
+            net = Sharded(8)
+            ms.load_param_into_net(net, {p.name: p for p in want.get_parameters()})
+            net.compile(x)
+            ms.save_checkpoint(net, files[r], integrated_save=False)
+        finally:
+            ms.reset_auto_parallel_context()
+            release()
+    assert ms.load_checkpoint(files[5])["w"].shape == (16, 2)
+    fresh = Sharded(8)
+    assert ms.load_distributed_checkpoint(fresh, files) == ([], [])
+    np.testing.assert_array_equal(fresh(x).asnumpy(), expected)
+    with pytest.raises(ValueError, match=r"number of slices of 'w' should be 8"):
+        ms.load_distributed_checkpoint(Sharded(8), files[:4])

@@ -1,4 +1,6 @@
 """Training utilities above nn: checkpoint files (save, load, load into a network)."""
+from msops.train.merge import load_distributed_checkpoint, merge_sliced_parameter
 from msops.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "merge_sliced_parameter", "load_distributed_checkpoint"]

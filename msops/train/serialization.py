@@ -126,7 +126,8 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
             tensors[name] = _gathered(arr, layout, rank) if size > 1 else arr
         else:
             tensors[name] = local_slice(arr, layout, rank)
-        extra[name] = _layout_meta(layout, slice_saved=not integrated_save)
+        split = layout is not None and is_split(layout)
+        extra[name] = _layout_meta(layout, slice_saved=split and not integrated_save)
     destroy_allgather_cell()
     for name, value in (append_dict or {}).items():
         tensors[str(name)] = _array(value, str(name))

@@ -184,3 +184,30 @@ def test_rank0_write_failure_raises_on_every_rank(semi, monkeypatch):
         with pytest.raises(RuntimeError, match=r"rank 0 failed to write '.*net\.safetensors'"):
             ms.save_checkpoint(net, path)
     assert not os.path.exists(path)
+
+
+def test_shards_load_into_another_strategy_and_stand_alone(semi):
+    """Shards saved under one strategy load into the same net under another strategy on
+    N ranks, and into a stand-alone net: outputs equal serial."""
+    x = Tensor(data(16, 32))
+    saved_as = lambda: Chain(((N // 2, 2), (2, 1)), ((1, 1), (1, N)))      # noqa: E731
+    load_as = lambda: Chain(((1, N), (N, 1)), ((2, N // 2), (N // 2, 1)))  # noqa: E731
+    ms.reset_auto_parallel_context()
+    want = run_serial(saved_as, x)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net, _ = sharded(saved_as, (16, 32))
+    folder = shared_dir()
+    files = [os.path.join(folder, f"rank{r}.safetensors") for r in range(N)]
+    ms.save_checkpoint(net, files[get_rank()], integrated_save=False)
+    MPI.COMM_WORLD.Barrier()
+    fresh = load_as()
+    for p in fresh.get_parameters():
+        p.set_data(np.zeros(p.shape, np.float32))
+    assert ms.load_distributed_checkpoint(fresh, files) == ([], [])
+    np.testing.assert_allclose(gather_full(fresh(x)).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    ms.reset_auto_parallel_context()
+    alone = load_as()
+    ms.load_distributed_checkpoint(alone, files)
+    np.testing.assert_allclose(alone(x).asnumpy(), want, rtol=1e-4, atol=1e-4)
