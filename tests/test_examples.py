@@ -1,4 +1,5 @@
 """The README's examples run as documented: under mpiexec on 4 ranks, asserting their results."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,14 @@ ROOT = Path(__file__).parent.parent
     ("allgather.py", "AllGather on 4 ranks: [2, 3] -> [8, 3]"),
     ("semi_auto_parallel.py", "sharded output == serial output on 4 ranks"),
     ("quantized_alltoallv.py", "quantized AllToAllV pipeline on 4 ranks"),
+    ("checkpoint.py", "checkpoint on 4 ranks: whole and shard files load back stand-alone"),
 ])
 def test_example_runs_on_4_ranks(script, expect):
     cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py", str(ROOT / "examples" / script)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    # the script's folder comes first on sys.path: put this checkout's msops before any
+    # installed one (an editable install may point at another worktree)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert expect in proc.stdout
