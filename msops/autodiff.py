@@ -24,8 +24,8 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph.tracer import trace
-from msops.parallel.backward import output_seed, reduce_leaf_gradient
-from msops.parallel.context import get_auto_parallel_context, is_parallel
+from msops.parallel.backward import output_seed, reduce_leaf_gradients
+from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 from msops.pipeline import CompileCache, tensor_arrays, trace_inputs
@@ -85,10 +85,10 @@ class _GradFunction:
     def _backward(self, builder: Any, name: str, args: Sequence[Any], outputs: list,
                   out_is_tuple: bool, by_position: dict, weight_node: Callable,
                   sens_node: Callable, seed_node: Callable | None = None,
-                  leaf_grad: Callable | None = None) -> list:
+                  leaf_grads: Callable | None = None) -> list:
         """Seed `outputs` (ones, `seed_node(output)`, or the sens), differentiate, and
-        return the gradient nodes: one per grad position, then one per weight, each
-        passed through `leaf_grad(leaf, grad)` when given."""
+        return the gradient nodes: one per grad position, then one per weight (passed
+        through `leaf_grads(leaves, grads)` when given)."""
         wrt = []
         for p in self.positions or ():
             if p not in by_position:
@@ -110,9 +110,7 @@ class _GradFunction:
                       builder.add_const(np.ones(o.shape, o.dtype.np_dtype)))
                      for o in differentiated]
         grads = differentiate(builder, seeds, wrt)
-        if leaf_grad is None:
-            return grads
-        return [leaf_grad(leaf, g) for leaf, g in zip(wrt, grads)]
+        return grads if leaf_grads is None else leaf_grads(wrt, grads)
 
     def _sens(self, name: str, sens: Any, outputs: list, out_is_tuple: bool,
               sens_node: Callable) -> list:
@@ -153,7 +151,8 @@ class _GradFunction:
             lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
             lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"),
             (lambda o: output_seed(graph, o)) if parallel else None,
-            (lambda leaf, g: reduce_leaf_gradient(graph, leaf, g)) if parallel else None)
+            (lambda leaves, gs: reduce_leaf_gradients(graph, leaves, gs, grad_bucket_bytes()))
+            if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         graph = eliminate_dead_nodes(graph)

@@ -231,12 +231,16 @@ def test_parallel_gradients_pynative_or_sens_not_implemented(sim):
         ms.reset_auto_parallel_context()
 
 
-def test_parallel_backward_plan_data_parallel(sim):
-    """Planned on a simulated world of 4: the loss AllReduce, its transpose, then one
-    AllReduce(sum) per replicated parameter over the whole replica group; the input
-    gradient (batch split, no replicas) is not reduced."""
+@pytest.mark.parametrize("fusion,reductions", [(None, 1), ({"allreduce": {"mode": "size",
+                                                                           "config": 1e-6}}, 2)])
+def test_parallel_backward_plan_data_parallel(sim, fusion, reductions):
+    """Planned on a simulated world of 4: the loss AllReduce, its transpose, then the
+    replicated parameters' gradients summed over the whole replica group, fused into
+    buckets of comm_fusion's size (auto: one for w and b; a tiny bucket: one each). The
+    input gradient (batch split, no replicas) is not reduced."""
     sim(4, 1)
-    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=4, full_batch=True)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=4, full_batch=True,
+                                 comm_fusion=fusion)
     ms.set_context(mode=ms.GRAPH_MODE)
     x, y = Tensor(np.ones((8, 3), np.float32)), Tensor(np.ones((8, 4), np.float32))
     try:
@@ -246,14 +250,26 @@ def test_parallel_backward_plan_data_parallel(sim):
     finally:
         ms.reset_auto_parallel_context()
     comm = [n for n in graph.nodes if n.is_communication]
-    assert [n.op for n in comm] == ["AllReduce"] * 4
+    assert [n.op for n in comm] == ["AllReduce"] * (2 + reductions)
+    assert comm[-1].prim.group == "world_group"             # every rank holds w and b
     dx, dw, db = graph.outputs[1:]
     assert dx.shape == (2, 3) and dx.layout.tensor_shape == (8, 3)
-    assert dw.prim.name == db.prim.name == "AllReduce"
     assert dw.shape == (3, 4) and db.shape == (4,)
+    assert dw.layout.replica_axes() == db.layout.replica_axes() == (0,)
     # the loss is replicated on the 4 ranks: each seeds 1/4, so their objectives sum to it
     assert any(isinstance(n.value, np.ndarray) and n.value.shape == () and n.value == 0.25
                for n in graph.consts)
+
+
+@pytest.mark.parametrize("bad", [{"allgather": {"mode": "auto"}},
+                                 {"allreduce": {"mode": "size"}},
+                                 {"allreduce": {"mode": "size", "config": 0}},
+                                 {"allreduce": {"mode": "index", "config": [2]}}, 32])
+def test_comm_fusion_is_checked(bad):
+    with pytest.raises(ValueError, match=r"For 'set_auto_parallel_context', the "
+                                         r"'comm_fusion' should be None or"):
+        ms.set_auto_parallel_context(comm_fusion=bad)
+    ms.reset_auto_parallel_context()
 
 
 def test_parameter_tuple_and_set_grad():

@@ -12,13 +12,15 @@ network, so two things make its gradient the serial network's gradient:
 * the leaves: ranks in a replica group hold copies of one slice of a Parameter (or of an
   input); the gradient of the shared value is the sum of the copies' gradients, an
   AllReduce(sum) over exactly that group, after which every gradient is this rank's
-  slice of the serial gradient, in its leaf's layout.
+  slice of the serial gradient, in its leaf's layout. The reductions are fused into
+  buckets (comm_fusion's allreduce size, MindSpore's setting): fewer, larger collectives.
 
 No op is named: only layouts and replica groups are read.
 """
 from __future__ import annotations
 
 from math import prod
+from typing import Sequence
 
 import numpy as np
 
@@ -26,9 +28,10 @@ from msops.communication import create_group_partition
 from msops.graph.ir import Graph, Node
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
+from msops.primitives.array_ops import Concat, Reshape, StridedSlice
 from msops.primitives.comm_ops import AllReduce, ReduceOp
 
-__all__ = ["output_seed", "reduce_leaf_gradient", "replica_count"]
+__all__ = ["output_seed", "reduce_leaf_gradients", "replica_count"]
 
 
 def replica_count(layout: TensorLayout | None) -> int:
@@ -46,15 +49,67 @@ def output_seed(graph: Graph, out: Node) -> Node:
     return seed
 
 
-def reduce_leaf_gradient(graph: Graph, leaf: Node, grad: Node) -> Node:
-    """`grad` of a leaf (Parameter or input) summed over the leaf's replica group, laid out
-    as the leaf (this rank's slice of the serial gradient)."""
-    layout = leaf.layout
-    if layout is not None and replica_count(layout) > 1:
-        group = create_group_partition(groups_over(layout.device_matrix,
-                                                   layout.replica_axes()))
-        grad = graph.apply(AllReduce(ReduceOp.SUM, group), [grad])
-        grad.comm_bytes = grad.prim.comm_bytes(int(prod(grad.shape)) * grad.dtype.itemsize)
-    grad.layout = layout
-    return grad
+def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[Node],
+                          bucket_bytes: int) -> list[Node]:
+    """Each leaf's gradient summed over the leaf's replica group and laid out as the leaf
+    (this rank's slice of the serial gradient).
 
+    Gradients reduced over the same group with the same dtype are fused into buckets of
+    at most `bucket_bytes` (a gradient larger than that is a bucket alone), in leaf
+    order: one AllReduce of the flattened, concatenated bucket, sliced and reshaped back.
+    """
+    out = list(grads)
+    pending: dict[tuple, list[int]] = {}          # (group, dtype) -> leaf indices
+    for k, leaf in enumerate(leaves):
+        layout = leaf.layout
+        if layout is not None and replica_count(layout) > 1:
+            group = create_group_partition(groups_over(layout.device_matrix,
+                                                       layout.replica_axes()))
+            pending.setdefault((group, grads[k].dtype), []).append(k)
+    for (group, _), ks in pending.items():
+        for bucket in _buckets(ks, [_nbytes(grads[k]) for k in ks], bucket_bytes):
+            for k, g in zip(bucket, _all_reduce(graph, group, [grads[k] for k in bucket])):
+                out[k] = g
+    for leaf, g in zip(leaves, out):
+        g.layout = leaf.layout
+    return out
+
+
+def _buckets(items: list[int], sizes: list[int], limit: int) -> list[list[int]]:
+    """`items` cut, in order, into runs of total size at most `limit` (at least one each)."""
+    runs: list[list[int]] = []
+    total = limit + 1
+    for item, size in zip(items, sizes):
+        if total + size > limit:
+            runs.append([])
+            total = 0
+        runs[-1].append(item)
+        total += size
+    return runs
+
+
+def _all_reduce(graph: Graph, group: str, grads: list[Node]) -> list[Node]:
+    """AllReduce(sum) of `grads` over `group`: one collective for all of them."""
+    if len(grads) == 1:
+        return [_summed(graph, group, grads[0])]
+    flat = [graph.apply(Reshape(), [g, graph.add_const((-1,))]) for g in grads]
+    summed = _summed(graph, group, graph.apply(Concat(0), [graph.make_tuple(flat)]))
+    out, start = [], 0
+    for g in grads:
+        size = int(prod(g.shape))
+        part = graph.apply(StridedSlice(), [summed, graph.add_const((start,)),
+                                            graph.add_const((start + size,)),
+                                            graph.add_const((1,))])
+        out.append(graph.apply(Reshape(), [part, graph.add_const(tuple(g.shape))]))
+        start += size
+    return out
+
+
+def _summed(graph: Graph, group: str, grad: Node) -> Node:
+    out = graph.apply(AllReduce(ReduceOp.SUM, group), [grad])
+    out.comm_bytes = out.prim.comm_bytes(_nbytes(grad))
+    return out
+
+
+def _nbytes(node: Node) -> int:
+    return int(prod(node.shape)) * node.dtype.itemsize

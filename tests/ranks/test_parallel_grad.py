@@ -30,7 +30,7 @@ def _grads(make_net, inputs, train, positions):
 
 
 def check_grads(make_net, *inputs, train=False, positions=None, mode="semi_auto_parallel",
-                full_batch=True, gradients_mean=False, rtol=1e-4, atol=1e-5):
+                full_batch=True, rtol=1e-4, atol=1e-5, **context):
     """Assert every sharded parameter (and input) gradient equals the serial one; returns
     the compiled local graph."""
     ms.reset_auto_parallel_context()
@@ -42,7 +42,7 @@ def check_grads(make_net, *inputs, train=False, positions=None, mode="semi_auto_
         fed = [Tensor(x.asnumpy()[r * x.shape[0] // n:(r + 1) * x.shape[0] // n])
                for x in inputs]
     ms.set_auto_parallel_context(parallel_mode=mode, device_num=n, full_batch=full_batch,
-                                 gradients_mean=gradients_mean)
+                                 **context)
     try:
         _, got, _, fn = _grads(make_net, fed, train, positions)
         graph = fn._cache.get(fn.fn, fed, fn.fn._train_flags())[0]
@@ -75,16 +75,24 @@ class DenseNet(nn.Cell):
         return self.mean(y * y)
 
 
-@pytest.mark.parametrize("full_batch,gradients_mean", [(True, False), (False, False),
-                                                     (False, True)])
-def test_data_parallel_dense(full_batch, gradients_mean):
+#: (full_batch, gradients_mean, bucket MB or None for auto, gradient AllReduces)
+DP_CASES = [(True, False, None, 1), (False, False, None, 1), (False, True, None, 1),
+            (True, False, 2.1 / 2 ** 10, 2),       # 2.1 KiB: w1 (2 KiB) + b1, then w2 + b2
+            (True, False, 1e-6, 4)]                # smaller than any gradient: one each
+
+
+@pytest.mark.parametrize("full_batch,gradients_mean,bucket_mb,reductions", DP_CASES)
+def test_data_parallel_dense(full_batch, gradients_mean, bucket_mb, reductions):
     """The loss is the global loss, so the reduced gradients are the serial ones whichever
-    gradients_mean is (docs/design.md, Autodiff)."""
+    gradients_mean is (docs/design.md, Autodiff); the replicated parameters' gradients
+    are fused into buckets of comm_fusion's size."""
+    fusion = None if bucket_mb is None else {"allreduce": {"mode": "size",
+                                                           "config": bucket_mb}}
     graph = check_grads(DenseNet, data(16, 32), mode="data_parallel", full_batch=full_batch,
-                        gradients_mean=gradients_mean, positions=(0,))
-    # the loss's AllReduce and its transpose, then one per replicated parameter (2 weights,
-    # 2 biases); the batch-split input's gradient needs none
-    assert comm_ops(graph) == ["AllReduce"] * 6
+                        gradients_mean=gradients_mean, comm_fusion=fusion, positions=(0,))
+    # the loss's AllReduce and its transpose, then the buckets of the 2 weights and 2
+    # biases; the batch-split input's gradient needs none
+    assert comm_ops(graph) == ["AllReduce"] * (2 + reductions)
 
 
 class MegatronMLP(nn.Cell):
