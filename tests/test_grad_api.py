@@ -252,6 +252,7 @@ def test_parallel_backward_plan_data_parallel(sim, fusion, reductions):
     comm = [n for n in graph.nodes if n.is_communication]
     assert [n.op for n in comm] == ["AllReduce"] * (2 + reductions)
     assert comm[-1].prim.group == "world_group"             # every rank holds w and b
+    assert all(n.comm_bytes for n in comm)                 # the dump shows them all
     dx, dw, db = graph.outputs[1:]
     assert dx.shape == (2, 3) and dx.layout.tensor_shape == (8, 3)
     assert dw.shape == (3, 4) and db.shape == (4,)

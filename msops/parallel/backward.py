@@ -28,7 +28,8 @@ from msops.communication import create_group_partition
 from msops.graph.ir import Graph, Node
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
-from msops.primitives.array_ops import Concat, Reshape, StridedSlice
+from msops.parallel.partition import annotate_comm_bytes
+from msops.primitives.array_ops import Concat, Identity, Reshape, StridedSlice
 from msops.primitives.comm_ops import AllReduce, ReduceOp
 
 __all__ = ["output_seed", "reduce_leaf_gradients", "replica_count"]
@@ -70,8 +71,11 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
         for bucket in _buckets(ks, [_nbytes(grads[k]) for k in ks], bucket_bytes):
             for k, g in zip(bucket, _all_reduce(graph, group, [grads[k] for k in bucket])):
                 out[k] = g
-    for leaf, g in zip(leaves, out):
+    for k, (leaf, g) in enumerate(zip(leaves, out)):
+        if g.layout is not None and g.layout != leaf.layout:   # one node, two leaves' grads
+            g = out[k] = graph.apply(Identity(), [g])
         g.layout = leaf.layout
+    annotate_comm_bytes(graph)            # the backward's collectives too
     return out
 
 
@@ -106,9 +110,7 @@ def _all_reduce(graph: Graph, group: str, grads: list[Node]) -> list[Node]:
 
 
 def _summed(graph: Graph, group: str, grad: Node) -> Node:
-    out = graph.apply(AllReduce(ReduceOp.SUM, group), [grad])
-    out.comm_bytes = out.prim.comm_bytes(_nbytes(grad))
-    return out
+    return graph.apply(AllReduce(ReduceOp.SUM, group), [grad])
 
 
 def _nbytes(node: Node) -> int:
