@@ -5,7 +5,9 @@ backward (`graph.autodiff`) and runs forward and backward as one compiled graph,
 compiled once per call signature (the pipeline's CompileCache). In PYNATIVE_MODE `fn`
 runs eagerly on a tape (`graph.tape`) and the same pass and backward rules run on the
 tape, each primitive at once: the same numbers, and fn's Python may branch on values.
-Parallel contexts are not supported yet: the parallel backward is the next slice.
+In a parallel context (GRAPH_MODE) the traced forward is partitioned first and the
+rank-local graph differentiated (`parallel.backward`): every gradient is this rank's
+slice of the serial gradient, laid out as its Parameter or input.
 """
 from __future__ import annotations
 
@@ -22,8 +24,11 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph.tracer import trace
-from msops.parallel.context import get_auto_parallel_context, is_parallel
-from msops.pipeline import CompileCache, tensor_arrays
+from msops.parallel.backward import output_seed, reduce_leaf_gradients
+from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
+from msops.parallel.partition import apply_parallel
+from msops.parallel.spmd_check import check_same_program
+from msops.pipeline import CompileCache, tensor_arrays, trace_inputs
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
 
@@ -79,9 +84,11 @@ class _GradFunction:
     # -- the backward, on a Graph (GRAPH_MODE) or a Tape (PYNATIVE_MODE) --------------------
     def _backward(self, builder: Any, name: str, args: Sequence[Any], outputs: list,
                   out_is_tuple: bool, by_position: dict, weight_node: Callable,
-                  sens_node: Callable) -> list:
-        """Seed `outputs` (ones, or the sens), differentiate, and return the gradient
-        nodes: one per grad position, then one per weight."""
+                  sens_node: Callable, seed_node: Callable | None = None,
+                  leaf_grads: Callable | None = None) -> list:
+        """Seed `outputs` (ones, `seed_node(output)`, or the sens), differentiate, and
+        return the gradient nodes: one per grad position, then one per weight (passed
+        through `leaf_grads(leaves, grads)` when given)."""
         wrt = []
         for p in self.positions or ():
             if p not in by_position:
@@ -99,9 +106,11 @@ class _GradFunction:
             seeds = list(zip(outputs, self._sens(name, args[-1], outputs, out_is_tuple,
                                                  sens_node)))
         else:
-            seeds = [(o, builder.add_const(np.ones(o.shape, o.dtype.np_dtype)))
+            seeds = [(o, seed_node(o) if seed_node else
+                      builder.add_const(np.ones(o.shape, o.dtype.np_dtype)))
                      for o in differentiated]
-        return differentiate(builder, seeds, wrt)
+        grads = differentiate(builder, seeds, wrt)
+        return grads if leaf_grads is None else leaf_grads(wrt, grads)
 
     def _sens(self, name: str, sens: Any, outputs: list, out_is_tuple: bool,
               sens_node: Callable) -> list:
@@ -122,7 +131,12 @@ class _GradFunction:
     def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """Forward + backward as one graph: the traced outputs, then the gradients."""
         fn_args = args[:-1] if self.sens_param else args
-        graph = trace(fn, fn_args, _name(fn))
+        parallel = is_parallel()
+        graph = trace(fn, trace_inputs(fn_args) if parallel else fn_args, _name(fn))
+        if parallel:        # partition the forward, then differentiate the local graph
+            graph = eliminate_dead_nodes(graph)
+            check_same_program(graph, f"{graph.name}.compile")
+            graph = apply_parallel(graph)      # local inputs keep the global order
         outputs, by_position, inputs = list(graph.outputs), {}, iter(graph.inputs)
         for k, a in enumerate(fn_args):          # graph inputs, in the tracer's order
             if isinstance(a, (Tensor, np.ndarray)):
@@ -135,7 +149,10 @@ class _GradFunction:
         grads = self._backward(
             graph, graph.name, args, outputs, graph.output_is_tuple, by_position,
             lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
-            lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"))
+            lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"),
+            (lambda o: output_seed(graph, o)) if parallel else None,
+            (lambda leaves, gs: reduce_leaf_gradients(graph, leaves, gs, grad_bucket_bytes()))
+            if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         graph = eliminate_dead_nodes(graph)
@@ -163,14 +180,15 @@ class _GradFunction:
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
-        if is_parallel():
+        graph_mode = context.get_context("mode") == context.GRAPH_MODE
+        if is_parallel() and (not graph_mode or self.sens_param):
             raise NotImplementedError(
                 f"For '{self.api}', gradients in parallel mode "
-                f"'{get_auto_parallel_context('parallel_mode')}' are not implemented yet: the "
-                f"parallel backward (differentiating the partitioned graph and reducing "
-                f"replicated parameters' gradients) is the next slice of 'Autodiff and "
-                f"training'. Differentiate in stand_alone mode (explicit collectives work).")
-        if context.get_context("mode") != context.GRAPH_MODE:
+                f"'{get_auto_parallel_context('parallel_mode')}' are implemented in "
+                f"GRAPH_MODE without a sens argument, but got "
+                f"{'sens_param=True' if graph_mode else 'PYNATIVE_MODE'}. Use GRAPH_MODE "
+                f"(and scale the gradients instead of passing a sens).")
+        if not graph_mode:
             return self._run_eagerly(args)
         flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
         graph, executor = self._cache.get(self.fn, args, flags)

@@ -24,22 +24,26 @@ from msops.parallel.context import global_input_shape, is_parallel, parallel_sna
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 
-__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays"]
+__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    # with full_batch=False each rank feeds its batch slice: trace the global shapes
-    # (zero-stride stand-ins: the tracer reads only shape and dtype)
-    trace_args = [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
-                  if isinstance(a, Tensor) and global_input_shape(a.shape) != a.shape else a
-                  for a in args]
-    graph = trace(cell.construct, trace_args, type(cell).__name__)
+    graph = trace(cell.construct, trace_inputs(args), type(cell).__name__)
     graph = eliminate_dead_nodes(graph)
     if is_parallel():
         check_same_program(graph, f"{type(cell).__name__}.compile")
     graph = apply_parallel(graph)
     return graph, Executor(graph)
+
+
+def trace_inputs(args: Sequence[Any]) -> list:
+    """The arguments to trace with: with full_batch=False each rank feeds its batch slice,
+    so a Tensor is replaced by a zero-stride stand-in of the global shape (the tracer
+    reads only shape and dtype)."""
+    return [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
+            if isinstance(a, Tensor) and global_input_shape(a.shape) != a.shape else a
+            for a in args]
 
 
 def _arg_key(a: Any) -> Any:

@@ -214,17 +214,63 @@ def test_errors(sim):
         ms.grad(lambda x: x if ops.ReduceSum()(x, ()) else -x)(x)
 
 
-def test_parallel_context_is_not_implemented_yet(sim):
+def test_parallel_gradients_pynative_or_sens_not_implemented(sim):
     sim(2, 0)
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=2)
+    x, y = Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 4), np.float32))
     try:
         with pytest.raises(NotImplementedError, match=r"For 'grad', gradients in parallel mode "
-                                                      r"'semi_auto_parallel' are not "
-                                                      r"implemented yet: the parallel backward"):
-            ms.grad(Net())(Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 4),
-                                                                           np.float32)))
+                                                      r"'semi_auto_parallel' are implemented "
+                                                      r"in GRAPH_MODE without a sens argument, "
+                                                      r"but got PYNATIVE_MODE"):
+            ms.grad(Net())(x, y)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        with pytest.raises(NotImplementedError, match=r"but got sens_param=True"):
+            ops.GradOperation(sens_param=True)(Net())(x, y, Tensor(np.ones((), np.float32)))
     finally:
         ms.reset_auto_parallel_context()
+
+
+@pytest.mark.parametrize("fusion,reductions", [(None, 1), ({"allreduce": {"mode": "size",
+                                                                           "config": 1e-6}}, 2)])
+def test_parallel_backward_plan_data_parallel(sim, fusion, reductions):
+    """Planned on a simulated world of 4: the loss AllReduce, its transpose, then the
+    replicated parameters' gradients summed over the whole replica group, fused into
+    buckets of comm_fusion's size (auto: one for w and b; a tiny bucket: one each). The
+    input gradient (batch split, no replicas) is not reduced."""
+    sim(4, 1)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=4, full_batch=True,
+                                 comm_fusion=fusion)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    x, y = Tensor(np.ones((8, 3), np.float32)), Tensor(np.ones((8, 4), np.float32))
+    try:
+        net = Net()
+        fn = ms.grad(net, 0, net.trainable_params())
+        graph = fn._cache.get(net, (x, y), net._train_flags())[0]
+    finally:
+        ms.reset_auto_parallel_context()
+    comm = [n for n in graph.nodes if n.is_communication]
+    assert [n.op for n in comm] == ["AllReduce"] * (2 + reductions)
+    assert comm[-1].prim.group == "world_group"             # every rank holds w and b
+    assert all(n.comm_bytes for n in comm)                 # the dump shows them all
+    dx, dw, db = graph.outputs[1:]
+    assert dx.shape == (2, 3) and dx.layout.tensor_shape == (8, 3)
+    assert dw.shape == (3, 4) and db.shape == (4,)
+    assert dw.layout.replica_axes() == db.layout.replica_axes() == (0,)
+    # the loss is replicated on the 4 ranks: each seeds 1/4, so their objectives sum to it
+    assert any(isinstance(n.value, np.ndarray) and n.value.shape == () and n.value == 0.25
+               for n in graph.consts)
+
+
+@pytest.mark.parametrize("bad", [{"allgather": {"mode": "auto"}},
+                                 {"allreduce": {"mode": "size"}},
+                                 {"allreduce": {"mode": "size", "config": 0}},
+                                 {"allreduce": {"mode": "index", "config": [2]}}, 32])
+def test_comm_fusion_is_checked(bad):
+    with pytest.raises(ValueError, match=r"For 'set_auto_parallel_context', the "
+                                         r"'comm_fusion' should be None or"):
+        ms.set_auto_parallel_context(comm_fusion=bad)
+    ms.reset_auto_parallel_context()
 
 
 def test_parameter_tuple_and_set_grad():

@@ -4,6 +4,11 @@
 writes each new value into its Parameter (`set_data`: compiled graphs read the new value
 at their next step). The update runs in numpy on the host for now: compiling it into the
 training step's graph needs an Assign primitive (a later slice of "Autodiff and training").
+
+In a parallel context a gradient is this rank's slice of its Parameter (it carries the
+Parameter's `layout`): the optimizer updates that slice only, and its moments are slices
+too. A Parameter's data is then current on this rank only inside its slice, which is all
+the compiled graphs of that layout read.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import numpy as np
 
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
+from msops.communication import get_rank
 from msops.nn.cell import Cell
 
 __all__ = ["Optimizer", "SGD", "Momentum"]
@@ -38,19 +44,37 @@ class Optimizer(Cell):
         self.__dict__["parameters"] = params          # not registered: the network owns them
         self.learning_rate, self.weight_decay = float(learning_rate), float(weight_decay)
 
-    def _gradients(self, gradients: Sequence[Any]) -> list[np.ndarray]:
+    def _gradients(self, gradients: Sequence[Any]) -> list[tuple[Any, np.ndarray, np.ndarray]]:
+        """Per parameter: (the part updated: a slice index, or () for all of it, its current
+        value, its gradient + weight decay)."""
         if len(gradients) != len(self.parameters):
             raise ValueError(f"For '{self.cls_name}', the number of gradients should be the "
                              f"number of parameters: {len(self.parameters)}, but got "
                              f"{len(gradients)}.")
         out = []
         for p, g in zip(self.parameters, gradients):
+            layout = getattr(g, "layout", None)
             g = g.asnumpy() if isinstance(g, Tensor) else np.asarray(g)
-            if g.shape != p.shape:
+            part: Any = ()
+            if layout is not None and tuple(layout.tensor_shape) == tuple(p.shape):
+                part = layout.slice_of(get_rank())         # this rank's slice (parallel)
+            value = p.asnumpy()[part]
+            if g.shape != value.shape:
                 raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
-                                 f"have its shape {list(p.shape)}, but got {list(g.shape)}.")
-            out.append(g + self.weight_decay * p.asnumpy() if self.weight_decay else g)
+                                 f"have its shape {list(value.shape)}, but got "
+                                 f"{list(g.shape)}.")
+            out.append((part, value, g + self.weight_decay * value if self.weight_decay else g))
         return out
+
+    @staticmethod
+    def _write(p: Parameter, part: Any, value: np.ndarray) -> None:
+        """Write `value` into `part` of `p` (all of it when part is ())."""
+        if part == ():
+            p.set_data(value)
+            return
+        data = p.asnumpy().copy()
+        data[part] = value
+        p.set_data(data)
 
     def __call__(self, gradients: Sequence[Any]) -> bool:
         """Update every parameter from its gradient (eagerly, in either mode)."""
@@ -77,14 +101,15 @@ class SGD(Optimizer):
         self.moments: list[np.ndarray | None] = [None] * len(self.parameters)
 
     def construct(self, gradients: Sequence[Any]) -> bool:
-        for k, (p, g) in enumerate(zip(self.parameters, self._gradients(gradients))):
+        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
+                                                      self._gradients(gradients))):
             step = g
             if self.momentum:
                 v = self.moments[k]
                 v = g.copy() if v is None else self.momentum * v + (1 - self.dampening) * g
                 self.moments[k] = v
                 step = g + self.momentum * v if self.nesterov else v
-            p.set_data(p.asnumpy() - self.learning_rate * step)
+            self._write(p, part, value - self.learning_rate * step)
         return True
 
 
@@ -101,11 +126,13 @@ class Momentum(Optimizer):
             raise ValueError(f"For '{self.cls_name}', the 'momentum' should be >= 0, but got "
                              f"{momentum}.")
         self.momentum, self.use_nesterov = float(momentum), use_nesterov
-        self.moments = [np.zeros(p.shape, p.asnumpy().dtype) for p in self.parameters]
+        self.moments: list[np.ndarray | None] = [None] * len(self.parameters)   # v = 0
 
     def construct(self, gradients: Sequence[Any]) -> bool:
-        for k, (p, g) in enumerate(zip(self.parameters, self._gradients(gradients))):
-            v = self.moments[k] = self.momentum * self.moments[k] + g
+        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
+                                                      self._gradients(gradients))):
+            v = self.moments[k]
+            v = self.moments[k] = g.copy() if v is None else self.momentum * v + g
             step = g + self.momentum * v if self.use_nesterov else v
-            p.set_data(p.asnumpy() - self.learning_rate * step)
+            self._write(p, part, value - self.learning_rate * step)
         return True

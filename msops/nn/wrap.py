@@ -32,7 +32,9 @@ class TrainOneStepCell(Cell):
     loss) with respect to the optimizer's parameters, scaled by `sens`, then the update.
     Returns the loss.
 
-    The loss and gradients come from one compiled graph in GRAPH_MODE (once per input
+    In a parallel context (GRAPH_MODE) the loss is the global loss and each gradient this
+    rank's slice of its Parameter (msops.parallel.backward); the optimizer updates that
+    slice. The loss and gradients come from one compiled graph in GRAPH_MODE (once per input
     signature, `ms.value_and_grad`); the optimizer update runs after it (see nn.optim).
     So the step itself is not traced: calling it runs `construct` in either mode.
     """
@@ -49,9 +51,18 @@ class TrainOneStepCell(Cell):
     def construct(self, *inputs: Any) -> Any:
         loss, grads = self._value_and_grad(*inputs)
         if self.sens != 1.0:
-            grads = tuple(g * self.sens for g in grads)
+            grads = tuple(_scaled(g, self.sens) for g in grads)
         self.optimizer(grads)
         return loss
 
     def __call__(self, *inputs: Any) -> Any:
         return self.construct(*inputs)
+
+
+def _scaled(grad: Any, sens: float) -> Any:
+    """`grad * sens`, keeping the layout a parallel gradient carries (its slice's place)."""
+    out = grad * sens
+    layout = getattr(grad, "layout", None)
+    if layout is not None:
+        out.layout = layout
+    return out

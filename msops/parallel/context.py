@@ -9,7 +9,7 @@ from msops.communication import get_group_size
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "parallel_snapshot", "is_parallel",
-           "parallel_device_num", "global_input_shape"]
+           "parallel_device_num", "global_input_shape", "grad_bucket_bytes"]
 
 
 class ParallelMode:
@@ -27,7 +27,10 @@ _DEFAULTS: dict[str, Any] = {
     "full_batch": False,
     "gradients_mean": False,
     "enable_parallel_optimizer": False,
+    "comm_fusion": None,           # {"allreduce": {"mode": "auto" | "size", "config": MB}}
 }
+#: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
+AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)
 _snapshot: list = [None]        # the context as a hashable tuple, made again after a change
 
@@ -41,12 +44,41 @@ def _check(key: str, value: Any) -> Any:
         return validator.check_int_range(value, 1, 4096, Rel.INC_BOTH, key, api)
     if key == "global_rank":
         return validator.check_int_range(value, 0, 4095, Rel.INC_BOTH, key, api)
+    if key == "comm_fusion":
+        return _check_comm_fusion(value, api)
     return validator.check_bool(key, value, api)
+
+
+def _check_comm_fusion(value: Any, api: str) -> Any:
+    """comm_fusion as MindSpore spells it, for the gradient AllReduces: None, or
+    {"allreduce": {"mode": "auto"} | {"mode": "size", "config": bucket size in MB}}."""
+    if value is None:
+        return None
+    inner = value.get("allreduce") if isinstance(value, dict) and set(value) == {"allreduce"} \
+        else None
+    mode = inner.get("mode") if isinstance(inner, dict) else None
+    config = inner.get("config") if isinstance(inner, dict) else None
+    ok = (mode == "auto" and set(inner) <= {"mode", "config"}) or \
+        (mode == "size" and set(inner) == {"mode", "config"} and
+         isinstance(config, (int, float)) and not isinstance(config, bool) and config > 0)
+    if not ok:
+        raise ValueError(f"For '{api}', the 'comm_fusion' should be None or "
+                         f"{{'allreduce': {{'mode': 'auto'}}}} or {{'allreduce': {{'mode': "
+                         f"'size', 'config': MB > 0}}}}, but got {value!r}.")
+    return {"allreduce": dict(inner)}
+
+
+def grad_bucket_bytes() -> int:
+    """The gradient AllReduce bucket size in bytes, from comm_fusion (default: auto)."""
+    fusion = _ctx["comm_fusion"]
+    inner = fusion["allreduce"] if fusion else {"mode": "auto"}
+    mb = inner["config"] if inner["mode"] == "size" else AUTO_FUSION_MB
+    return int(mb * 2 ** 20)
 
 
 def set_auto_parallel_context(**kwargs: Any) -> None:
     """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
-    enable_parallel_optimizer (MindSpore's validation: unknown key or mode, device_num < 1
+    enable_parallel_optimizer, comm_fusion (MindSpore's validation: unknown key or mode, device_num < 1
     → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
     False: every rank feeds its own batch slice."""
     for key, value in kwargs.items():
@@ -76,7 +108,8 @@ def parallel_snapshot() -> tuple:
     """A hashable snapshot of the context (part of a compile-cache key, read every call)."""
     snap = _snapshot[0]
     if snap is None:
-        snap = _snapshot[0] = tuple(sorted(_ctx.items()))
+        snap = _snapshot[0] = tuple(sorted((k, repr(v) if isinstance(v, dict) else v)
+                                           for k, v in _ctx.items()))
     return snap
 
 

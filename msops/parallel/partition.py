@@ -35,7 +35,7 @@ from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec, ShardedCall, spec_of
 
-__all__ = ["apply_parallel"]
+__all__ = ["apply_parallel", "annotate_comm_bytes"]
 
 
 def apply_parallel(graph: Graph) -> Graph:
@@ -87,9 +87,7 @@ class _Partitioner:
         for node in self.g.inputs:
             if node.id not in self.env:
                 self._bind_leaf(node, self._replicated(node.shape), None)
-        for node in self.local.nodes:
-            if node.is_communication and node.comm_bytes is None:
-                node.comm_bytes = node.prim.comm_bytes(_nbytes(node.inputs[0]))
+        annotate_comm_bytes(self.local)
         order = {n.id: i for i, n in enumerate(self.g.inputs)}
         self.local.inputs.sort(key=lambda n: order[self.global_of[n.id]])
         return self.local
@@ -263,6 +261,13 @@ def _scattered_axes(name: str, sh: OpSharding, out_maps: tuple, out_shapes: list
                          f"axes to the end of dim 0's split {sh.out_maps[0]} (a ReduceScatter), "
                          f"but got tensor map {out_maps[0]}.")
     return scattered
+
+
+def annotate_comm_bytes(graph: Graph) -> None:
+    """Give every communication node without one its bytes per rank (dumps show them)."""
+    for node in graph.nodes:
+        if node.is_communication and node.comm_bytes is None:
+            node.comm_bytes = node.prim.comm_bytes(_nbytes(node.inputs[0]))
 
 
 def _nbytes(node: Node) -> int:

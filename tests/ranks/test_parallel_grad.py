@@ -1,0 +1,292 @@
+"""The parallel backward: sharded gradients and training steps equal the serial network's.
+
+Each test differentiates one network stand-alone and sharded (GRAPH_MODE), gathers every
+sharded gradient with `gather_full` and compares it with the serial gradient.
+"""
+import numpy as np
+import pytest
+from parallel_oracle import comm_ops
+
+import msops as ms
+from msops import Parameter, Tensor, nn, ops
+from msops.communication import get_group_size, get_rank
+from msops.parallel import gather_full
+
+RANKS = (2, 4, 8)
+
+
+def data(*shape, seed=0):
+    rng = np.random.default_rng(sum(shape) * 7 + len(shape) + seed)
+    return Tensor(rng.standard_normal(shape).astype(np.float32))
+
+
+def _grads(make_net, inputs, train, positions):
+    net = make_net()
+    net.set_train(train)
+    params = net.trainable_params()
+    fn = ms.value_and_grad(net, grad_position=positions, weights=params)
+    out, grads = fn(*inputs)
+    return out, grads, [p.name for p in params], fn
+
+
+def check_grads(make_net, *inputs, train=False, positions=None, mode="semi_auto_parallel",
+                full_batch=True, rtol=1e-4, atol=1e-5, **context):
+    """Assert every sharded parameter (and input) gradient equals the serial one; returns
+    the compiled local graph."""
+    ms.reset_auto_parallel_context()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    _, want, names, _ = _grads(make_net, inputs, train, positions)
+    n, r = get_group_size(), get_rank()
+    fed = inputs
+    if not full_batch:            # each rank feeds its batch slice
+        fed = [Tensor(x.asnumpy()[r * x.shape[0] // n:(r + 1) * x.shape[0] // n])
+               for x in inputs]
+    ms.set_auto_parallel_context(parallel_mode=mode, device_num=n, full_batch=full_batch,
+                                 **context)
+    try:
+        _, got, _, fn = _grads(make_net, fed, train, positions)
+        graph = fn._cache.get(fn.fn, fed, fn.fn._train_flags())[0]
+        if positions is not None:
+            got = tuple(got[0]) + tuple(got[1])
+            want = tuple(want[0]) + tuple(want[1])
+            names = [f"input{p}" for p in positions] + names
+        full = [gather_full(g).asnumpy() for g in got]
+    finally:
+        ms.reset_auto_parallel_context()
+    assert len(full) == len(want)
+    # float32 rounding is relative to the largest gradient (a BatchNorm's beta and gamma
+    # gradients cancel to about 0 under a linear head)
+    atol *= max(1.0, max(float(np.abs(w.asnumpy()).max()) for w in want))
+    for name, g, w in zip(names, full, want):
+        np.testing.assert_allclose(g, w.asnumpy(), rtol=rtol, atol=atol, err_msg=name)
+    return graph
+
+
+class DenseNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Dense(32, 16, weight_init=data(16, 32))
+        self.act = nn.ReLU()
+        self.d2 = nn.Dense(16, 8, weight_init=data(8, 16))
+        self.mean = ops.ReduceMean()
+
+    def construct(self, x):
+        y = self.d2(self.act(self.d1(x)))
+        return self.mean(y * y)
+
+
+#: (full_batch, gradients_mean, bucket MB or None for auto, gradient AllReduces)
+DP_CASES = [(True, False, None, 1), (False, False, None, 1), (False, True, None, 1),
+            (True, False, 2.1 / 2 ** 10, 2),       # 2.1 KiB: w1 (2 KiB) + b1, then w2 + b2
+            (True, False, 1e-6, 4)]                # smaller than any gradient: one each
+
+
+@pytest.mark.parametrize("full_batch,gradients_mean,bucket_mb,reductions", DP_CASES)
+def test_data_parallel_dense(full_batch, gradients_mean, bucket_mb, reductions):
+    """The loss is the global loss, so the reduced gradients are the serial ones whichever
+    gradients_mean is (docs/design.md, Autodiff); the replicated parameters' gradients
+    are fused into buckets of comm_fusion's size."""
+    fusion = None if bucket_mb is None else {"allreduce": {"mode": "size",
+                                                           "config": bucket_mb}}
+    graph = check_grads(DenseNet, data(16, 32), mode="data_parallel", full_batch=full_batch,
+                        gradients_mean=gradients_mean, comm_fusion=fusion, positions=(0,))
+    # the loss's AllReduce and its transpose, then the buckets of the 2 weights and 2
+    # biases; the batch-split input's gradient needs none
+    assert comm_ops(graph) == ["AllReduce"] * (2 + reductions)
+
+
+class MegatronMLP(nn.Cell):
+    """Column-split then row-split MatMul: ((1,1),(1,N)) then ((1,N),(N,1))."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.m1 = ops.MatMul().shard(((1, 1), (1, n)))
+        self.act = ops.ReLU().shard(((1, n),))
+        self.m2 = ops.MatMul().shard(((1, n), (n, 1)))
+        self.w1 = Parameter(data(16, 32), name="w1")
+        self.w2 = Parameter(data(32, 8, seed=1), name="w2")
+
+    def construct(self, x):
+        return self.m2(self.act(self.m1(x, self.w1)), self.w2)
+
+
+def test_megatron_mlp_column_then_row_split():
+    n = get_group_size()
+    graph = check_grads(lambda: MegatronMLP(n), data(8, 16), positions=(0,))
+    # Megatron's f and g: the row-split MatMul's AllReduce, its transpose, and the
+    # replicated input's gradient; the split weights need no reduction
+    assert comm_ops(graph) == ["AllReduce"] * 3
+
+
+def test_megatron_mlp_each_rank_feeds_its_batch_slice():
+    """full_batch=False: the fed slice is gathered for the replicated MatMul input; its
+    gradient comes back through the AllGather's transpose as this rank's batch slice."""
+    n = get_group_size()
+    graph = check_grads(lambda: MegatronMLP(n), data(8, 16), positions=(0,), full_batch=False)
+    assert comm_ops(graph) == ["AllGather", "AllReduce", "AllReduce", "ReduceScatter"]
+
+
+@pytest.mark.parametrize("split_batch", [True, False])
+def test_matmul_2d_grid(split_batch):
+    n = get_group_size()
+    a = 2 if n >= 4 else 1
+    b = n // a
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            s = ((a, b), (b, 1)) if split_batch else ((1, a), (a, b))
+            self.mm = ops.MatMul().shard(s)
+            self.w = Parameter(data(16, 8), name="w")
+
+        def construct(self, x):
+            return self.mm(x, self.w)
+
+    check_grads(Net, data(8, 16), positions=(0,))
+
+
+def test_batchnorm_split_batch_training():
+    n = get_group_size()
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(8)
+            self.bn.shard(((n, 1),))
+            self.mm = ops.MatMul()
+            self.w = Parameter(data(8, 4), name="w")
+
+        def construct(self, x):
+            y = self.mm(self.bn(x), self.w)
+            return y * y
+
+    check_grads(Net, data(16, 8), train=True, positions=(0,), atol=1e-4)
+
+
+def test_softmax_cross_entropy_split_class():
+    n = get_group_size()
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.mm = ops.MatMul().shard(((1, 1), (1, n)))
+            self.ce = ops.SoftmaxCrossEntropyWithLogits().shard(((1, n), (1, n)))
+            self.mean = ops.ReduceMean()
+            self.w = Parameter(data(16, 8), name="w")
+
+        def construct(self, x, labels):
+            return self.mean(self.ce(self.mm(x, self.w), labels)[0])
+
+    labels = Tensor(np.eye(8, dtype=np.float32)[np.arange(16) % 8])
+    check_grads(Net, data(16, 16), labels, positions=(0,))
+
+
+class Submodel(nn.Cell):
+    """Seed 001 (examples/semi_auto_parallel.py): BatchNorm split by rows, then MatMul with
+    the weight split by columns."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(16)
+        self.bn.shard(((n, 1),))
+        self.matmul = ops.MatMul().shard(((1, 1), (1, n)))
+        self.W = Parameter(Tensor(np.arange(16 * 32, dtype=np.float32).reshape(16, 32) / 100),
+                           name="w")
+
+    def construct(self, x):
+        return self.matmul(self.bn(x), self.W)
+
+
+class Squared(nn.Cell):
+    """`net(x) ** 2`: a loss whose gradient reaches BatchNorm's gamma (with the plain sum
+    of a linear output, gamma's gradient is 0 up to rounding)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def construct(self, x):
+        y = self.net(x)
+        return y * y
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_seed001_submodel(train):
+    n = get_group_size()
+    check_grads(lambda: Submodel(n), data(16, 16), train=train, positions=(0,))
+    check_grads(lambda: Squared(Submodel(n)), data(16, 16), train=train, positions=(0,))
+
+
+def _train(make_net, x, y, optimizer, sens, steps=20):
+    """`steps` TrainOneStepCell steps with an MSE loss: (losses, {name: (param, layout)})."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = make_net()
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    step = nn.TrainOneStepCell(loss_net, optimizer(net.trainable_params()), sens=sens)
+    losses = [float(step(x, y).asnumpy()) for _ in range(steps)]
+    fn = step._value_and_grad
+    graph = fn._cache.get(fn.fn, (x, y), fn.fn._train_flags())[0]
+    layouts = {id(n.value): n.layout for n in graph.parameters}
+    return losses, {p.name: (p.asnumpy(), layouts.get(id(p))) for p in net.trainable_params()}
+
+
+OPTIMIZERS = {      # (optimizer, sens)
+    "sgd_momentum": (lambda ps: nn.SGD(ps, learning_rate=0.02, momentum=0.9), 1.0),
+    "momentum": (lambda ps: nn.Momentum(ps, learning_rate=0.04, momentum=0.9,
+                                        weight_decay=0.01), 0.5),
+}
+
+
+class Grid2D(nn.Cell):
+    """A 2-D MatMul grid, ((a, b), (b, 1)), then a column-split MatMul."""
+
+    def __init__(self, n):
+        super().__init__()
+        a = 2 if n >= 4 else 1
+        self.m1 = ops.MatMul().shard(((a, n // a), (n // a, 1)))
+        self.m2 = ops.MatMul().shard(((1, 1), (1, n)))
+        self.w1 = Parameter(data(16, 32), name="w1")
+        self.w2 = Parameter(data(32, 8, seed=1), name="w2")
+
+    def construct(self, x):
+        return self.m2(self.m1(x, self.w1), self.w2)
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("net", ["data_parallel", "megatron", "grid2d"])
+def test_twenty_training_steps_equal_serial(net, optimizer):
+    """Each rank updates its own slice; the loss is the global loss; after 20 steps every
+    rank's slice (and the gathered parameter) equals the serial parameter."""
+    n, r = get_group_size(), get_rank()
+    make, mode = {"data_parallel": (DenseDP, "data_parallel"),
+                  "megatron": (lambda: MegatronMLP(n), "semi_auto_parallel"),
+                  "grid2d": (lambda: Grid2D(n), "semi_auto_parallel")}[net]
+    x, y = data(16, 16, seed=3), data(16, 8, seed=4)
+    ms.reset_auto_parallel_context()
+    want_losses, want = _train(make, x, y, *OPTIMIZERS[optimizer])
+    ms.set_auto_parallel_context(parallel_mode=mode, device_num=n, full_batch=True)
+    try:
+        got_losses, got = _train(make, x, y, *OPTIMIZERS[optimizer])
+        for name, (value, layout) in got.items():
+            mine = value[layout.slice_of(r)]
+            np.testing.assert_allclose(mine, want[name][0][layout.slice_of(r)], rtol=1e-4,
+                                       atol=1e-5, err_msg=name)
+            t = Tensor(mine)
+            t.layout = layout
+            np.testing.assert_allclose(gather_full(t).asnumpy(), want[name][0], rtol=1e-4,
+                                       atol=1e-5, err_msg=name)
+    finally:
+        ms.reset_auto_parallel_context()
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-4, atol=1e-6)
+    assert want_losses[-1] < want_losses[0]
+
+
+class DenseDP(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Dense(16, 32, weight_init=data(32, 16))
+        self.act = nn.ReLU()
+        self.d2 = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
+
+    def construct(self, x):
+        return self.d2(self.act(self.d1(x)))
