@@ -15,7 +15,8 @@ from msops import context
 from msops.common.tensor import Parameter
 from msops.graph import tracer
 from msops.graph.ir import Graph
-from msops.parallel.param_layout import ParameterLayout, parameter_layouts
+from msops.parallel.context import is_parallel
+from msops.parallel.param_layout import ParameterLayout, layouts_of
 from msops.pipeline import CompileCache
 from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
@@ -212,10 +213,10 @@ class Cell:
 
     @property
     def parameter_layout_dict(self) -> dict[str, ParameterLayout]:
-        """Parameter name -> layout (device matrix, tensor map, slice shape, ...) of the
-        latest compiled graph; empty before compile or when running stand-alone."""
-        graphs = list(self._compile_cache._entries.values())
-        return parameter_layouts(graphs[-1][0]) if graphs else {}
+        """Parameter name -> layout (device matrix, tensor map, slice shape, ...) of each
+        of this cell's parameters in the latest partitioned graph that used it (a call, a
+        gradient or a training step); empty before compile or when running stand-alone."""
+        return layouts_of(self.get_parameters()) if is_parallel() else {}
 
     def extend_repr(self) -> str:
         """Extra text of this cell in `repr` (layers show their arguments)."""

@@ -1,12 +1,32 @@
 """Parameter layouts of a compiled network, in MindSpore's `parameter_layout_dict` form."""
 from __future__ import annotations
 
-from typing import NamedTuple
+import weakref
+from typing import Any, Iterable, NamedTuple
 
-from msops.graph.ir import Graph
 from msops.parallel.layout import TensorLayout
 
-__all__ = ["ParameterLayout", "parameter_layouts"]
+__all__ = ["ParameterLayout", "record_layout", "layouts_of"]
+
+# Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
+# call, a gradient or training step): after parallel training only that slice of the
+# Parameter's array is current on this rank, so whoever reads it (checkpoints) must know.
+_latest: "weakref.WeakKeyDictionary[Any, TensorLayout]" = weakref.WeakKeyDictionary()
+
+
+def record_layout(param: Any, layout: TensorLayout) -> None:
+    """Remember `layout` as `param`'s (called by the partition pass)."""
+    _latest[param] = layout
+
+
+def _entry(lay: TensorLayout) -> "ParameterLayout":
+    return ParameterLayout(list(lay.device_matrix), list(lay.tensor_map),
+                           list(lay.slice_shape), 0, True, "", lay)
+
+
+def layouts_of(params: Iterable[Any]) -> dict[str, "ParameterLayout"]:
+    """Name -> layout of each of `params` that a partitioned graph has laid out."""
+    return {p.name: _entry(_latest[p]) for p in params if p in _latest}
 
 
 class ParameterLayout(NamedTuple):
@@ -23,16 +43,3 @@ class ParameterLayout(NamedTuple):
     uniform_split: bool
     opt_shard_group: str
     layout: TensorLayout
-
-
-def parameter_layouts(graph: Graph) -> dict[str, ParameterLayout]:
-    """Parameter name -> its layout, read off a compiled local graph (each parameter's
-    node takes the layout of its first consumer); empty for a stand-alone graph."""
-    out = {}
-    for node in graph.parameters:
-        lay: TensorLayout | None = node.layout
-        if lay is None:
-            continue
-        out[node.value.name] = ParameterLayout(list(lay.device_matrix), list(lay.tensor_map),
-                                               list(lay.slice_shape), 0, True, "", lay)
-    return out

@@ -28,6 +28,7 @@ from msops.parallel import context as pctx
 from msops.parallel.context import ParallelMode, is_parallel, parallel_device_num
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
+from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.strategy import OpSharding, data_parallel_strategy, shard
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
@@ -108,6 +109,7 @@ class _Partitioner:
         elif node.kind == "parameter":
             local = self.local.add_parameter(node.value, layout.slice_shape)
             local.feed = feed
+            record_layout(node.value, layout)
         else:                                     # tensor constant: slice it now
             local = self.local.add_const(feed(node.value) if feed else node.value)
         local.layout = layout
