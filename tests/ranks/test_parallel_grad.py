@@ -234,6 +234,7 @@ OPTIMIZERS = {      # (optimizer, sens)
     "sgd_momentum": (lambda ps: nn.SGD(ps, learning_rate=0.02, momentum=0.9), 1.0),
     "momentum": (lambda ps: nn.Momentum(ps, learning_rate=0.04, momentum=0.9,
                                         weight_decay=0.01), 0.5),
+    "adam": (lambda ps: nn.Adam(ps, learning_rate=0.01, weight_decay=0.01), 1.0),
 }
 
 
