@@ -2,10 +2,11 @@
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.layers import BatchNorm1d, Dense, ReLU, SequentialCell
-from msops.nn.losses import LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
+                              SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "Dense", "ReLU", "BatchNorm1d", "SequentialCell", "LossBase",
-           "SoftmaxCrossEntropyWithLogits", "MSELoss", "initializer", "set_seed", "Optimizer",
+           "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss", "initializer", "set_seed", "Optimizer",
            "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell"]

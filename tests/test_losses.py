@@ -1,0 +1,134 @@
+"""nn.CrossEntropyLoss and nn.L1Loss against numpy re-implementations (torch's definitions),
+in GRAPH_MODE and PYNATIVE_MODE, and their gradients (from the primitives' rules) against
+central finite differences in float64."""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Tensor, nn
+
+RNG = np.random.default_rng(15)
+N, C = 5, 4
+LOGITS = RNG.standard_normal((N, C)) * 2
+INDICES = np.array([0, 3, 1, 3, 2], np.int32)
+PROBS = RNG.dirichlet(np.ones(C), N)
+WEIGHT = np.array([0.5, 1.0, 2.0, 1.5])
+
+
+def numpy_log_softmax(x):
+    s = x - x.max(-1, keepdims=True)
+    return s - np.log(np.exp(s).sum(-1, keepdims=True))
+
+
+def numpy_cross_entropy(x, y, weight=None, ignore_index=-100, reduction="mean", s=0.0):
+    """torch.nn.functional.cross_entropy, written out."""
+    logp, c = numpy_log_softmax(x), x.shape[1]
+    w = np.ones(c) if weight is None else weight
+    if y.dtype.kind == "f":
+        loss = -(w * ((1 - s) * y + s / c) * logp).sum(1)
+        return {"mean": loss.mean(), "sum": loss.sum(), "none": loss}[reduction]
+    keep = y != ignore_index
+    yk = np.where(keep, y, 0)
+    nll = np.where(keep, -w[yk] * logp[np.arange(len(y)), yk], 0.0)
+    smooth = np.where(keep, -(w * logp).sum(1), 0.0)
+    loss = (1 - s) * nll + s / c * smooth
+    if reduction == "mean":
+        return loss.sum() / np.where(keep, w[yk], 0.0).sum()
+    return {"sum": loss.sum(), "none": loss}[reduction]
+
+
+CASES = {   # name: (labels, loss kwargs)
+    "indices": (INDICES, {}),
+    "indices_weight_sum": (INDICES, {"weight": WEIGHT, "reduction": "sum"}),
+    "indices_weight_ignore": (INDICES, {"weight": WEIGHT, "ignore_index": 3}),
+    "indices_smoothing_ignore_none": (INDICES, {"ignore_index": 1, "reduction": "none",
+                                                "label_smoothing": 0.2}),
+    "indices_weight_smoothing": (INDICES, {"weight": WEIGHT, "label_smoothing": 0.1}),
+    "probabilities": (PROBS, {}),
+    "probabilities_weight_smoothing_sum": (PROBS, {"weight": WEIGHT, "label_smoothing": 0.3,
+                                                   "reduction": "sum"}),
+}
+
+
+def _loss(kwargs):
+    kw = dict(kwargs)
+    if "weight" in kw:
+        kw["weight"] = Tensor(kw["weight"])
+    return nn.CrossEntropyLoss(**kw)
+
+
+def _numpy_kwargs(kwargs):
+    return {{"label_smoothing": "s"}.get(k, k): v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_cross_entropy_follows_numpy(case, mode):
+    ms.set_context(mode=mode)
+    labels, kwargs = CASES[case]
+    got = _loss(kwargs)(Tensor(LOGITS), Tensor(labels)).asnumpy()
+    want = numpy_cross_entropy(LOGITS, labels, **_numpy_kwargs(kwargs))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def finite_differences(f, x, eps=1e-6):
+    """d sum(f(x)) / dx by central differences."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        grad[i] = (np.sum(f(up)) - np.sum(f(down))) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_cross_entropy_gradient_matches_finite_differences(case, mode):
+    ms.set_context(mode=mode)
+    labels, kwargs = CASES[case]
+    loss = _loss(kwargs)
+    got = ms.grad(lambda x, y: loss(x, y), 0)(Tensor(LOGITS), Tensor(labels)).asnumpy()
+    want = finite_differences(
+        lambda x: numpy_cross_entropy(x, labels, **_numpy_kwargs(kwargs)), LOGITS)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def test_cross_entropy_trains_a_dense_layer():
+    """The loss behind WithLossCell + TrainOneStepCell: it goes down."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = nn.Dense(3, C, dtype=ms.float64)
+    x = RNG.standard_normal((N, 3))
+    train = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()),
+                                nn.SGD(net.trainable_params(), 0.5))
+    losses = [float(train(Tensor(x), Tensor(INDICES)).asnumpy()) for _ in range(10)]
+    assert losses[-1] < losses[0]
+
+
+def test_cross_entropy_errors():
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the 'label_smoothing' "
+                                         r"should be in \[0, 1\], but got 1.5"):
+        nn.CrossEntropyLoss(label_smoothing=1.5)
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the class-index 'labels' "
+                                         r"should have shape \[5\], but got \[5, 1\]"):
+        nn.CrossEntropyLoss()(Tensor(LOGITS), Tensor(INDICES.reshape(5, 1)))
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the 'logits' should be 2-D "
+                                         r"\(N, C\), but got shape \[4\]"):
+        nn.CrossEntropyLoss()(Tensor(LOGITS[0]), Tensor(INDICES[:1]))
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_l1_loss_and_its_gradient(reduction, mode):
+    ms.set_context(mode=mode)
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((1, 4))
+    want = {"mean": np.abs(a - b).mean(), "sum": np.abs(a - b).sum(), "none": np.abs(a - b)}
+    loss = nn.L1Loss(reduction)
+    np.testing.assert_allclose(loss(Tensor(a), Tensor(b)).asnumpy(), want[reduction],
+                               rtol=1e-12)
+    got = ms.grad(lambda x, y: loss(x, y), 0)(Tensor(a), Tensor(b)).asnumpy()
+    scale = {"mean": 1 / a.size, "sum": 1.0, "none": 1.0}[reduction]
+    np.testing.assert_allclose(got, np.sign(a - b) * scale, rtol=1e-12)
+    np.testing.assert_allclose(got, finite_differences(
+        lambda x: {"mean": np.abs(x - b).mean(), "sum": np.abs(x - b).sum(),
+                   "none": np.abs(x - b)}[reduction], a), rtol=1e-6)
