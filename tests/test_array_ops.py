@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import msops as ms
-from msops import Tensor, ops
+from msops import Tensor, nn, ops
 from msops.primitives import array_ops
 from msops.primitives.math_ops import elementwise_spec
 from msops.primitives.rules import rule_of
@@ -33,6 +33,8 @@ def test_sharding_rules_beside_the_ops():
         [elementwise_spec, array_ops.reshape_spec, array_ops.transpose_spec,
          array_ops.concat_spec, array_ops.split_spec, array_ops.strided_slice_spec]
     assert rule_of("expansion", ops.Reshape) is array_ops.reshape_local
+    assert rule_of("sharding", ops.Flatten) is array_ops.flatten_spec
+    assert rule_of("bprop", ops.Flatten) is array_ops.flatten_bprop
 
 
 # -- Reshape ------------------------------------------------------------------------------
@@ -72,6 +74,34 @@ def test_reshape_kernel(dtype):
     # the target shape may also be a Tensor (a const input, read as its value)
     out2 = ops.Reshape()(Tensor(x), Tensor(np.array([3, 8], np.int64)))
     np.testing.assert_array_equal(out2.asnumpy(), x.reshape(3, 8))
+
+
+# -- Flatten ------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,out", [((2, 3, 4), [2, 12]), ((5,), [5, 1]), ((3, 0, 2), [3, 0]),
+                                       ((2, 3), [2, 3])])
+def test_flatten_infer(shape, out):
+    assert ops.Flatten().infer_shape(list(shape)) == out
+
+
+def test_flatten_errors():
+    with pytest.raises(ValueError, match=r"For 'Flatten', the rank of 'x' should be >= 1, but "
+                                         r"got shape \[\] of rank 0"):
+        ops.Flatten()(Tensor(np.array(1.0, np.float32)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_flatten_kernel_and_cell(dtype):
+    x = arange((2, 3, 4), dtype)
+    out = ops.Flatten()(Tensor(x))
+    assert out.dtype.np_dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out.asnumpy(), x.reshape(2, 12))
+    np.testing.assert_array_equal(nn.Flatten()(Tensor(x)).asnumpy(), x.reshape(2, 12))
+
+
+def test_flatten_sharding_rule_splits_dim0_only():
+    spec = array_ops.flatten_spec(ops.Flatten(), [[8, 2, 3]], [[8, 6]], {})
+    assert spec.ins == (("b", "x1", "x2"),) and spec.outs == (("b", "y"),)
+    assert sorted(letter for letter, _ in spec.unsplittable) == ["x1", "x2", "y"]
 
 
 # -- Transpose ----------------------------------------------------------------------------

@@ -50,6 +50,7 @@ CASES = [
     (ops.Identity(), (r(2, 3),)),
     (ops.StopGradient(), (r(2, 3),)),
     (ops.Reshape(), (r(2, 3, 4), (4, -1))),
+    (ops.Flatten(), (r(2, 3, 4),)),
     (ops.Transpose(), (r(2, 3, 4), (2, 0, 1))),
     (ops.Concat(1), ((r(2, 3), r(2, 1)),)),
     (ops.Split(1, 3), (r(2, 6),)),

@@ -96,6 +96,7 @@ CASES = [
     Case("Identity", lambda x: ops.Identity()(x), [r(M, N)]),
     Case("StopGradient", lambda x: ops.Add()(ops.StopGradient()(x), x), [r(M, N)]),
     Case("Reshape", lambda x: ops.Reshape()(x, (-1,)), [r(M, N)]),
+    Case("Flatten", lambda x: ops.Flatten()(x), [r(M, N, K)]),
     Case("Transpose", lambda x: ops.Transpose()(x, (2, 0, 1)), [r(M, N, K)]),
     Case("Concat", lambda a, b: ops.Concat(1)((a, b)), [r(M, N), r(M, 2)]),
     Case("Split", lambda x: ops.Split(1, 2)(x), [r(M, 2 * N)], outputs=(0, 1)),

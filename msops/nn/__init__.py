@@ -1,12 +1,12 @@
 """Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
-from msops.nn.layers import BatchNorm1d, Dense, ReLU, SequentialCell
+from msops.nn.layers import BatchNorm1d, Dense, Flatten, ReLU, SequentialCell
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import TrainOneStepCell, WithLossCell
 
-__all__ = ["Cell", "Dense", "ReLU", "BatchNorm1d", "SequentialCell", "LossBase",
+__all__ = ["Cell", "Dense", "ReLU", "Flatten", "BatchNorm1d", "SequentialCell", "LossBase",
            "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss", "initializer", "set_seed", "Optimizer",
            "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell"]

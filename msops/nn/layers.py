@@ -1,4 +1,4 @@
-"""Layers: Dense, ReLU, BatchNorm1d and SequentialCell (MindSpore's arguments and names)."""
+"""Layers: Dense, ReLU, Flatten, BatchNorm1d and SequentialCell (MindSpore's arguments and names)."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -12,7 +12,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "BatchNorm1d", "SequentialCell"]
+__all__ = ["Dense", "ReLU", "Flatten", "BatchNorm1d", "SequentialCell"]
 
 
 class ReLU(Cell):
@@ -27,6 +27,21 @@ class ReLU(Cell):
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         self.relu.shard(in_strategy, out_strategy)
+
+
+class Flatten(Cell):
+    """x (N, ...) as (N, the product of the other dims) (`ops.Flatten`), as
+    `mindspore.nn.Flatten()`; `shard(((a, 1, ...),))` splits dim 0 only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flatten = ops.Flatten()
+
+    def construct(self, x):
+        return self.flatten(x)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        self.flatten.shard(in_strategy, out_strategy)
 
 
 _ACTIVATIONS = {"relu": ReLU}

@@ -1,10 +1,10 @@
-"""Array primitives: Reshape, Transpose, Concat, Split, StridedSlice.
+"""Array primitives: Reshape, Flatten, Transpose, Concat, Split, StridedSlice.
 
 They move elements without arithmetic, so every dtype is accepted. Shapes, perms,
 slices and axes are compile-time values (`const_inputs` or attrs); kernels return
 C-contiguous arrays. Transpose and Concat write theirs into a given `out`
 (`writes_output`); for Identity, Reshape (and a Split/StridedSlice that happens to be
-contiguous) they are views sharing the input's memory rather than copies.
+contiguous) they are views sharing the input's memory rather than copies (Flatten too).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
-__all__ = ["Identity", "StopGradient", "Reshape", "Transpose", "Concat", "Split", "StridedSlice"]
+__all__ = ["Identity", "StopGradient", "Reshape", "Flatten", "Transpose", "Concat", "Split", "StridedSlice"]
 
 
 def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
@@ -101,6 +101,34 @@ def reshape_spec(prim: Reshape, ins: list, outs: list, consts: dict) -> DimSpec:
 def reshape_local(prim: Reshape, call: ShardedCall) -> Any:
     """The local Reshape: to this rank's slice of the output shape."""
     return call.apply(prim, call.args({1: tuple(call.out_shapes[0])}))
+
+
+class Flatten(NoAttrPrimitive):
+    """`Flatten()(x)`: x (N, ...) as (N, the product of the other dims), as
+    `mindspore.ops.Flatten`; a 1-D x (N,) gives (N, 1).
+
+    >>> Flatten()(Tensor(np.ones((2, 3, 4), np.float32))).shape
+    (2, 12)
+    """
+
+    def infer_shape(self, x_shape: list) -> list:
+        check_rank(self.name, "x", x_shape, 1, None)
+        return [x_shape[0], math.prod(x_shape[1:])]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        return contiguous(x.reshape(x.shape[0], -1))
+
+
+@sharding_rule(Flatten)
+def flatten_spec(prim: Flatten, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Dim 0 may split (each rank flattens its own rows); the flattened dims stay whole."""
+    x_letters = ("b",) + dims(len(ins[0]) - 1, offset=1, prefix="x")
+    reason = f"Flatten {ins[0]} splits only dim 0"
+    return DimSpec((x_letters,), (("b", "y"),),
+                   unsplittable=tuple((l, reason) for l in x_letters[1:] + ("y",)))
 
 
 class Transpose(NoAttrPrimitive):
@@ -395,6 +423,12 @@ def stop_gradient_bprop(prim: StopGradient, inputs: list, out: Any, dout: Any, g
 @bprop(Reshape)
 def reshape_bprop(prim: Reshape, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))]), None
+
+
+@bprop(Flatten)
+def flatten_bprop(prim: Flatten, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout reshaped back to x's shape."""
+    return (g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))]),)
 
 
 @bprop(Transpose)

@@ -108,3 +108,25 @@ def test_reshape_after_split_rows_equals_numpy(shape, comm, rows):
     np.testing.assert_allclose(got, (x @ w).reshape(shape), rtol=1e-4, atol=1e-4)
     assert comm_ops(graph) == comm
     assert graph.outputs[0].shape == (rows,) + shape[1:]
+
+
+class MatMulFlatten(nn.Cell):
+    """Rows split by a MatMul, reshaped to 3-D keeping dim 0, then Flatten (the
+    data-parallel default): the row split carries through, no collective."""
+
+    def __init__(self, w):
+        super().__init__()
+        self.mm = ops.MatMul().shard(((N, 1), (1, 1)))
+        self.reshape, self.flatten = ops.Reshape(), ops.Flatten()
+        self.w = Parameter(Tensor(w), name="w")
+
+    def construct(self, x):
+        return self.flatten(self.reshape(self.mm(x, self.w), (16, 2, 4)))
+
+
+def test_flatten_keeps_the_dim0_split():
+    x, w = data(16, 32), data(32, 8)
+    got, graph = run_parallel(lambda: MatMulFlatten(w), Tensor(x))
+    np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
+    assert comm_ops(graph) == []
+    assert graph.outputs[0].shape == (16 // N, 8)
