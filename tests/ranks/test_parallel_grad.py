@@ -235,6 +235,8 @@ OPTIMIZERS = {      # (optimizer, sens)
     "momentum": (lambda ps: nn.Momentum(ps, learning_rate=0.04, momentum=0.9,
                                         weight_decay=0.01), 0.5),
     "adam": (lambda ps: nn.Adam(ps, learning_rate=0.01, weight_decay=0.01), 1.0),
+    "adam_weight_decay": (lambda ps: nn.AdamWeightDecay(ps, learning_rate=[0.01, 0.005],
+                                                        weight_decay=0.1), 1.0),
 }
 
 
