@@ -8,5 +8,6 @@ from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "BatchNorm1d", "SequentialCell", "LossBase",
-           "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss", "initializer", "set_seed", "Optimizer",
-           "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell"]
+           "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
+           "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
+           "WithLossCell", "TrainOneStepCell"]

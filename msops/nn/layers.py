@@ -1,4 +1,5 @@
-"""Layers: Dense, ReLU, Flatten, BatchNorm1d and SequentialCell (MindSpore's arguments and names)."""
+"""Layers: Dense, ReLU, Flatten, BatchNorm1d and SequentialCell (MindSpore's arguments and
+names)."""
 from __future__ import annotations
 
 from collections import OrderedDict

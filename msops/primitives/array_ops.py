@@ -22,7 +22,8 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
-__all__ = ["Identity", "StopGradient", "Reshape", "Flatten", "Transpose", "Concat", "Split", "StridedSlice"]
+__all__ = ["Identity", "StopGradient", "Reshape", "Flatten", "Transpose", "Concat", "Split",
+           "StridedSlice"]
 
 
 def check_int_sequence(prim_name: str, arg: str, value: Any) -> list:
