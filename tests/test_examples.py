@@ -24,3 +24,27 @@ def test_example_runs_on_4_ranks(script, expect):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert expect in proc.stdout
+
+
+def _loss_curve(stdout):
+    return [float(line.split()[3]) for line in stdout.splitlines() if line.startswith("epoch ")]
+
+
+def test_distributed_sgd_4_ranks_follow_the_serial_loss_curve():
+    """The seeds' synchronous SGD: 4 ranks, each on its quarter of every global batch,
+    AllReduce-averaged gradients == the serial run's gradient of the whole batch."""
+    pytest.importorskip("sklearn")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    script, epochs = str(ROOT / "examples" / "distributed_sgd.py"), ["--epochs", "3"]
+    runs = {}
+    for name, cmd in [("serial", [sys.executable, script, "--serial"] + epochs),
+                      ("4 ranks", ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
+                                   script] + epochs)]:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        runs[name] = _loss_curve(proc.stdout)
+    assert len(runs["serial"]) == 3 and runs["serial"][-1] < runs["serial"][0]  # it learns
+    assert runs["4 ranks"] == pytest.approx(runs["serial"], rel=1e-5)
+    assert "distributed SGD on 4 rank(s), 16 of every 64-sample batch each" in proc.stdout
