@@ -64,8 +64,10 @@ def grads_of(rank):
         rng.standard_normal((5,)).astype(np.float32)
 
 
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
 @pytest.mark.parametrize("mean,degree", [(True, None), (False, None), (True, 2)])
-def test_grad_reducer_against_numpy(mean, degree):
+def test_grad_reducer_against_numpy(mean, degree, mode):
+    ms.set_context(mode=mode)
     params = [ms.Parameter(Tensor(np.zeros((3, 4), np.float32)), name="w"),
               ms.Parameter(Tensor(np.zeros(5, np.float32)), name="b")]
     reducer = nn.DistributedGradReducer(params, mean=mean, degree=degree)
