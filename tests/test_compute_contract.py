@@ -47,6 +47,7 @@ CASES = [
     (ops.OneHot(0), (np.array([1, 0, 3], np.int32), 4, np.array(1, F32), np.array(0, F32))),
     (ops.BatchNorm(is_training=True), (r(4, 3, 2, 2, dtype=F16),) + tuple(r(3) for _ in range(4))),
     (ops.BatchNorm(), (r(5, 3),) + tuple(np.abs(r(3)) for _ in range(4))),
+    (ops.Dropout(0.7), (r(3, 5, dtype=F16),)),
     (ops.Identity(), (r(2, 3),)),
     (ops.StopGradient(), (r(2, 3),)),
     (ops.Reshape(), (r(2, 3, 4), (4, -1))),

@@ -54,6 +54,12 @@ def batchnorm(training, fmt="NCHW"):
     return lambda x, s, b, m, v: ops.BatchNorm(training, 1e-3, 0.1, fmt)(x, s, b, m, v)
 
 
+def dropout(x):
+    """Dropout with the same mask at every call: the seed and draw counter restart."""
+    ms.set_seed(4)
+    return ops.Dropout(0.6)(x)
+
+
 CASES = [
     Case("MatMul", lambda a, b: ops.MatMul()(a, b), [r(M, K), r(K, N)]),
     Case("MatMul_ta", lambda a, b: ops.MatMul(transpose_a=True)(a, b), [r(K, M), r(K, N)]),
@@ -93,6 +99,7 @@ CASES = [
     Case("BatchNorm_train_NCHW", batchnorm(True), [r(2, M, 2, 3), pos(M), r(M), r(M), pos(M)],
          expect_zero=(3, 4)),
     Case("BatchNorm_NHWC", batchnorm(False, "NHWC"), [r(2, 2, 3, M), pos(M), r(M), r(M), pos(M)]),
+    Case("Dropout", dropout, [r(M, N)]),
     Case("Identity", lambda x: ops.Identity()(x), [r(M, N)]),
     Case("StopGradient", lambda x: ops.Add()(ops.StopGradient()(x), x), [r(M, N)]),
     Case("Reshape", lambda x: ops.Reshape()(x, (-1,)), [r(M, N)]),

@@ -15,15 +15,29 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 
-__all__ = ["initializer", "set_seed", "Initializer", "Normal", "Uniform", "Constant", "One",
+__all__ = ["initializer", "set_seed", "get_seed", "next_draw", "Initializer", "Normal", "Uniform", "Constant", "One",
            "Zero"]
 
 _rng = [np.random.default_rng(0)]
+_seed = [0]
+_draws = [0]      # random ops drawn since the last set_seed (the counter of counter-based draws)
 
 
 def set_seed(seed: int) -> None:
-    """Restart the generator behind 'normal' initial values."""
+    """Restart the generator behind 'normal' initial values and the counter of random ops."""
     _rng[0] = np.random.default_rng(seed)
+    _seed[0], _draws[0] = int(seed), 0
+
+
+def get_seed() -> int:
+    """The global seed (0 until `set_seed`)."""
+    return _seed[0]
+
+
+def next_draw() -> int:
+    """The counter of the next random op's draw (0, 1, ... after each `set_seed`)."""
+    _draws[0] += 1
+    return _draws[0] - 1
 
 
 class Initializer:

@@ -1,13 +1,13 @@
 """Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
-from msops.nn.layers import BatchNorm1d, Dense, Flatten, ReLU, SequentialCell
+from msops.nn.layers import BatchNorm1d, Dense, Dropout, Flatten, ReLU, SequentialCell
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from msops.nn.wrap import TrainOneStepCell, WithLossCell
+from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
 
-__all__ = ["Cell", "Dense", "ReLU", "Flatten", "BatchNorm1d", "SequentialCell", "LossBase",
-           "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
+__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
+           "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
-           "WithLossCell", "TrainOneStepCell"]
+           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]

@@ -1,4 +1,4 @@
-"""Layers: Dense, ReLU, Flatten, BatchNorm1d and SequentialCell (MindSpore's arguments and
+"""Layers: Dense, ReLU, Flatten, Dropout, BatchNorm1d and SequentialCell (MindSpore's arguments and
 names)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "Flatten", "BatchNorm1d", "SequentialCell"]
+__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell"]
 
 
 class ReLU(Cell):
@@ -43,6 +43,44 @@ class Flatten(Cell):
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         self.flatten.shard(in_strategy, out_strategy)
+
+
+class Dropout(Cell):
+    """Randomly zero elements with probability p = 1 - keep_prob, scaling the rest by
+    1/keep_prob, in training (`set_train()`); the identity otherwise (`ops.Dropout`).
+
+    As `mindspore.nn.Dropout`: `keep_prob` (1.x) or `p` (2.x, the drop probability), not
+    both; neither gives p = 0.5. The mask comes from the global `ms.set_seed` seed.
+    """
+
+    def __init__(self, keep_prob: float | None = None, p: float | None = None,
+                 dtype: mstype.Type = mstype.float32) -> None:
+        super().__init__()
+        name = self.cls_name
+        if keep_prob is not None and p is not None:
+            raise ValueError(f"For '{name}', only one of 'keep_prob' and 'p' should be given, "
+                             f"but got keep_prob={keep_prob} and p={p}.")
+        if p is not None:
+            validator.check_value_type("p", p, float, name)
+            if not 0 <= p < 1:
+                raise ValueError(f"For '{name}', the 'p' should be in [0, 1), but got {p}.")
+            keep_prob = 1.0 - p
+        elif keep_prob is None:
+            keep_prob = 0.5
+        validator.check_value_type("keep_prob", keep_prob, float, name)
+        if not 0 < keep_prob <= 1:
+            raise ValueError(f"For '{name}', the 'keep_prob' should be in (0, 1], "
+                             f"but got {keep_prob}.")
+        self.keep_prob = keep_prob
+        self.dropout = ops.Dropout(keep_prob)
+
+    def construct(self, x):
+        if not self.training or self.keep_prob == 1.0:
+            return x
+        return self.dropout(x)[0]
+
+    def extend_repr(self) -> str:
+        return f"p={1.0 - self.keep_prob}"
 
 
 _ACTIVATIONS = {"relu": ReLU}

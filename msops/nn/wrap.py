@@ -1,14 +1,17 @@
-"""Training wrappers, as `mindspore.nn`: WithLossCell and TrainOneStepCell."""
+"""Training wrappers, as `mindspore.nn`: WithLossCell, TrainOneStepCell and
+DistributedGradReducer."""
 from __future__ import annotations
 
 from typing import Any
 
+from msops import ops
 from msops.autodiff import value_and_grad
 from msops.common import validator
+from msops.communication.management import GlobalComm, get_group_size
 from msops.nn.cell import Cell
 from msops.nn.optim import Optimizer
 
-__all__ = ["WithLossCell", "TrainOneStepCell"]
+__all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
 
 
 class WithLossCell(Cell):
@@ -57,6 +60,37 @@ class TrainOneStepCell(Cell):
 
     def __call__(self, *inputs: Any) -> Any:
         return self.construct(*inputs)
+
+
+class DistributedGradReducer(Cell):
+    """Data-parallel gradient reduction: `reducer(grads)` sums each gradient over `group`
+    (AllReduce) and, when `mean`, divides it by `degree` (default: the group's size).
+
+    `parameters` are the optimizer's (one gradient each, same order); every rank calls it
+    with gradients of the same shapes. Returns a tuple of Tensors.
+    """
+
+    def __init__(self, parameters: Any, mean: bool = True, degree: int | None = None,
+                 fusion_type: int = 1, group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
+        super().__init__(auto_prefix=False)
+        name = self.cls_name
+        self.mean = validator.check_bool("mean", mean, name)
+        if degree is None:
+            degree = get_group_size(group)
+        self.degree = validator.check_positive_int(degree, "degree", name)
+        self.parameters = tuple(parameters)
+        self.allreduce = ops.AllReduce(ops.ReduceOp.SUM, group)
+
+    def construct(self, grads: Any) -> tuple:
+        grads = tuple(grads)
+        if len(grads) != len(self.parameters):
+            raise ValueError(f"For '{self.cls_name}', the number of 'grads' should be the "
+                             f"number of parameters: {len(self.parameters)}, but got "
+                             f"{len(grads)}.")
+        out = tuple(self.allreduce(g) for g in grads)
+        if self.mean and self.degree != 1:
+            out = tuple(g / self.degree for g in out)
+        return out
 
 
 def _scaled(grad: Any, sens: float) -> Any:

@@ -1,4 +1,5 @@
-"""Neural-network primitives: ReLU, Softmax, SoftmaxCrossEntropyWithLogits, OneHot, BatchNorm.
+"""Neural-network primitives: ReLU, Softmax, SoftmaxCrossEntropyWithLogits, OneHot, BatchNorm,
+Dropout.
 
 Float16/bfloat16 inputs are computed in float32 (exponentials, means and variances
 lose too much in half precision) and rounded once to the input dtype.
@@ -11,6 +12,8 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.counter_rng import uniform_at
+from msops.common.initializer import get_seed, next_draw
 from msops.common.validator import Rel
 from msops.primitives.array_ops import Reshape
 from msops.primitives.comm_ops import AllReduce, ReduceOp
@@ -23,7 +26,7 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
-__all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm"]
+__all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm", "Dropout"]
 
 float_types = mstype.float_type
 
@@ -373,6 +376,59 @@ def batchnorm_global_statistics(prim: BatchNorm, call: ShardedCall) -> Any:
     return call.make_tuple([y, moving(moving_mean, mean), moving(moving_var, var), mean, var])
 
 
+class Dropout(PrimitiveWithInfer):
+    """Zero each element with probability 1 - keep_prob and scale the kept ones by 1/keep_prob.
+
+    Input x (float); outputs (output, mask), both x's shape and dtype: mask is 1 where kept,
+    output = x * mask / keep_prob. The draw of element i (its flat index in the whole
+    tensor) depends only on the seed ((Seed0, Seed1), or the global `set_seed` seed when
+    both are 0), the call's counter (`next_draw`, restarted by `set_seed`) and i.
+
+    >>> out, mask = Dropout(keep_prob=1.0)(Tensor(np.ones(3, np.float32)))
+    >>> out.asnumpy(), mask.asnumpy()
+    (array([1., 1., 1.], dtype=float32), array([1., 1., 1.], dtype=float32))
+    """
+
+    @prim_attr_register
+    def __init__(self, keep_prob: float = 0.5, Seed0: int = 0, Seed1: int = 0) -> None:
+        validator.check_value_type("keep_prob", keep_prob, float, self.name)
+        if not 0 < keep_prob <= 1:
+            raise ValueError(f"For '{self.name}', the 'keep_prob' should be in (0, 1], "
+                             f"but got {keep_prob}.")
+        validator.check_value_type("Seed0", Seed0, int, self.name)
+        validator.check_value_type("Seed1", Seed1, int, self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        return list(x_shape), list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        t = validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
+        return t, t
+
+    def seed(self) -> int:
+        """The seed of the draws: (Seed0, Seed1) as one 64-bit word, or the global seed."""
+        if self.Seed0 == 0 and self.Seed1 == 0:
+            return get_seed()
+        return ((self.Seed0 & 0xFFFFFFFF) << 32) | (self.Seed1 & 0xFFFFFFFF)
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        u = uniform_at(self.seed(), next_draw(), np.arange(x.size).reshape(x.shape))
+        mask = (u < self.keep_prob).astype(x.dtype)
+        ct = compute_dtype(x.dtype)
+        out = x.astype(ct) * mask.astype(ct) * ct.type(1.0 / self.keep_prob)
+        return contiguous(out.astype(x.dtype, copy=False)), mask
+
+
+@sharding_rule(Dropout)
+def dropout_spec(prim: Dropout, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Whole: a kernel does not know its slice's global offset, and the mask of element i
+    is drawn from i's global index (so a parallel graph gathers x and draws the serial mask)."""
+    letters = dims(len(ins[0]))
+    reason = "its mask is drawn per global element index, which a slice's kernel lacks"
+    return DimSpec((letters,), (letters, letters),
+                   unsplittable=tuple((letter, reason) for letter in letters))
+
+
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
 @bprop(ReLU)
 def relu_bprop(prim: ReLU, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
@@ -475,3 +531,11 @@ def batchnorm_bprop(prim: BatchNorm, inputs: list, out: Any, dout: list, g: Any)
     dvar = g.apply(Mul(), [g.apply(Mul(), [scale_inv, inv]),
                            g.apply(Mul(), [dscale, scalar(g, -0.5, ct)])])
     return cast(dx, x.dtype), dscale, dbias, dmean, dvar
+
+
+@bprop(Dropout)
+def dropout_bprop(prim: Dropout, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """dout * mask / keep_prob through the output (the mask is not differentiated)."""
+    mask = g.getitem(out, 1)
+    scaled = g.apply(Mul(), [mask, scalar(g, 1.0 / prim.keep_prob, mask.dtype)])
+    return (g.apply(Mul(), [dout[0], scaled]),)
