@@ -91,10 +91,12 @@ class CompileCache:
         self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
         self.traces = 0
-        self._last: tuple = ((), None, None, None, None)    # the last key's parts, executor
+        self._last: tuple = (None, None)    # (the last call's key, its executor)
 
     def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
-        key = signature(args, train_flags)
+        return self._entry(cell, args, signature(args, train_flags))
+
+    def _entry(self, cell: Any, args: Sequence[Any], key: tuple) -> tuple[Graph, Executor]:
         hit = self._entries.get(key)
         if hit is None:
             hit = self._entries[key] = self._compile(cell, args)
@@ -103,19 +105,19 @@ class CompileCache:
 
     def run(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> Any:
         """Compile (once per signature) and execute `cell` on `args`. A call with the last
-        call's signature is recognised without hashing a key: the mode and the flags
-        and context snapshot (the same objects while nothing changed) by identity."""
-        arg_keys = tuple([_arg_key(a) for a in args])
-        mode, snapshot = context.get_context("mode"), parallel_snapshot()
-        keys, last_mode, last_flags, last_snapshot, executor = self._last
-        if not (arg_keys == keys and mode == last_mode and train_flags is last_flags and
-                snapshot is last_snapshot):
-            executor = self.get(cell, args, train_flags)[1]
-            self._last = (arg_keys, mode, train_flags, snapshot, executor)
+        call's signature is recognised without hashing its key: the train flags and the
+        context snapshot (the same objects while nothing changed) compare by identity."""
+        key = signature(args, train_flags)
+        last, executor = self._last
+        if last is None or not (key[0] == last[0] and key[1] == last[1] and
+                                key[2] is last[2] and key[3] is last[3]):
+            executor = self._entry(cell, args, key)[1]
+            self._last = (key, executor)
         return executor(tensor_arrays(args, []))
 
     def clear(self) -> None:
         self._entries.clear()
+        self._last = (None, None)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -278,3 +278,17 @@ def test_compile_cache_retraces_when_the_parallel_context_changes():
         ms.reset_auto_parallel_context()
     net(x)
     assert net.calls == 2 and net._compile_cache.traces == 2
+
+
+def test_a_cleared_compile_cache_compiles_again_for_the_last_signature():
+    """Cell.shard clears the cache: the next call with the same signature must not run the
+    executor compiled before (the last-call shortcut included)."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = nn.ReLU()
+    x = Tensor(np.array([-1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(net(x).asnumpy(), [0.0, 2.0])
+    net(x)
+    assert net._compile_cache.traces == 1
+    net.shard(((1,),))
+    np.testing.assert_array_equal(net(x).asnumpy(), [0.0, 2.0])
+    assert net._compile_cache.traces == 2

@@ -26,8 +26,7 @@ def _layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "__init__"
-    name = parts[1]
-    return "primitives" if name == "_fastpath" else name   # the C twin of the call path
+    return parts[1]
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
