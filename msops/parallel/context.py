@@ -28,6 +28,8 @@ _DEFAULTS: dict[str, Any] = {
     "gradients_mean": False,
     "enable_parallel_optimizer": False,
     "comm_fusion": None,           # {"allreduce": {"mode": "auto" | "size", "config": MB}}
+    "strategy_ckpt_save_file": "",  # JSON strategy file written after each compile
+    "strategy_ckpt_load_file": "",  # JSON strategy file whose strategies ops take
 }
 #: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
 AUTO_FUSION_MB = 64
@@ -46,6 +48,9 @@ def _check(key: str, value: Any) -> Any:
         return validator.check_int_range(value, 0, 4095, Rel.INC_BOTH, key, api)
     if key == "comm_fusion":
         return _check_comm_fusion(value, api)
+    if key in ("strategy_ckpt_save_file", "strategy_ckpt_load_file"):
+        validator.check_value_type(key, value, str, api)
+        return value
     return validator.check_bool(key, value, api)
 
 
@@ -78,7 +83,8 @@ def grad_bucket_bytes() -> int:
 
 def set_auto_parallel_context(**kwargs: Any) -> None:
     """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
-    enable_parallel_optimizer, comm_fusion (MindSpore's validation: unknown key or mode, device_num < 1
+    enable_parallel_optimizer, comm_fusion, strategy_ckpt_save_file / strategy_ckpt_load_file
+    (JSON strategy files, see parallel.strategy_ckpt) (MindSpore's validation: unknown key or mode, device_num < 1
     → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
     False: every rank feeds its own batch slice."""
     for key, value in kwargs.items():
