@@ -38,11 +38,13 @@ def _mindspore_record(tag, dims, tensor_type, content):
     return _field(1, _field(1, tag.encode()) + _field(2, tensor))
 
 
+MS_TYPES = {"float32": "Float32", "int32": "Int32", "float16": "Float16", "uint8": "UInt8"}
+
+
 def _mindspore_file(path, tensors, chunks=1, crc=False, type_names=None):
     body = b""
     for name, arr in tensors.items():
-        ttype = (type_names or {}).get(name) or {"float32": "Float32", "int32": "Int32",
-                                                "float16": "Float16", "uint8": "UInt8"}[arr.dtype.name]
+        ttype = (type_names or {}).get(name) or MS_TYPES[arr.dtype.name]
         for part in np.array_split(arr, chunks) if arr.ndim else [arr]:
             body += _mindspore_record(name, arr.shape, ttype, part.tobytes())
     if crc:
@@ -83,7 +85,7 @@ def test_written_ckpt_is_mindspores_bytes(tmp_path, crc_check):
     want = b""
     for i in range(0, 160, 64):
         part = arr.tobytes()[i:i + 64]
-        # MindSpore's record with field 15 with field 15 (msops' crc32 of the chunk) appended to the tensor
+        # MindSpore's record, plus field 15 (msops' crc32 of the chunk) in the tensor
         extra = _varint(15 << 3) + _varint(zlib.crc32(part) & 0xFFFFFFFF)
         tensor = b"".join(_varint(1 << 3) + _varint(d) for d in arr.shape)
         tensor += _field(2, b"Float32") + _field(3, part) + extra
