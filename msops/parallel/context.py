@@ -84,8 +84,8 @@ def grad_bucket_bytes() -> int:
 def set_auto_parallel_context(**kwargs: Any) -> None:
     """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
     enable_parallel_optimizer, comm_fusion, strategy_ckpt_save_file / strategy_ckpt_load_file
-    (JSON strategy files, see parallel.strategy_ckpt) (MindSpore's validation: unknown key or mode, device_num < 1
-    → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
+    (JSON strategy files, see parallel.strategy_ckpt) (MindSpore's validation: unknown key
+    or mode, device_num < 1 → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
     False: every rank feeds its own batch slice."""
     for key, value in kwargs.items():
         if key not in _DEFAULTS:
