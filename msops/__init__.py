@@ -16,6 +16,11 @@ from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
 from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
                          load_param_into_net, merge_sliced_parameter, save_checkpoint)
 
+from msops import dataset  # noqa: E402
+from msops.common.lazy_inline import lazy_inline  # noqa: E402
+from msops.train import (Callback, CheckpointConfig, LossMonitor, Model,  # noqa: E402
+                         ModelCheckpoint, RunContext, TimeMonitor)
+
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 
 __version__ = "0.1.0"
