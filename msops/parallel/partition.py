@@ -57,6 +57,8 @@ def _is_make_tuple(node: Node) -> bool:
 
 def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarray]:
     index = layout.slice_of(rank)
+    if not layout.tensor_shape:           # 0-d: ascontiguousarray would make it (1,)
+        return lambda full: np.array(full)
     return lambda full: np.ascontiguousarray(full[index])
 
 
