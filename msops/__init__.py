@@ -18,8 +18,9 @@ from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: 
 
 from msops import dataset  # noqa: E402
 from msops.common.lazy_inline import lazy_inline  # noqa: E402
-from msops.train import (Callback, CheckpointConfig, LossMonitor, Model,  # noqa: E402
-                         ModelCheckpoint, RunContext, TimeMonitor)
+from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa: E402
+                         Loss, LossMonitor, Metric, Model, ModelCheckpoint, RunContext,
+                         TimeMonitor)
 
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 

@@ -233,3 +233,13 @@ def test_lazy_inline_is_a_no_op():
     b = Block2(3)
     x = Tensor(np.ones((2, 3), np.float32))
     np.testing.assert_array_equal(a(x).asnumpy(), b(x).asnumpy())
+
+
+def test_a_one_shot_source_running_out_is_an_error():
+    net, opt = make()
+    x, y = data()
+    once = ds.GeneratorDataset(iter([(x[i], y[i]) for i in range(24)]), ["x", "y"]).batch(8)
+    with pytest.raises(ValueError, match=r"should give 3 batches an epoch, but it ran out "
+                                         r"after 0 in epoch 1"):
+        # get_dataset_size counts by reading the iterator, which leaves nothing to train on
+        ms.Model(net, nn.CrossEntropyLoss(), opt).train(1, once)

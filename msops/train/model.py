@@ -138,10 +138,14 @@ class Model:
             for e in range(initial_epoch, epoch):
                 cb.cur_epoch_num = e + 1
                 cbs.on_train_epoch_begin(ctx)
-                for _ in range(steps):
+                for k in range(steps):
                     data = next(batches, None)
                     if data is None:
-                        break
+                        raise ValueError(
+                            f"For '{api}', the 'train_dataset' should give {steps} batches "
+                            f"an epoch, but it ran out after {k} in epoch {e + 1} (a one-shot "
+                            f"iterable cannot be read twice: give GeneratorDataset a "
+                            f"generator function or a random-accessible source).")
                     cb.train_dataset_element = data
                     if not sink:
                         cbs.on_train_step_begin(ctx)
