@@ -9,6 +9,7 @@ from typing import Any
 from msops.common import validator
 from msops.communication import get_rank, is_initialized
 from msops.parallel.context import is_parallel
+from msops.primitives.comm_ops import Barrier
 from msops.train.callback._callback import Callback, RunContext
 from msops.train.serialization import save_checkpoint
 
@@ -101,6 +102,8 @@ class ModelCheckpoint(Callback):
                   for f in os.listdir(self.directory)):
             self.prefix = f"{base}_{n}"
             n += 1
+        if _parallel():           # no rank writes before every rank has chosen its prefix
+            Barrier()()
 
     def on_train_step_end(self, run_context: RunContext) -> None:
         cb = run_context.original_args()
@@ -119,7 +122,7 @@ class ModelCheckpoint(Callback):
     def _save(self, cb: Any) -> None:
         step_in_epoch = (cb.cur_step_num - 1) % cb.batch_num + 1
         rank_tag = ""
-        if not self.config.integrated_save and is_parallel() and is_initialized():
+        if not self.config.integrated_save and _parallel():
             rank_tag = f"_rank{get_rank()}"
         name = f"{self.prefix}{rank_tag}-{cb.cur_epoch_num}_{step_in_epoch}" \
                f"{_EXT[self.config.format]}"
@@ -154,5 +157,13 @@ class ModelCheckpoint(Callback):
         while limit and len(candidates) > limit:
             old = candidates.pop(0)
             self._saved.remove(old)
-            if os.path.exists(old):       # integrated save: only rank 0 wrote it
+            # an integrated save in parallel: rank 0 wrote the file, and removes it
+            mine = not (self.config.integrated_save and _parallel()) or get_rank() == 0
+            if mine and os.path.exists(old):
                 os.remove(old)
+
+
+def _parallel() -> bool:
+    """A parallel run over an initialized world (every rank runs the callback)."""
+    return is_parallel() and is_initialized()
+
