@@ -243,3 +243,19 @@ def test_a_one_shot_source_running_out_is_an_error():
                                          r"after 0 in epoch 1"):
         # get_dataset_size counts by reading the iterator, which leaves nothing to train on
         ms.Model(net, nn.CrossEntropyLoss(), opt).train(1, once)
+
+
+def test_fit_evaluates_after_the_chosen_epochs():
+    net, opt = make()
+    model = ms.Model(net, nn.CrossEntropyLoss(), opt, metrics={"acc"})
+    seen = []
+
+    class Watch(Callback):
+        def on_eval_end(self, ctx):
+            seen.append(dict(ctx.original_args().metrics))
+
+    model.fit(3, dataset(), dataset(12), valid_frequency=2, callbacks=Watch())
+    assert len(seen) == 2                                   # after epochs 2 and 3 (the last)
+    x, y = data()
+    acc = np.mean(model.predict(Tensor(x)).asnumpy().argmax(1) == y)
+    assert seen[-1]["acc"] == pytest.approx(acc) and model.eval_results == seen[-1]

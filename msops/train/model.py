@@ -24,7 +24,8 @@ from msops.nn.metrics import Loss, Metric, get_metric_fn
 from msops.nn.optim import Optimizer
 from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from msops.parallel.context import get_auto_parallel_context, is_parallel
-from msops.train.callback._callback import CallbackParam, RunContext, callback_list
+from msops.train.callback._callback import (Callback, CallbackParam, RunContext,
+                                            callback_list)
 
 __all__ = ["Model"]
 
@@ -66,6 +67,7 @@ class Model:
         self._loss_fn = loss_fn
         self._optimizer = optimizer
         self._metric_fns = _metrics(metrics)
+        self.eval_results: dict[str, Any] = {}      # the last eval's (as MindSpore)
         self._train_network: Cell | None = None
         if optimizer is not None:
             inner = WithLossCell(network, loss_fn) if loss_fn is not None else network
@@ -163,6 +165,27 @@ class Model:
         finally:
             cbs.on_train_end(ctx)
 
+    def fit(self, epoch: int, train_dataset: Dataset, valid_dataset: Dataset | None = None,
+            valid_frequency: int | list = 1, callbacks: Any = None,
+            dataset_sink_mode: bool = False, valid_dataset_sink_mode: bool = False,
+            sink_size: int = -1, initial_epoch: int = 0) -> None:
+        """`train`, evaluating `valid_dataset` after every `valid_frequency`-th epoch (or
+        after the epochs listed) with the callbacks' eval hooks; the results are in
+        cb_params.eval_results and `Model.eval_results`."""
+        api = "Model.fit"
+        if isinstance(valid_frequency, list):
+            if not all(isinstance(v, int) and v > 0 for v in valid_frequency):
+                raise ValueError(f"For '{api}', the 'valid_frequency' list should hold "
+                                 f"epoch numbers >= 1, but got {valid_frequency}.")
+        else:
+            validator.check_positive_int(valid_frequency, "valid_frequency", api)
+        if valid_dataset is not None:
+            _check_dataset(valid_dataset, api)
+        cbs = callback_list(callbacks).callbacks
+        if valid_dataset is not None:
+            cbs = cbs + [_EvalCallback(self, valid_dataset, valid_frequency, cbs)]
+        self.train(epoch, train_dataset, cbs, dataset_sink_mode, sink_size, initial_epoch)
+
     # -- eval ----------------------------------------------------------------------------
     def eval(self, valid_dataset: Dataset, callbacks: Any = None,
              dataset_sink_mode: bool = False) -> dict[str, Any]:
@@ -197,6 +220,7 @@ class Model:
             self._update_metrics(outputs)
             cbs.on_eval_step_end(ctx)
         result = {name: m.eval() for name, m in self._metric_fns.items()}
+        self.eval_results = result
         cb.metrics = result
         cbs.on_eval_epoch_end(ctx)
         cbs.on_eval_end(ctx)
@@ -276,4 +300,22 @@ def _batches(dataset: Dataset, continuous: bool) -> Iterator[list]:
             yield data
         if not continuous or empty:
             return
+
+
+class _EvalCallback(Callback):
+    """Model.fit's evaluation after the chosen epochs (then back to training mode)."""
+
+    def __init__(self, model: Model, dataset: Dataset, frequency: int | list,
+                 callbacks: list) -> None:
+        self.model, self.dataset, self.frequency = model, dataset, frequency
+        self.callbacks = callbacks
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        cb = run_context.original_args()
+        e = cb.cur_epoch_num
+        due = e in self.frequency if isinstance(self.frequency, list) else \
+            e % self.frequency == 0 or e == cb.epoch_num
+        if due:
+            cb.eval_results = self.model.eval(self.dataset, self.callbacks)
+            cb.train_network.set_train(True)
 
