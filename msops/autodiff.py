@@ -20,6 +20,7 @@ from msops import context
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
@@ -160,6 +161,7 @@ class _GradFunction:
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         graph = eliminate_dead_nodes(graph)
+        save_graph(graph)               # set_context(save_graphs=True): to save_graphs_path
         self._out_is_tuple[graph] = out_is_tuple
         return graph, Executor(graph)
 

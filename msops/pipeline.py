@@ -17,6 +17,7 @@ import numpy as np
 from msops import context
 from msops.common.tensor import Tensor
 from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
@@ -38,16 +39,27 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     graph = apply_parallel(graph)
     if is_parallel():
         after_compile(cell)
+    save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
 
 
 def trace_inputs(args: Sequence[Any]) -> list:
     """The arguments to trace with: with full_batch=False each rank feeds its batch slice,
     so a Tensor is replaced by a zero-stride stand-in of the global shape (the tracer
-    reads only shape and dtype)."""
-    return [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
-            if isinstance(a, Tensor) and global_input_shape(a.shape) != a.shape else a
-            for a in args]
+    reads only shape and dtype). Fed inputs are counted in graph-input order (a tuple's
+    Tensors one each) for a per-input dataset_strategy."""
+    out, index = [], 0
+    for a in args:
+        if isinstance(a, Tensor):
+            shape = global_input_shape(a.shape, index)
+            out.append(a if shape == tuple(a.shape) else
+                       np.broadcast_to(np.zeros((), a.asnumpy().dtype), shape))
+            index += 1
+        else:
+            out.append(a)
+            index += len(tensor_arrays([a], [])) if isinstance(a, (np.ndarray, tuple, list)) \
+                else 0
+    return out
 
 
 def _arg_key(a: Any) -> Any:
