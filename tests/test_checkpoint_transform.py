@@ -168,7 +168,7 @@ def test_cli_verify_names_missing_rank_flipped_tensor_and_bad_replica(src, capsy
     arrays, entries = read_tensors(path)
     arrays["w"] = arrays["w"] + 1                  # a replica that disagrees, checksum fine
     write_tensors(path, arrays, {k: {kk: v for kk, v in e.items()
-                                     if kk not in ("dtype", "shape", "crc32")}
+                                     if kk not in ("dtype", "shape", "crc32c")}
                                  for k, e in entries.items()})
     assert ckpt(["verify", folder]) == 1
     assert "rank 6 ('" in capsys.readouterr().err
