@@ -129,6 +129,14 @@ def test_mindspore_style_shards_need_the_strategy_file(tmp_path, src):
     got = ms.load_checkpoint(os.path.join(out, "rank_0", "x0.safetensors"))
     for name, want in _full().items():
         np.testing.assert_array_equal(got[name].asnumpy(), want)
+    fresh = Net()
+    for p in fresh.get_parameters():
+        p.set_data(np.zeros(p.shape, np.float32))
+    files = [os.path.join(ms_dir, f"rank_{r}", f"net{r}.ckpt") for r in range(8)]
+    assert ms.load_distributed_checkpoint(fresh, files, train_strategy_filename=strategy) \
+        == ([], [])
+    for name, want in _full().items():
+        np.testing.assert_array_equal(getattr(fresh, name).asnumpy(), want)
 
 
 def test_transform_errors_name_what_is_wrong(src, tmp_path):
