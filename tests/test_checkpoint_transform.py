@@ -168,6 +168,12 @@ def test_cli_show_and_verify(src, capsys):
         in capsys.readouterr().out
     assert ckpt(["verify", folder]) == 0
     assert "every element is covered exactly once" in capsys.readouterr().out
+    whole = os.path.join(folder, "..", "whole.ckpt")
+    ms.save_checkpoint({"a": Tensor(np.ones(3, np.float32))}, whole, crc_check=True)
+    assert ckpt(["verify", whole]) == 0
+    assert "every crc32 it holds matches" in capsys.readouterr().out
+    assert ckpt(["show", whole]) == 0
+    assert "a  [3]  float32  whole" in capsys.readouterr().out
 
 
 def test_cli_verify_names_missing_rank_flipped_tensor_and_bad_replica(src, capsys):
