@@ -121,3 +121,28 @@ def test_unsharded_dataset_in_data_parallel_is_an_error():
                                          rf"dataset should be read with num_shards={N}, "
                                          rf"shard_id={get_rank()}"):
         train()
+
+
+class TwoRelu(nn.Cell):
+    """ReLU split by rows, then by columns: a permute between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = ms.ops.ReLU().shard(((N, 1),))
+        self.b = ms.ops.ReLU().shard(((1, N),))
+
+    def construct(self, x):
+        return self.b(self.a(x) - 0.5)
+
+
+@pytest.mark.parametrize("alltoall,comm", [(True, "AlltoAll"), (False, "AllGather")])
+def test_enable_alltoall_both_ways_equal_numpy(alltoall, comm):
+    x = np.random.default_rng(2).standard_normal((2 * N, 2 * N)).astype(np.float32)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                 full_batch=True, enable_alltoall=alltoall)
+    net = TwoRelu()
+    graph = net.compile(Tensor(x))
+    assert [n.op for n in graph.nodes if n.is_communication] == [comm]
+    got = ms.parallel.gather_full(net(Tensor(x))).asnumpy()
+    np.testing.assert_allclose(got, np.maximum(np.maximum(x, 0) - 0.5, 0), rtol=1e-6)
