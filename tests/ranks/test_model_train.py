@@ -4,7 +4,7 @@ Every rank first trains the serial reference (one process, whole global batches 
 unsharded dataset), then the data-parallel run: each rank reads its shard of the same
 shuffled dataset (num_shards = N, shard_id = rank), batches of 64 / N. The loss of every
 step and the final parameters must match. Also: a tuple dataset_strategy with repeated
-ranks, ModelCheckpoint in a parallel run, and the shard check.
+ranks, ModelCheckpoint in a parallel run, the shard check, and enable_alltoall both ways.
 """
 import os
 
