@@ -4,7 +4,8 @@ Every rank first trains the serial reference (one process, whole global batches 
 unsharded dataset), then the data-parallel run: each rank reads its shard of the same
 shuffled dataset (num_shards = N, shard_id = rank), batches of 64 / N. The loss of every
 step and the final parameters must match. Also: a tuple dataset_strategy with repeated
-ranks, ModelCheckpoint in a parallel run, the shard check, and enable_alltoall both ways.
+ranks, semi_auto_parallel with Megatron-split weights and full_batch, ModelCheckpoint in a
+parallel run, the shard check, and enable_alltoall both ways.
 """
 import os
 
@@ -15,6 +16,7 @@ from sklearn.datasets import load_digits
 import msops as ms
 from msops import Tensor, dataset as ds, nn
 from msops.communication import get_group_size, get_rank
+from msops.parallel.param_layout import layouts_of
 from msops.train.callback import Callback
 
 RANKS = (2, 4)
@@ -38,9 +40,12 @@ class Record(Callback):
         self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
 
 
-def train(num_shards=None, shard_id=None, epochs=2, callbacks=()):
+def train(num_shards=None, shard_id=None, epochs=2, callbacks=(), megatron=False):
     ms.set_seed(7)                                  # same weights and shuffles everywhere
     net = nn.SequentialCell([nn.Dense(64, 32, activation="relu"), nn.Dense(32, 10)])
+    if megatron:        # column-split then row-split weights (y = x W^T: W is (out, in))
+        net[0].matmul.shard(((1, 1), (N, 1)))
+        net[1].matmul.shard(((1, N), (1, N)))
     model = ms.Model(net, nn.CrossEntropyLoss(),
                      nn.Momentum(net.trainable_params(), 1.0, 0.9), metrics={"acc"})
     x, y = digits()
@@ -92,6 +97,23 @@ def test_tuple_dataset_strategy_with_repeated_ranks_equals_serial(serial):
     shards, shard_id = ds.parallel_shard()
     assert (shards, shard_id) == (2, get_rank() // (N // 2))
     assert_same(train(shards, shard_id)[:2], serial)
+
+
+def test_model_parallel_full_batch_model_train_equals_serial(serial):
+    """semi_auto_parallel, Megatron-split Dense weights, every rank feeding the whole batch
+    (full_batch: the dataset is not sharded)."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                 full_batch=True)
+    assert ds.parallel_shard() == (1, 0)
+    losses, _, model = train(megatron=True)
+    np.testing.assert_allclose(losses, serial[0], rtol=2e-5, atol=2e-6)
+    params = model.train_network.optimizer.parameters
+    layouts = layouts_of(params)
+    assert layouts[params[0].name].layout.slice_shape == (32 // N, 64)   # the split is real
+    for p, want in zip(params, serial[1]):
+        mine = layouts[p.name].layout.slice_of(get_rank())  # the slice this rank updates
+        np.testing.assert_allclose(p.asnumpy()[mine], want[mine], rtol=1e-4, atol=1e-5)
 
 
 def test_model_checkpoint_in_parallel_saves_the_whole_network(tmp_path_factory):
