@@ -24,6 +24,7 @@ from msops.graph.tracer import trace
 from msops.parallel.context import global_input_shape, is_parallel, parallel_snapshot
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
+from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 
 __all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
 
@@ -34,7 +35,10 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     graph = eliminate_dead_nodes(graph)
     if is_parallel():
         check_same_program(graph, f"{type(cell).__name__}.compile")
+        apply_strategy_file(cell)
     graph = apply_parallel(graph)
+    if is_parallel():
+        after_compile(cell)
     save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
 

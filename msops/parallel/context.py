@@ -40,12 +40,12 @@ _DEFAULTS: dict[str, Any] = {
     "enable_alltoall": True,
     # stored and validated here; the search itself belongs to the auto_parallel planner
     "search_mode": "recursive_programming",
+    "strategy_ckpt_load_file": "",   # JSON strategy file whose strategies ops take
+    "strategy_ckpt_save_file": "",   # JSON strategy file written after each compile
     # accepted and stored; nothing here reads them yet (see docs/api.md)
     "gradient_fp32_sync": True,
     "loss_repeated_mean": True,
     "parameter_broadcast": False,
-    "strategy_ckpt_load_file": "",
-    "strategy_ckpt_save_file": "",
     "strategy_ckpt_config": None,
     "group_ckpt_save_file": "",
     "parallel_optimizer_config": None,

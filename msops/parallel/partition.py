@@ -31,6 +31,7 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.strategy import OpSharding, data_parallel_strategy, shard
+from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
@@ -198,6 +199,7 @@ class _Partitioner:
             strategy = prim.in_strategy if (self.use_strategies and prim.in_strategy) else \
                 data_parallel_strategy(spec, in_shapes, self.n)
             sh = shard(prim.name, spec, strategy, in_shapes, self.n)
+            record_strategy(prim, sh.strategy)
             out_maps = self._out_maps(prim, sh, out_shapes)
             return spec, sh, out_maps, _scattered_axes(prim.name, sh, out_maps, out_shapes)
         except ValueError as err:
