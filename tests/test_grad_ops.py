@@ -126,6 +126,8 @@ CASES = [
          [r(B, M, N), r(M, N), r(M, N)]),
     Case("LayerNorm_all", lambda x, w, b: ops.LayerNorm(0, 0)(x, w, b),
          [r(M, N), r(M, N), r(M, N)]),
+    Case("LayerNorm_statistics", lambda x, w, b: ops.LayerNorm(1, -1)(x, w, b),
+         [r(B, M, N), r(N), r(N)], outputs=(0, 1, 2)),
     Case("GeLU", lambda x: ops.GeLU()(x), [r(M, N)]),
     Case("FastGeLU", lambda x: ops.FastGeLU()(x), [r(M, N)]),
     Case("Sigmoid", lambda x: ops.Sigmoid()(x), [r(M, N)]),

@@ -140,9 +140,11 @@ def layer_norm_split_statistics(prim: LayerNorm, call: ShardedCall) -> Any:
 
 @bprop(LayerNorm)
 def layer_norm_bprop(prim: LayerNorm, inputs: list, out: Any, dout: list, g: Any) -> tuple:
-    """Through y (the statistics outputs are not differentiated, as in MindSpore), with
-    xhat = (x - mean) * rstd and dg = dy * gamma:
-        dx = rstd * (dg - mean(dg) - xhat * mean(dg * xhat))  (means over the normalised dims),
+    """Through all three outputs (MindSpore's rule drops the statistics' gradients; msops
+    keeps them, so the op equals its sharded expansion, which differentiates them), with
+    xhat = (x - mean) * rstd, dg = dy * gamma, means over the normalised dims (k of them):
+        dx = rstd * (dg - mean(dg) - xhat * mean(dg * xhat)) + dmean / k
+             + dvariance * 2 (x - mean) / k,
         dgamma = sum(dy * xhat), dbeta = sum(dy)  (sums over the dims before begin_params_axis)."""
     x, gamma = inputs[0], inputs[1]
     ndim = len(x.shape)
@@ -161,6 +163,10 @@ def layer_norm_bprop(prim: LayerNorm, inputs: list, out: Any, dout: list, g: Any
     centred = g.apply(Sub(), [centred, g.apply(Mul(), [xhat, norm_mean(
         g.apply(Mul(), [dg, xhat]))])])
     dx = g.apply(RealDiv(), [centred, std])
+    count = math.prod(x.shape[bna:])
+    d_stats = g.apply(Add(), [dout[1], g.apply(Mul(), [dout[2], g.apply(Mul(), [
+        g.apply(Sub(), [x, mean]), scalar(g, 2.0, x.dtype)])])])
+    dx = g.apply(Add(), [dx, g.apply(Mul(), [d_stats, scalar(g, 1.0 / count, x.dtype)])])
     dgamma, dbeta = g.apply(Mul(), [dy, xhat]), dy
     if bpa:                                  # (an empty axis tuple would sum everything)
         lead = g.add_const(tuple(range(bpa)))
