@@ -183,6 +183,10 @@ class Select(_Elementwise):
     array([1, 9], dtype=int32)
     """
 
+    #: np.where builds its result before the copy, so writing over x or y would be safe; but
+    #: the bool cond can share the output's shape, not its dtype: kept simple, never in place
+    out_may_be_input = False
+
     def infer_shape(self, cond_shape: list, x_shape: list, y_shape: list) -> list:
         xy = broadcast_shape(self.name, x_shape, y_shape)
         return broadcast_shape(self.name, cond_shape, xy, "cond", "x and y")
