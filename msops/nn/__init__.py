@@ -6,8 +6,12 @@ from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
+from msops.nn.conv import Conv2d
+from msops.nn.pooling import AvgPool2d, MaxPool2d
+from msops.nn.prelu import PReLU
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
-           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "PReLU"]

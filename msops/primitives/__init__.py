@@ -4,8 +4,15 @@ from msops.primitives.comm_ops import __all__ as _comm_all
 from msops.primitives.math_ops import *  # noqa: F401,F403
 from msops.primitives.nn_ops import *  # noqa: F401,F403
 from msops.primitives.array_ops import *  # noqa: F401,F403
+from msops.primitives.conv_ops import *  # noqa: F401,F403
+from msops.primitives.pool_ops import *  # noqa: F401,F403
+from msops.primitives.prelu import *  # noqa: F401,F403
+from msops.primitives.neighbor_exchange import *  # noqa: F401,F403
+from msops.primitives import conv_ops as _conv, pool_ops as _pool, prelu as _prelu
+from msops.primitives import neighbor_exchange as _neighbor
 from msops.primitives import math_ops as _math, nn_ops as _nn, array_ops as _array
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
-           + _math.__all__ + _nn.__all__ + _array.__all__)
+           + _math.__all__ + _nn.__all__ + _array.__all__
+           + _conv.__all__ + _pool.__all__ + _prelu.__all__ + _neighbor.__all__)
