@@ -11,7 +11,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, ops
-from msops.primitives import array_ops, math_ops, nn_ops
+from msops.primitives import array_ops, conv_ops, math_ops, nn_ops, pool_ops, prelu
 from msops.primitives.primitive import _abstract, _dtype_of, _shape_of
 
 F16, F32 = np.float16, np.float32
@@ -57,6 +57,12 @@ CASES = [
     (ops.Split(1, 3), (r(2, 6),)),
     (ops.StridedSlice(begin_mask=1, shrink_axis_mask=4), (r(4, 5, 6), (3, 4, 2), (1, 0, 3),
                                                            (1, -2, 1))),
+    (ops.Conv2D(4, 3, pad_mode="same", stride=2, group=2), (r(2, 4, 5, 5), r(4, 2, 3, 3))),
+    (ops.Conv2D(2, (2, 3), pad_mode="pad", pad=(1, 0, 2, 1)), (r(1, 3, 4, 4, dtype=F16),
+                                                               r(2, 3, 2, 3, dtype=F16))),
+    (ops.MaxPool(3, 2, "same"), (r(2, 3, 5, 4),)),
+    (ops.AvgPool(2, 1), (r(1, 2, 3, 3, dtype=F16),)),
+    (ops.PReLU(), (r(2, 3, 4), r(3))),
 ]
 
 
@@ -95,5 +101,6 @@ def test_kernel_output_matches_inference(prim, args):
 
 
 def test_every_compute_primitive_is_covered():
-    names = set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__)
+    names = set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__) | \
+        set(conv_ops.__all__) | set(pool_ops.__all__) | set(prelu.__all__)
     assert names == {p.name for p, _ in CASES}

@@ -7,7 +7,7 @@ import pytest
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.primitives.conv_ops import Conv2DBackpropFilter, Conv2DBackpropInput
-from msops.primitives.pool_ops import AvgPoolGrad
+from msops.primitives.pool_ops import AvgPoolGrad, MaxPoolGrad
 
 RNG = np.random.default_rng(19)
 
@@ -361,3 +361,26 @@ def test_out_channel_split_plans_a_local_conv_of_its_channels(sim):
     assert len(convs) == 1 and convs[0].prim.out_channel == 2
     assert graph.outputs[0].shape == (2, 2, 8, 8)
     assert not [n for n in graph.nodes if n.is_communication]
+
+
+# -- the internal backward ops keep the kernel contract too ------------------------------------
+@pytest.mark.parametrize("prim,args", [
+    (Conv2DBackpropInput(2, 3, pad_mode="same", stride=2), (r(1, 2, 3, 3), r(2, 2, 3, 3),
+                                                             (1, 2, 5, 5))),
+    (Conv2DBackpropFilter(2, 3, pad_mode="same", stride=2), (r(1, 2, 3, 3), r(1, 2, 5, 5),
+                                                              (2, 2, 3, 3))),
+    (AvgPoolGrad(3, 2, "same"), (r(1, 2, 3, 3), (1, 2, 5, 5))),
+    (MaxPoolGrad(2, 2),
+     (r(1, 2, 4, 4), r(1, 2, 2, 2))),
+], ids=lambda v: getattr(v, "name", ""))
+def test_backward_ops_write_into_the_given_out(prim, args):
+    saved = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    fresh = prim.kernel(*args)
+    shape, dtype = prim.infer([list(a.shape) if isinstance(a, np.ndarray) else a for a in args],
+                              [ms.float64 if isinstance(a, np.ndarray) else a for a in args])
+    assert list(fresh.shape) == shape and fresh.dtype == np.float64 and dtype == ms.float64
+    out = np.full_like(fresh, 3)
+    assert prim.kernel(*args, out=out) is out
+    np.testing.assert_array_equal(out, fresh)
+    for a, b in zip(args, saved):
+        np.testing.assert_array_equal(a, b)
