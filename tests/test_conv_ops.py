@@ -304,9 +304,10 @@ def test_conv2d_layer_arguments():
 
 # -- sharding rules' refusals (simulated world) ----------------------------------------------
 class ConvNet(nn.Cell):
-    def __init__(self, strategy, group=1, k=3):
+    def __init__(self, strategy, group=1, k=3, **attrs):
         super().__init__()
-        self.conv = ops.Conv2D(4, k, pad_mode="same", group=group).shard(strategy)
+        attrs.setdefault("pad_mode", "same")
+        self.conv = ops.Conv2D(4, k, group=group, **attrs).shard(strategy)
         self.w = Parameter(Tensor(np.ones((4, 4 // group, k, k), np.float32)), name="w")
 
     def construct(self, x):
@@ -314,18 +315,25 @@ class ConvNet(nn.Cell):
 
 
 class PoolNet(nn.Cell):
-    def __init__(self, strategy):
+    def __init__(self, strategy, prim=None):
         super().__init__()
-        self.pool = ops.MaxPool(2, 2).shard(strategy)
+        self.pool = (prim or ops.MaxPool(2, 2)).shard(strategy)
 
     def construct(self, x):
         return self.pool(x)
 
 
 @pytest.mark.parametrize("make,match", [
-    (lambda: ConvNet(((1, 1, 2, 1), (1, 1, 1, 1))),
+    (lambda: ConvNet(((1, 1, 2, 1), (1, 1, 1, 1)), stride=2),
      r"For 'Conv2D', input 0 dim 2 cannot be split \(a window straddles the slices' border, "
-     r"which needs the neighbours' rows \(a halo exchange"),
+     r"which needs the neighbours' rows \(a halo exchange.*H may split only when the output "
+     r"keeps x's height \(stride 1 and 'same' padding\)"),
+    (lambda: ConvNet(((1, 1, 2, 1), (1, 1, 1, 1)), pad_mode="valid"),
+     r"For 'Conv2D', input 0 dim 2 cannot be split"),
+    (lambda: ConvNet(((1, 1, 1, 2), (1, 1, 1, 1))), r"For 'Conv2D', input 0 dim 3 cannot be split"),
+    (lambda: ConvNet(((1, 1, 4, 1), (1, 1, 1, 1)), k=7),
+     r"For 'Conv2D', each rank's slice of H should hold at least the halo rows its neighbours "
+     r"need \(3\), but got 2 rows \(x shape \(4, 4, 8, 8\) split 4 ways\)"),
     (lambda: ConvNet(((1, 1, 1, 1), (1, 1, 2, 1)), k=2),
      r"For 'Conv2D', input 1 dim 2 cannot be split \(it is the kernel's height\)"),
     (lambda: ConvNet(((1, 1, 1, 1), (2, 1, 1, 1)), group=2),
@@ -333,7 +341,14 @@ class PoolNet(nn.Cell):
     (lambda: ConvNet(((1, 2, 1, 1), (1, 1, 1, 1))),
      r"For 'Conv2D', the strategies of input 0 dim 1 and input 1 dim 1 should agree on the "
      r"shared input-channel dim 'c'"),
-    (lambda: PoolNet(((1, 1, 1, 2),)), r"For 'MaxPool', input 0 dim 3 cannot be split"),
+    (lambda: PoolNet(((1, 1, 1, 2),), ops.MaxPool(3, 3)),
+     r"For 'MaxPool', input 0 dim 3 cannot be split .*H or W may split only when the windows "
+     r"tile it \(stride == kernel, no padding\)"),
+    (lambda: PoolNet(((1, 1, 1, 2),), ops.AvgPool(3, 2, "same")),
+     r"For 'AvgPool', input 0 dim 3 cannot be split"),
+    # windows tile H, but 8 / 4 = 2 output rows do not split 4 ways (the pass's layout check)
+    (lambda: PoolNet(((1, 1, 4, 1),), ops.MaxPool(4, 4)),
+     r"the 'tensor_shape\[2\]' should be divisible by 4 .*but got 2"),
 ])
 def test_spatial_and_group_splits_are_refused(sim, make, match):
     sim(4, 1)
@@ -345,6 +360,25 @@ def test_spatial_and_group_splits_are_refused(sim, make, match):
             make().compile(Tensor(np.ones((4, 4, 8, 8), np.float32)))
     finally:
         ms.reset_auto_parallel_context()
+
+
+def test_height_split_plans_a_halo_exchange_then_an_unpadded_conv(sim):
+    sim(4, 1)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=4,
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = ConvNet(((1, 1, 4, 1), (1, 1, 1, 1))).compile(
+            Tensor(np.ones((4, 4, 8, 8), np.float32)))
+    finally:
+        ms.reset_auto_parallel_context()
+    halo = [n for n in graph.nodes if n.is_communication]
+    assert [n.op for n in halo] == ["NeighborExchangeV2"]
+    assert halo[0].prim.send_rank_ids == [0, -1, -1, -1, 2, -1, -1, -1]     # rank 1 of 4
+    assert halo[0].shape == (4, 4, 4, 8)                                    # 2 rows + 1 + 1
+    conv = [n for n in graph.nodes if n.op == "Conv2D"][0]
+    assert conv.prim.pad_mode == "pad" and conv.prim.pad == (0, 0, 1, 1)
+    assert graph.outputs[0].shape == (4, 4, 2, 8)
 
 
 def test_out_channel_split_plans_a_local_conv_of_its_channels(sim):

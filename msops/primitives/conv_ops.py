@@ -14,8 +14,10 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.communication import get_group
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import check_rank, check_same_dtype, compute_dtype
+from msops.primitives.neighbor_exchange import NeighborExchangeV2
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall
@@ -305,29 +307,67 @@ class Conv2DBackpropFilter(_Conv2DBase):
         return conv2d_backprop_filter
 
 
+def same_height(prim: _Conv2DBase, x_shape: Sequence[int]) -> tuple[int, int] | None:
+    """(pad top, pad bottom) when Conv2D keeps x's height (stride 1, the padding adding
+    the kernel's extent - 1), so an H split carries to the output with halo rows; else None."""
+    (oh, _), (t, b, _, _) = prim.geometry(x_shape)
+    return (t, b) if prim._stride[0] == 1 and oh == x_shape[2] else None
+
+
 @sharding_rule(Conv2D)
 def conv2d_spec(prim: Conv2D, ins: list, outs: list, consts: dict) -> DimSpec:
     """x "nchw", weight "oc" + kernel -> "no" + output H, W. The batch and (group 1) the
     output channels split freely; a split input channel (group 1) leaves partial sums
-    (AllReduced); H, W and the kernel dims stay whole."""
+    (AllReduced). H splits when the output keeps x's height (stride 1, 'same' padding):
+    each rank gets its neighbours' halo rows (the expansion); W and the kernel dims
+    stay whole."""
     grouped = prim.group > 1
     c_w = "cg" if grouped else "c"        # with groups, weight dim 1 holds C / group
-    unsplittable = [("h", SPATIAL_SPLIT), ("w", SPATIAL_SPLIT),
-                    ("kh", "it is the kernel's height"), ("kw", "it is the kernel's width")]
+    keeps_h = same_height(prim, ins[0]) is not None
+    unsplittable = [("w", SPATIAL_SPLIT), ("kh", "it is the kernel's height"),
+                    ("kw", "it is the kernel's width")]
+    if not keeps_h:
+        unsplittable.append(("h", SPATIAL_SPLIT + "; H may split only when the output keeps "
+                                  "x's height (stride 1 and 'same' padding)"))
     if grouped:
         why = f"it would cut Conv2D's {prim.group} channel groups"
         unsplittable += [("c", why), ("cg", why), ("o", why)]
-    return DimSpec((("n", "c", "h", "w"), ("o", c_w, "kh", "kw")), (("n", "o", "oh", "ow"),),
+    return DimSpec((("n", "c", "h", "w"), ("o", c_w, "kh", "kw")),
+                   (("n", "o", "h" if keeps_h else "oh", "ow"),),
                    unsplittable=tuple(unsplittable), reduction_name="input-channel dim")
 
 
 @expansion_rule(Conv2D)
-def conv2d_split_out_channels(prim: Conv2D, call: ShardedCall) -> Any:
-    """With the weight's out_channel split, each rank runs a Conv2D of its own channel count."""
-    if not call.in_axes[1][0]:
+def conv2d_local(prim: Conv2D, call: ShardedCall) -> Any:
+    """A split out_channel: each rank runs a Conv2D of its own channel count. A split H:
+    each rank receives its neighbours' halo rows (NeighborExchangeV2 over the H group,
+    zeros beyond the image's border: its padding), then convolves them unpadded in H."""
+    h_axes = call.in_axes[0][2]
+    if not call.in_axes[1][0] and not h_axes:
         return None
-    local = call.nodes[1].shape[0]
-    return call.apply(Conv2D(**prim.attrs_for(out_channel=local)), call.args())
+    x, w = call.args()
+    changes = {"out_channel": call.nodes[1].shape[0]}
+    if h_axes:
+        top, bottom = same_height(prim, call.in_shapes[0])
+        rows = call.nodes[0].shape[2]
+        if max(top, bottom) > rows:
+            raise ValueError(f"For '{prim.name}', each rank's slice of H should hold at least "
+                             f"the halo rows its neighbours need ({max(top, bottom)}), but got "
+                             f"{rows} rows (x shape {tuple(call.in_shapes[0])} split "
+                             f"{call.in_shapes[0][2] // rows} ways).")
+        group = get_group(call.group(h_axes))
+        pos, parts = group.rank, group.size
+        ids = [-1] * 8
+        ids[0] = pos - 1 if pos > 0 else -1                 # top
+        ids[4] = pos + 1 if pos < parts - 1 else -1         # bottom
+        if top or bottom:
+            halo = NeighborExchangeV2(send_rank_ids=ids, send_lens=[bottom, top, 0, 0],
+                                      recv_rank_ids=ids, recv_lens=[top, bottom, 0, 0],
+                                      group=group.name)
+            x = call.apply(halo, [x])
+        _, (_, _, left, right) = prim.geometry(call.in_shapes[0])
+        changes.update(pad_mode="pad", pad=(0, 0, left, right))
+    return call.apply(Conv2D(**prim.attrs_for(**changes)), [x, w])
 
 
 declare_without("sharding", Conv2DBackpropInput, Conv2DBackpropFilter,

@@ -20,7 +20,6 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication import GlobalComm
 from msops.primitives.collective import Collective, target_dtypes, tensor_dtype
-from msops.primitives.conv_ops import check_nchw
 from msops.primitives.math_ops import check_rank, check_tensor_list
 from msops.primitives.mpi import reraise
 from msops.primitives.primitive import prim_attr_register
@@ -183,7 +182,10 @@ class NeighborExchangeV2(Collective):
                                      for v in lens):
                 raise ValueError(f"For '{self.name}', the '{arg}' should be 4 non-negative "
                                  f"ints (top, bottom, left, right), but got {list(lens)}.")
-        check_nchw(self.name, data_format)
+        validator.check_value_type("data_format", data_format, str, self.name)
+        if data_format != "NCHW":
+            raise ValueError(f"For '{self.name}', the 'data_format' should be 'NCHW' (msops "
+                             f"implements no other layout), but got '{data_format}'.")
         self.add_prim_attr("side_effect_io", True)
 
     def send_region(self, x_shape: Sequence[int], k: int) -> tuple:

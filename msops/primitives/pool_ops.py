@@ -191,11 +191,28 @@ class AvgPoolGrad(AvgPool):
         return avg_pool_grad
 
 
+def tiles(prim: _Pool, x_shape: Sequence[int], dim: int) -> bool:
+    """Whether the windows tile spatial `dim` (2: H, 3: W) exactly: stride == kernel, no
+    padding, the size a multiple of the kernel. Then a split dim pools locally."""
+    k = prim._kernel[dim - 2]
+    _, pads = prim.geometry(x_shape)
+    return prim._stride[dim - 2] == k and not any(pads[2 * (dim - 2):2 * (dim - 1)]) and \
+        x_shape[dim] % k == 0
+
+
 @sharding_rule(MaxPool, AvgPool)
 def pool_spec(prim: _Pool, ins: list, outs: list, consts: dict) -> DimSpec:
-    """"nchw" -> "nc" + output H, W: batch and channels split freely; H and W stay whole."""
-    return DimSpec((("n", "c", "h", "w"),), (("n", "c", "oh", "ow"),),
-                   unsplittable=(("h", SPATIAL_SPLIT), ("w", SPATIAL_SPLIT)))
+    """"nchw" -> "nc" + output H, W: batch and channels split freely; H or W split when the
+    windows tile it (stride == kernel, no padding: no window straddles two slices)."""
+    out, unsplittable = ["n", "c"], []
+    for dim, letter in ((2, "h"), (3, "w")):
+        if tiles(prim, ins[0], dim):
+            out.append(letter)
+        else:
+            out.append("o" + letter)
+            unsplittable.append((letter, SPATIAL_SPLIT + "; H or W may split only when the "
+                                         "windows tile it (stride == kernel, no padding)"))
+    return DimSpec((("n", "c", "h", "w"),), (tuple(out),), unsplittable=tuple(unsplittable))
 
 
 declare_without("sharding", MaxPoolGrad, AvgPoolGrad,

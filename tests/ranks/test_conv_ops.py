@@ -93,6 +93,22 @@ def test_conv2d_sharded_equals_serial(strategy, group, attrs, what):
             "AllReduce")
 
 
+HEIGHT_CASES = [  # H split: each rank gets its neighbours' halo rows (NeighborExchangeV2)
+    (((1, 1, N, 1), (1, 1, 1, 1)), dict(pad_mode="same"), "height"),
+    (((1, 1, N, 1), (1, 1, 1, 1)), dict(pad_mode="pad", pad=(1, 1, 0, 2)), "height, pad"),
+    (((2, 1, H, 1), (1, 1, 1, 1)), dict(pad_mode="same", dilation=2), "batch x height"),
+    (((1, 1, 2, 1), (H, 1, 1, 1)), dict(pad_mode="same"), "height x out"),
+    (((1, 2, H, 1), (1, 2, 1, 1)), dict(pad_mode="same"), "in x height"),
+]
+
+
+@pytest.mark.parametrize("strategy,attrs,what", HEIGHT_CASES, ids=[c[2] for c in HEIGHT_CASES])
+def test_conv2d_height_split_equals_serial(strategy, attrs, what):
+    graph = serial_and_sharded(lambda: ConvNet(strategy, **attrs), data(4, 8, 16, 6))
+    if strategy[0][2] > 1:              # the halo exchange, and its transpose
+        assert {"NeighborExchangeV2", "NeighborExchangeV2Grad"} <= set(comm_ops(graph))
+
+
 class PoolNet(nn.Cell):
     def __init__(self, prim, strategy):
         super().__init__()
@@ -107,7 +123,20 @@ class PoolNet(nn.Cell):
 @pytest.mark.parametrize("strategy", [((N, 1, 1, 1),), ((1, N, 1, 1),), ((2, H, 1, 1),)],
                          ids=["batch", "channels", "both"])
 def test_pools_sharded_equal_serial(prim, strategy):
-    x = np.random.default_rng(3).permutation(8 * 8 * 6 * 6).reshape(8, 8, 6, 6) / 100.0
+    _pools_sharded_equal_serial(prim, strategy, (8, 8, 6, 6))
+
+
+@pytest.mark.parametrize("prim", [lambda: ops.MaxPool(2, 2), lambda: ops.AvgPool(2, 2, "same")],
+                         ids=["max", "avg"])
+@pytest.mark.parametrize("strategy", [((1, 1, N, 1),), ((1, 2, 1, H),), ((1, 1, 2, H),)],
+                         ids=["height", "channels x width", "height x width"])
+def test_pools_tiling_a_split_dim_equal_serial(prim, strategy):
+    """Windows that tile H and W (stride == kernel) pool each slice locally."""
+    _pools_sharded_equal_serial(prim, strategy, (2, 4, 16, 8))
+
+
+def _pools_sharded_equal_serial(prim, strategy, shape):
+    x = np.random.default_rng(3).permutation(int(np.prod(shape))).reshape(shape) / 100.0
     serial_and_sharded(lambda: PoolNet(prim(), strategy), x.astype(np.float32))
     _, forward = run_parallel(lambda: PoolNet(prim(), strategy), Tensor(x.astype(np.float32)))
     assert comm_ops(forward) == []      # each rank pools its own slice
