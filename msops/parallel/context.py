@@ -28,7 +28,10 @@ _DEFAULTS: dict[str, Any] = {
     "gradients_mean": False,
     "enable_parallel_optimizer": False,
     "comm_fusion": None,           # {"allreduce": {"mode": "auto" | "size", "config": MB}}
+    "search_mode": "recursive_programming",   # auto_parallel's strategy search
 }
+#: auto_parallel's search modes (msops.parallel.propagation)
+SEARCH_MODES = ("recursive_programming", "sharding_propagation", "dynamic_programming")
 #: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
 AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)
@@ -46,6 +49,9 @@ def _check(key: str, value: Any) -> Any:
         return validator.check_int_range(value, 0, 4095, Rel.INC_BOTH, key, api)
     if key == "comm_fusion":
         return _check_comm_fusion(value, api)
+    if key == "search_mode":
+        validator.check_value_type(key, value, str, api)
+        return validator.check_string(key, value, SEARCH_MODES, api)
     return validator.check_bool(key, value, api)
 
 
@@ -78,7 +84,7 @@ def grad_bucket_bytes() -> int:
 
 def set_auto_parallel_context(**kwargs: Any) -> None:
     """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
-    enable_parallel_optimizer, comm_fusion (MindSpore's validation: unknown key or mode, device_num < 1
+    enable_parallel_optimizer, comm_fusion, search_mode (MindSpore's validation: unknown key or mode, device_num < 1
     → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
     False: every rank feeds its own batch slice."""
     for key, value in kwargs.items():
