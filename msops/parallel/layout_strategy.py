@@ -71,7 +71,7 @@ def shard_layouts(name: str, spec: DimSpec, layouts: tuple, shapes: Sequence[Seq
     index = {l: axes for l, axes in size.items() if axes}
     out_letters = {l for outs in spec.outs for l in outs if l is not None}
     partial = tuple(sorted(a for l, axes in index.items() if l not in out_letters
-                           for a in axes))
+                           for a in axes if axis_size(dm, a) > 1))   # size 1: nothing to sum
     used = prod(axis_size(dm, a) for axes in index.values() for a in axes)
     strategy = tuple(tuple(prod(axis_size(dm, k) for k in axes) for axes in m) for m in maps)
     return OpSharding(tuple(dm), tuple(_tensor_map(index, x) for x in spec.ins),

@@ -57,8 +57,12 @@ def scattered_axes(name: str, sh: OpSharding, out_maps: tuple, out_shapes: Seque
     if out_maps == sh.out_maps:
         return ()
     dm = sh.device_matrix
-    own = TensorLayout(dm, sh.out_maps[0], out_shapes[0]).dim_axes
-    want = TensorLayout(dm, out_maps[0], out_shapes[0]).dim_axes
+
+    def live(lay: TensorLayout) -> tuple:      # size-1 axes (a Layout may name them) split nothing
+        return tuple(tuple(a for a in axes if sh.axis_size(a) > 1) for axes in lay.dim_axes)
+
+    own = live(TensorLayout(dm, sh.out_maps[0], out_shapes[0]))
+    want = live(TensorLayout(dm, out_maps[0], out_shapes[0]))
     scattered = want[0][len(own[0]):] if own else ()
     if not own or want != (own[0] + scattered,) + own[1:] or out_maps[1:] != sh.out_maps[1:] \
             or not set(scattered) <= set(sh.partial_axes) \
