@@ -184,3 +184,21 @@ class TestShardWithLayouts:
         with pytest.raises(ValueError, match=r"input 1 dim 1 of size 6 .* divisible by the 4 "
                                              r"devices"):
             _MatMul((layout("dp", "None"), layout("None", "mp")), b=6).compile(X)
+
+
+def test_dense_shard_takes_a_layout(semi8):
+    layout = Layout((2, 4), ("dp", "mp"))
+
+    class Net(nn.Cell):
+        def __init__(self, strategy):
+            super().__init__()
+            self.dense = nn.Dense(32, 8)
+            self.dense.shard(strategy)
+
+        def construct(self, x):
+            return self.dense(x)
+
+    by_layout = Net((layout("dp", "mp"),)).compile(X)
+    by_tuple = Net(((2, 4),)).compile(X)
+    assert _plan(by_layout) == _plan(by_tuple)
+    assert ms.Layout is Layout

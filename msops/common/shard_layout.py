@@ -88,6 +88,11 @@ class Layout:
         return self._alias_name
 
     @property
+    def aliases(self) -> tuple | None:
+        """The per-dim entries the layout was called with (None until called)."""
+        return self._aliases
+
+    @property
     def tensor_map(self) -> tuple | None:
         """Per tensor dim: -1, a device axis counted from the right, or a tuple of them
         (major first); None until the layout is called."""
