@@ -71,6 +71,7 @@ class _Op:
         self.out_itemsizes = [d.itemsize for d in dtypes]
         self.spec: DimSpec = spec_of(node.prim, self.in_shapes, self.out_shapes, self.consts)
         self.n = n
+        self._candidates: list[_Choice] | None = None
 
     def choice(self, strategy: tuple, out_strategy: tuple | None = None) -> _Choice:
         prim = self.node.prim
@@ -91,14 +92,15 @@ class _Op:
         return _Choice(strategy, ins, outs, own, local)
 
     def candidates(self) -> list[_Choice]:
-        """Every strategy the rule and shapes accept, each split a divisor of n."""
-        out = []
-        for strategy in _strategies(self.spec, self.in_shapes, self.n):
-            try:
-                out.append(self.choice(strategy))
-            except ValueError:
-                continue
-        return out
+        """Every strategy the rule and shapes accept, each split a divisor of n (made once)."""
+        if self._candidates is None:
+            self._candidates = []
+            for strategy in _strategies(self.spec, self.in_shapes, self.n):
+                try:
+                    self._candidates.append(self.choice(strategy))
+                except ValueError:
+                    continue
+        return self._candidates
 
 
 def _strategies(spec: DimSpec, shapes: Sequence[tuple], n: int) -> Iterator[tuple]:

@@ -125,3 +125,27 @@ def test_layout_gradients_equal_serial():
     lay = layout()
     check_grads(lambda: TwoOps((lay(("dp", "mp"), "None"), lay("None", "None")),
                                (lay("dp", "mp"), lay("dp", "mp"))), X, positions=(0,))
+
+
+class Classifier(nn.Cell):
+    """Dense (column split set) -> BatchNorm1d -> ReLU -> Dense -> softmax cross-entropy:
+    the rest propagated, through the expansions (split BatchNorm, split loss) too."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.d1 = nn.Dense(32, 64, weight_init=data(64, 32))
+        self.d1.matmul.shard(((1, 1), (n, 1)))
+        self.bn = nn.BatchNorm1d(64)
+        self.act = nn.ReLU()
+        self.d2 = nn.Dense(64, 16, weight_init=data(16, 64, seed=3))
+        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean")
+        self.labels = Tensor(np.eye(16, dtype=np.float32)[np.arange(16) % 16])
+
+    def construct(self, x):
+        return self.loss(self.d2(self.act(self.bn(self.d1(x)))), self.labels)
+
+
+def test_propagated_classifier_training_gradients_equal_serial():
+    n = get_group_size()
+    check_grads(lambda: Classifier(n), data(16, 32), train=True, mode="auto_parallel",
+                search_mode="sharding_propagation", positions=(0,))
