@@ -38,6 +38,7 @@ CASES = [
     (ops.ReduceMax(keep_dims=True), (r(2, 3, 4, dtype=F16), (1,))),
     (ops.Exp(), (r(2, 3),)),
     (ops.Log(), (np.abs(r(2, 3)) + 0.5,)),
+    (ops.Sqrt(), (np.abs(r(2, 3)) + 0.5,)),
     (ops.Equal(), (np.array([1, 2, 3], np.int32), np.array([[1], [3]], np.int32))),
     (ops.AddN(), ((r(2, 3), r(2, 3), r(2, 3)),)),
     (ops.Cast(), (r(2, 3), ms.float16)),

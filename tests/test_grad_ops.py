@@ -76,6 +76,7 @@ CASES = [
     Case("Square", lambda x: ops.Square()(x), [r(M, N)]),
     Case("Exp", lambda x: ops.Exp()(x), [r(M, N)]),
     Case("Log", lambda x: ops.Log()(x), [pos(M, N)]),
+    Case("Sqrt", lambda x: ops.Sqrt()(x), [pos(M, N)]),
     # a comparison is piecewise constant (x, y: zeros, not differences across the jump)
     Case("Equal", lambda x, y, z: ops.Mul()(ops.Cast()(ops.Equal()(x, y), ms.float64), z),
          [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0]), r(3)], expect_zero=(0, 1)),

@@ -179,6 +179,9 @@ class _Trace:
             else:
                 nodes.append(self.tensor(prim, i, a, like))
         node = self.graph.apply(prim, nodes, user_source())
+        written = prim.assigns_input
+        if written is not None and isinstance(args[written], Parameter):
+            self.params[id(args[written])] = node     # later reads see the written value
         if node.dtype is None:
             return None
         if not node.is_tuple:

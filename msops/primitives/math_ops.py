@@ -25,7 +25,7 @@ from msops.primitives.rules import bprop, out_strategy_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, broadcast_letters, dims
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
-           "Exp", "Log", "Equal", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
+           "Exp", "Log", "Sqrt", "Equal", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
 
 #: dtypes of the arithmetic ops (no bool, no string)
 arith_types = mstype.int_type + mstype.uint_type + mstype.float_type + mstype.complex_type
@@ -310,6 +310,13 @@ class Log(UnaryElementwise):
 
     valid_types = real_div_types
     _np_op = np.log
+
+
+class Sqrt(UnaryElementwise):
+    """The square root element-wise; float and complex dtypes (Adam's update)."""
+
+    valid_types = real_div_types
+    _np_op = np.sqrt
 
 
 class Equal(_Binary):
@@ -665,6 +672,12 @@ def exp_bprop(prim: Exp, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
 @bprop(Log)
 def log_bprop(prim: Log, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (g.apply(RealDiv(), [dout, inputs[0]]),)
+
+
+@bprop(Sqrt)
+def sqrt_bprop(prim: Sqrt, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """d sqrt(x) = dout / (2 sqrt(x))."""
+    return (g.apply(RealDiv(), [dout, g.apply(Mul(), [out, scalar(g, 2, out.dtype)])]),)
 
 
 @bprop(Equal)
