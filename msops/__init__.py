@@ -13,6 +13,7 @@ from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402
 from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
+from msops.jit import JitConfig, jit  # noqa: E402
 from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
                          load_param_into_net, merge_sliced_parameter, save_checkpoint)
 

@@ -130,6 +130,15 @@ class _GradFunction:
 
     def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """Forward + backward as one graph: the traced outputs, then the gradients."""
+        graph, _, out_is_tuple = self.build_graph(args)
+        graph = eliminate_dead_nodes(graph)
+        self._out_is_tuple[graph] = out_is_tuple
+        return graph, Executor(graph)
+
+    def build_graph(self, args: Sequence[Any]) -> tuple[Graph, int, bool]:
+        """(graph, n, out_is_tuple): fn traced on `args` (partitioned in a parallel context)
+        with its backward; the graph's outputs are fn's n outputs, then the gradients."""
+        fn = self.fn
         fn_args = args[:-1] if self.sens_param else args
         parallel = is_parallel()
         graph = trace(fn, trace_inputs(fn_args) if parallel else fn_args, _name(fn))
@@ -155,9 +164,7 @@ class _GradFunction:
             if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
-        graph = eliminate_dead_nodes(graph)
-        self._out_is_tuple[graph] = out_is_tuple
-        return graph, Executor(graph)
+        return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:
         """PYNATIVE_MODE: run fn eagerly on a tape, then the same pass and rules on it."""

@@ -24,15 +24,21 @@ from msops.parallel.context import global_input_shape, is_parallel, parallel_sna
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 
-__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
+__all__ = ["compile_graph", "compile_function", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    graph = trace(cell.construct, trace_inputs(args), type(cell).__name__)
+    return compile_function(cell.construct, args, type(cell).__name__)
+
+
+def compile_function(fn: Callable, args: Sequence[Any], name: str) -> tuple[Graph, Executor]:
+    """Trace `fn(*args)` (a construct, or a function under `ms.jit`) and build this rank's
+    executor for it."""
+    graph = trace(fn, trace_inputs(args), name)
     graph = eliminate_dead_nodes(graph)
     if is_parallel():
-        check_same_program(graph, f"{type(cell).__name__}.compile")
+        check_same_program(graph, f"{name}.compile")
     graph = apply_parallel(graph)
     return graph, Executor(graph)
 

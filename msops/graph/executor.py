@@ -192,6 +192,7 @@ class Executor:
         self._plain_single = len(graph.outputs) == 1 and not graph.output_is_tuple and \
             graph.outputs[0].layout is None
         self._n_inputs = len(graph.inputs)
+        self._pre_run = tuple(graph.pre_run)
         self._lock = threading.Lock()
         self._step: Callable = self._first_step     # generated at the first run, with buffers
         self._unshared: Callable | None = None
@@ -218,6 +219,8 @@ class Executor:
         if len(arrays) != self._n_inputs:
             raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
                              f"{self._n_inputs}, but got {len(arrays)}.")
+        for hook in self._pre_run:                   # host work of the step (learning rate)
+            hook()
         lock = self._lock
         if not lock.acquire(False):                 # the buffers are in use (another thread)
             return self._unshared_step()(*arrays)

@@ -22,7 +22,8 @@ from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
-__all__ = ["SymbolicTensor", "trace", "is_tracing", "user_source"]
+__all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_graph",
+           "is_tracing", "user_source"]
 
 _MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _active: "_Trace | None" = None
@@ -225,6 +226,47 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
         _active = None
     _set_outputs(graph, state, result)
     return graph
+
+
+def trace_into(graph: Graph, fn: Callable, args: Sequence[Any]) -> Any:
+    """Trace `fn(*args)` into the existing `graph`, after its nodes: a Node in `args` (or in a
+    tuple there) is passed as a traced Tensor, anything else as it is. Parameters already
+    in the graph are read through their nodes (a parallel graph's slices). Returns fn's
+    result (traced Tensors); the graph's outputs are left to the caller."""
+    global _active
+    if _active is not None:
+        raise GraphError(f"'{graph.name}' is extended while '{_active.graph.name}' is traced.")
+    state = _Trace(graph)
+    for node in graph.parameters:
+        state.params.setdefault(id(node.value), node)
+
+    def symbolic(a: Any) -> Any:
+        if isinstance(a, Node):
+            return SymbolicTensor(a, state)
+        if isinstance(a, (tuple, list)):
+            return type(a)(symbolic(t) for t in a)
+        return a
+    sym_args = [symbolic(a) for a in args]
+    _active = state
+    prev = _primitive.set_trace_hook(state.call)
+    try:
+        return fn(*sym_args)
+    finally:
+        _primitive.set_trace_hook(prev)
+        _active = None
+
+
+def before_each_run(hook: Callable[[], Any]) -> None:
+    """While tracing: have the compiled graph call `hook()` on the host before each run."""
+    if _active is None:
+        raise GraphError("before_each_run() is for code being traced.")
+    if hook not in _active.graph.pre_run:
+        _active.graph.pre_run.append(hook)
+
+
+def active_graph() -> Graph | None:
+    """The graph being traced, or None."""
+    return None if _active is None else _active.graph
 
 
 def _arg_names(fn: Callable, n: int) -> list[str]:
