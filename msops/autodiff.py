@@ -23,6 +23,7 @@ from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
+from msops.graph import tracer
 from msops.graph.tracer import trace
 from msops.parallel.backward import output_seed, reduce_leaf_gradients
 from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
@@ -185,8 +186,31 @@ class _GradFunction:
         values = [Tensor._wrap(n.value) for n in outputs + grads]
         return self._results(values, len(outputs), out_is_tuple)
 
+    def _run_inline(self, args: Sequence[Any]) -> Any:
+        """Called inside a graph being traced (`ms.jit`, a construct): fn's forward and its
+        backward are traced into that graph, so the caller's step is one graph."""
+        if is_parallel():
+            raise NotImplementedError(
+                f"For '{self.api}', a gradient function called inside a traced graph "
+                f"(ms.jit, a Cell's construct) is supported stand-alone, but got parallel "
+                f"mode '{get_auto_parallel_context('parallel_mode')}'. Call it outside the "
+                f"jit function, or train with nn.TrainOneStepCell.")
+        graph = tracer.active_graph()
+        fn_args = args[:-1] if self.sens_param else args
+        by_position = {k: tracer.node_of(a) for k, a in enumerate(fn_args)
+                       if isinstance(a, Tensor) and not isinstance(a, Parameter)}
+        result = self.fn(*fn_args)
+        out_is_tuple = isinstance(result, (tuple, list))
+        outputs = [tracer.node_of(r) for r in (result if out_is_tuple else (result,))]
+        grads = self._backward(graph, _name(self.fn), args, outputs, out_is_tuple, by_position,
+                               tracer.node_of, lambda k, o, s: tracer.node_of(s))
+        values = [tracer.as_traced(n) for n in outputs + grads]
+        return self._results(values, len(outputs), out_is_tuple)
+
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
+        if tracer.is_tracing():
+            return self._run_inline(args)
         graph_mode = context.get_context("mode") == context.GRAPH_MODE
         if is_parallel() and (not graph_mode or self.sens_param):
             raise NotImplementedError(

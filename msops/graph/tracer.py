@@ -23,6 +23,7 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_graph",
+           "node_of", "as_traced",
            "is_tracing", "user_source"]
 
 _MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -267,6 +268,31 @@ def before_each_run(hook: Callable[[], Any]) -> None:
 def active_graph() -> Graph | None:
     """The graph being traced, or None."""
     return None if _active is None else _active.graph
+
+
+def node_of(value: Any) -> Node:
+    """While tracing: the node of a traced Tensor, a Parameter or a captured constant."""
+    if _active is None:
+        raise GraphError("node_of() is for code being traced.")
+    if isinstance(value, SymbolicTensor):
+        return _active.tensor(_NamedCall("grad"), 0, value, None)
+    if isinstance(value, Parameter):
+        return _active.parameter(value)
+    return _active.const(value)
+
+
+def as_traced(node: Node) -> SymbolicTensor:
+    """While tracing: a node of the graph being traced, as a traced Tensor."""
+    if _active is None:
+        raise GraphError("as_traced() is for code being traced.")
+    return SymbolicTensor(node, _active)
+
+
+class _NamedCall:
+    """Stands for a primitive in `_Trace.tensor`'s error message."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def _arg_names(fn: Callable, n: int) -> list[str]:
