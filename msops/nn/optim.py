@@ -66,9 +66,9 @@ class Optimizer(Cell):
     schedule: a callable of the global step, as `nn.LearningRateSchedule`) and
     `weight_decay` (g + weight_decay * p before the update, applied to every parameter).
 
-    A subclass creates its state with `_state_like` / `_scalar_state` and writes
-    `_update(p, g, lr)`, the new value of one Parameter from its gradient (weight decay
-    added) and this step's learning rate, both of p's dtype, with ops."""
+    A subclass creates its state with `_state_like` / `_scalar_state` and writes, with ops,
+    `_update(k, p, g, step)`: the new value of parameter k from its gradient (weight decay
+    added) and this step's scalars (`_step_values`: the rate, ...) in p's dtype."""
 
     _decay_in_gradient = True                         # False: the subclass decays p itself
 
@@ -213,7 +213,7 @@ class Optimizer(Cell):
     def _compile_update(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """The update as a graph of its own (GRAPH_MODE, gradients from outside a graph):
         one input per gradient; each parameter is read as the gradient's slice says."""
-        grads = args[0].gradients
+        grads = args[1:]
         graph = Graph(f"{self.cls_name}.update")
         inputs = []
         for p, g in zip(self.parameters, grads):
@@ -235,21 +235,17 @@ class Optimizer(Cell):
 
 
 class _GradientSignature:
-    """The gradients as one compile-cache argument: keyed by shapes, dtypes and layouts;
-    their arrays are the graph's inputs."""
+    """The gradients' layouts as a compile-cache argument (the gradients themselves follow
+    it: their shapes and dtypes key the cache too, their arrays are the graph's inputs)."""
 
     def __init__(self, gradients: tuple) -> None:
-        self.gradients = gradients
+        self._key = tuple(getattr(g, "layout", None) for g in gradients)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self._key)
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, _GradientSignature) and self._key() == other._key()
-
-    def _key(self) -> tuple:
-        return tuple((tuple(g.shape), g.dtype, getattr(g, "layout", None))
-                     for g in self.gradients)
+        return isinstance(other, _GradientSignature) and self._key == other._key
 
 
 class SGD(Optimizer):
