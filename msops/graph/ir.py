@@ -152,6 +152,9 @@ class Graph:
         self.output_is_tuple = False
         #: a partitioned graph's op strategies, "Net/MatMul-op0" -> strategy (parallel pass)
         self.strategies: dict[str, tuple] = {}
+        #: host callables the executor runs before each step (an optimizer writing this
+        #: step's learning rate into its Parameter); passes carry them to the graphs they build
+        self.pre_run: list[Callable[[], Any]] = []
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

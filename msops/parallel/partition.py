@@ -77,6 +77,7 @@ class _Partitioner:
         self.keys = op_keys(graph)
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
         self.local = Graph(graph.name)
+        self.local.pre_run = list(graph.pre_run)
         self.redist = Redistributor(self.local, rank)
         self.env: dict[int, Node] = {}            # global node id -> local node
         self.global_of: dict[int, int] = {}       # local input id -> global input id

@@ -20,11 +20,13 @@ from msops.primitives import math_ops as _math, nn_ops as _nn, array_ops as _arr
 from msops.primitives import (elementwise_ops as _elementwise, activation_ops as _activation,
                               reduce_ops as _reduce, shape_ops as _shape, gather_ops as _gather,
                               norm_ops as _norm)
+from msops.primitives.state_ops import *  # noqa: F401,F403
+from msops.primitives import state_ops as _state
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
-                    _norm, _conv, _pool, _prelu)
+                    _norm, _conv, _pool, _prelu, _state)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
