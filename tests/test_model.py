@@ -259,3 +259,14 @@ def test_fit_evaluates_after_the_chosen_epochs():
     x, y = data()
     acc = np.mean(model.predict(Tensor(x)).asnumpy().argmax(1) == y)
     assert seen[-1]["acc"] == pytest.approx(acc) and model.eval_results == seen[-1]
+
+
+def test_model_checkpoint_writes_mindspore_ckpt(tmp_path):
+    net, opt = make()
+    cfg = ms.CheckpointConfig(save_checkpoint_steps=3, format="ckpt")
+    ms.Model(net, nn.CrossEntropyLoss(), opt).train(
+        1, dataset(), callbacks=ms.ModelCheckpoint("ms", str(tmp_path), cfg))
+    assert os.listdir(tmp_path) == ["ms-1_3.ckpt"]
+    loaded = ms.load_checkpoint(str(tmp_path / "ms-1_3.ckpt"))
+    for p in net.trainable_params():
+        np.testing.assert_array_equal(loaded[p.name].asnumpy(), p.asnumpy())
