@@ -105,6 +105,11 @@ def test_sink_mode_and_initial_epoch():
     ends = [c for c in hooks.calls if c[0] == "on_train_step_end"]
     assert ends == [("on_train_step_end", 2, 4), ("on_train_step_end", 3, 6)]
     assert ("on_train_step_begin", 2, 2) not in hooks.calls
+    hooks = Hooks()
+    ms.Model(net, nn.CrossEntropyLoss(), opt).train(2, dataset(), callbacks=hooks,
+                                                    dataset_sink_mode=True)
+    ends = [c for c in hooks.calls if c[0] == "on_train_step_end"]
+    assert ends == [("on_train_step_end", 1, 3), ("on_train_step_end", 2, 6)]
 
 
 def test_loss_monitor_prints_every_n_steps(capsys):
