@@ -1,5 +1,8 @@
 """Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
+from msops.nn.activation import GELU, FastGelu, LogSoftmax, Sigmoid, Softmax, Tanh
 from msops.nn.cell import Cell
+from msops.nn.embedding import Embedding
+from msops.nn.normalization import LayerNorm
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.layers import BatchNorm1d, Dense, Dropout, Flatten, ReLU, SequentialCell
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
@@ -11,5 +14,7 @@ from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
-           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",
+           "GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
+           "LayerNorm"]
 __all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]

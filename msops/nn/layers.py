@@ -9,6 +9,7 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Parameter
+from msops.nn.activation import ACTIVATIONS
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.primitives.primitive import Primitive
@@ -83,7 +84,7 @@ class Dropout(Cell):
         return f"p={1.0 - self.keep_prob}"
 
 
-_ACTIVATIONS = {"relu": ReLU}
+_ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS}
 
 
 def get_activation(activation: Any, prim_name: str) -> Any:

@@ -177,7 +177,9 @@ class _Partitioner:
                            in_shapes, [lay.dim_axes for lay in in_layouts],
                            [TensorLayout(dm, m, s).slice_shape
                             for m, s in zip(sh.out_maps, out_shapes)],
-                           lambda axes: self._group(dm, axes), node.source)
+                           lambda axes: self._group(dm, axes), node.source,
+                           [tuple(s.start for s in lay.slice_of(self.rank))
+                            for lay in in_layouts])
         expand = rule_of("expansion", prim)
         out = expand(prim, call) if expand else None
         if out is None:
