@@ -38,7 +38,7 @@ _DEFAULTS: dict[str, Any] = {
     # redistribution may move a split between dims with AlltoAll (msops's default: n times
     # fewer bytes than gather-then-slice); False plans with AllGather and Slice only
     "enable_alltoall": True,
-    # stored and validated here; the search itself belongs to the auto_parallel planner
+    # auto_parallel's strategy search (msops.parallel.propagation)
     "search_mode": "recursive_programming",
     "strategy_ckpt_load_file": "",   # JSON strategy file whose strategies ops take
     "strategy_ckpt_save_file": "",   # JSON strategy file written after each compile
