@@ -105,6 +105,11 @@ def test_sink_mode_and_initial_epoch():
     ends = [c for c in hooks.calls if c[0] == "on_train_step_end"]
     assert ends == [("on_train_step_end", 2, 4), ("on_train_step_end", 3, 6)]
     assert ("on_train_step_begin", 2, 2) not in hooks.calls
+    hooks = Hooks()
+    ms.Model(net, nn.CrossEntropyLoss(), opt).train(2, dataset(), callbacks=hooks,
+                                                    dataset_sink_mode=True)
+    ends = [c for c in hooks.calls if c[0] == "on_train_step_end"]
+    assert ends == [("on_train_step_end", 1, 3), ("on_train_step_end", 2, 6)]
 
 
 def test_loss_monitor_prints_every_n_steps(capsys):
@@ -259,3 +264,14 @@ def test_fit_evaluates_after_the_chosen_epochs():
     x, y = data()
     acc = np.mean(model.predict(Tensor(x)).asnumpy().argmax(1) == y)
     assert seen[-1]["acc"] == pytest.approx(acc) and model.eval_results == seen[-1]
+
+
+def test_model_checkpoint_writes_mindspore_ckpt(tmp_path):
+    net, opt = make()
+    cfg = ms.CheckpointConfig(save_checkpoint_steps=3, format="ckpt")
+    ms.Model(net, nn.CrossEntropyLoss(), opt).train(
+        1, dataset(), callbacks=ms.ModelCheckpoint("ms", str(tmp_path), cfg))
+    assert os.listdir(tmp_path) == ["ms-1_3.ckpt"]
+    loaded = ms.load_checkpoint(str(tmp_path / "ms-1_3.ckpt"))
+    for p in net.trainable_params():
+        np.testing.assert_array_equal(loaded[p.name].asnumpy(), p.asnumpy())

@@ -98,9 +98,10 @@ class Model:
               dataset_sink_mode: bool = False, sink_size: int = -1,
               initial_epoch: int = 0) -> None:
         """Train epochs `initial_epoch + 1` .. `epoch` over `train_dataset`, calling the
-        callbacks' hooks. `dataset_sink_mode=True` with `sink_size > 0` makes each epoch
-        `sink_size` steps (the dataset read on without restarting) and calls the step hooks
-        once per epoch, as MindSpore's sink mode; the computation is the same."""
+        callbacks' hooks. `dataset_sink_mode=True` calls the step-end hooks once per epoch
+        (none at step begin), and `sink_size > 0` makes each epoch `sink_size` steps (the
+        dataset read on without restarting), as MindSpore's sink mode; the computation is
+        the same."""
         api = "Model.train"
         if self._train_network is None:
             raise ValueError(f"For '{api}', the Model needs an 'optimizer' (and a 'loss_fn' "
@@ -120,8 +121,8 @@ class Model:
         if size == 0:
             raise ValueError(f"For '{api}', the 'train_dataset' should have at least one "
                              f"batch, but it has none.")
-        sink = dataset_sink_mode and sink_size > 0
-        steps = sink_size if sink else size
+        sink = dataset_sink_mode
+        steps = sink_size if sink and sink_size > 0 else size
         net = self._train_network
         net.set_train(True)
         cb = _params(train_network=net, network=self._network, loss_fn=self._loss_fn,
