@@ -21,8 +21,8 @@ class Conv2d(Cell):
     left, right) for pad_mode 'pad', weight (out_channels, in_channels / group, kh, kw),
     no bias unless `has_bias`. Initial values: `weight_init` 'normal', `bias_init` 'zeros'
     (MindSpore 1.x's defaults) or any initializer/Tensor. The primitives are `conv2d` and
-    `bias_add` (shard them directly); `shard(((n, c, 1, 1), (o, c, 1, 1)))` shards the
-    convolution (one entry: the weight's output channels stay whole).
+    `bias_add` (shard them directly); `shard(((n, c, h, 1), (o, c, 1, 1)))` shards the
+    convolution and the bias add alike (one entry: the weight's output channels stay whole).
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple,
@@ -69,7 +69,7 @@ class Conv2d(Cell):
         self.conv2d.shard((x, w))
         if self.has_bias:
             self.bias_reshape.shard(((w[0],),))
-            self.bias_add.shard(((x[0], w[0], 1, 1), (w[0], 1, 1)))
+            self.bias_add.shard(((x[0], w[0], x[2], x[3]), (w[0], 1, 1)))
 
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "

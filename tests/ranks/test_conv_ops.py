@@ -160,22 +160,26 @@ def test_prelu_sharded_equals_serial(strategy):
 
 
 class ConvLayers(nn.Cell):
-    """nn.Conv2d with a bias, sharded by output channels, then a pool on the same split."""
+    """nn.Conv2d with a bias, then a pool on the same split."""
 
-    def __init__(self):
+    def __init__(self, conv_strategy, pool_strategy):
         super().__init__()
         ms.set_seed(5)
         self.conv = nn.Conv2d(8, 8, 3, has_bias=True, bias_init="normal")
-        self.conv.shard(((2, 1, 1, 1), (H, 1, 1, 1)))
+        self.conv.shard(conv_strategy)
         self.pool = nn.MaxPool2d(2, 2)
-        self.pool.shard(((2, H, 1, 1),))
+        self.pool.shard(pool_strategy)
 
     def construct(self, x):
         return self.pool(self.conv(x))
 
 
-def test_conv2d_layer_with_bias_sharded_equals_serial():
-    serial_and_sharded(ConvLayers, data(8, 8, 6, 6))
+@pytest.mark.parametrize("conv_strategy,pool_strategy", [
+    (((2, 1, 1, 1), (H, 1, 1, 1)), ((2, H, 1, 1),)),          # batch x out channels
+    (((1, 1, N, 1),), ((1, 1, N, 1),)),                        # height (halo rows)
+], ids=["batch x out", "height"])
+def test_conv2d_layer_with_bias_sharded_equals_serial(conv_strategy, pool_strategy):
+    serial_and_sharded(lambda: ConvLayers(conv_strategy, pool_strategy), data(2, 8, 16, 8))
 
 
 def _train_lenet(steps, x, y):
