@@ -94,6 +94,15 @@ class GatherDNet(nn.Cell):
         return self.gather_d(x, 1, index)
 
 
+def test_gather_data_parallel_default_splits_the_ids_not_the_table():
+    ids = Tensor(np.tile(IDS, (2, 1)))
+    graph = check(lambda: OpNet(ops.Gather(), params=(TABLE,), consts=(0,), scalar=False), ids,
+                  mode="data_parallel")
+    assert comm_ops(graph) == []
+    gather = next(n for n in graph.nodes if n.op == "Gather")
+    assert gather.inputs[0].shape == (16, 8) and gather.shape == (8 // N, 3, 8)
+
+
 def test_gather_axis1_and_gather_d_nd_equal_serial():
     x = data(4, 16, 8)
     check(lambda: OpNet(ops.Gather().shard(((1, N, 1), (1,))), consts=(1,), scalar=False),
