@@ -90,6 +90,12 @@ CASES = [
     (ops.Tile(), (r(2, 3), (2, 1, 2))),
     (ops.ExpandDims(), (r(2, 3), 0)),
     (ops.Squeeze(), (r(2, 1, 3, 1),)),
+    (ops.Conv2D(4, 3, pad_mode="same", stride=2, group=2), (r(2, 4, 5, 5), r(4, 2, 3, 3))),
+    (ops.Conv2D(2, (2, 3), pad_mode="pad", pad=(1, 0, 2, 1)), (r(1, 3, 4, 4, dtype=F16),
+                                                               r(2, 3, 2, 3, dtype=F16))),
+    (ops.MaxPool(3, 2, "same"), (r(2, 3, 5, 4),)),
+    (ops.AvgPool(2, 1), (r(1, 2, 3, 3, dtype=F16),)),
+    (ops.PReLU(), (r(2, 3, 4), r(3))),
 ]
 
 

@@ -8,7 +8,11 @@ from msops.nn.layers import BatchNorm1d, Dense, Dropout, Flatten, ReLU, Sequenti
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
+from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
+from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
+from msops.nn.conv import Conv2d
+from msops.nn.pooling import AvgPool2d, MaxPool2d
+from msops.nn.prelu import PReLU
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -16,3 +20,5 @@ __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "Sequen
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",
            "GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
            "LayerNorm"]
+__all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "PReLU"]
