@@ -40,6 +40,7 @@ def np_gelu(x):
 
 
 X, Y = r(3, 4), r(3, 4)
+X8 = r(4, 8)
 POS = np.abs(X) + 0.1
 IDS = np.array([[4, 0], [2, 7], [-1, 4]], np.int32)          # 7 and -1 out of range: zeros
 TABLE = r(5, 3)
@@ -216,3 +217,51 @@ ERRORS = [
 def test_errors_name_op_argument_and_value(make, err, match):
     with pytest.raises(err, match=match):
         make()
+
+
+class Sharded(nn.Cell):
+    """One sharded primitive call (constants after the tensors)."""
+
+    def __init__(self, prim, consts=()):
+        super().__init__()
+        self.prim, self.consts = prim, consts
+
+    def construct(self, *xs):
+        out = self.prim(*xs, *self.consts)
+        return out[0] if isinstance(out, tuple) else out
+
+
+class GatherDim1(Sharded):
+    def construct(self, x, index):
+        return self.prim(x, 1, index)
+
+
+UNSPLITTABLE = [
+    (ops.LogSoftmax(), ((1, 4),), (X8,), (), r"input 0 dim 1 cannot be split \(LogSoftmax "
+                                             r"normalises along axis -1\)"),
+    (ops.Argmax(0), ((4, 1),), (X8,), (), r"input 0 dim 0 cannot be split \(Argmax searches "
+                                          r"along axis 0\)"),
+    (ops.Tile(), ((1, 4),), (X8,), ((1, 2),), r"input 0 dim 1 cannot be split \(Tile repeats "
+                                              r"dim 1 2 times\)"),
+    (ops.GatherD(), ((1, 4), (1, 4)), (X8, np.zeros((4, 8), np.int32)), (),
+     r"input 0 dim 1 cannot be split \(GatherD reads any position along dim 1\)"),
+    (ops.GatherNd(), ((4, 1), (1, 1)), (X8, np.zeros((4, 1), np.int32)), (),
+     r"input 0 dim 0 cannot be split \(GatherNd addresses them by index\)"),
+]
+
+
+@pytest.mark.parametrize("prim,strategy,inputs,consts,match", UNSPLITTABLE,
+                         ids=[u[0].name for u in UNSPLITTABLE])
+def test_unsplittable_dims_are_refused_naming_the_reason(prim, strategy, inputs, consts, match):
+    from msops.communication import init, release
+    init("simulation", world_size=4, rank=0)
+    try:
+        ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=4,
+                                     full_batch=True)
+        net = (GatherDim1 if isinstance(prim, ops.GatherD) else Sharded)(prim.shard(strategy),
+                                                                          consts)
+        with pytest.raises(ValueError, match=rf"For '{prim.name}', {match}"):
+            net.compile(*[Tensor(v) for v in inputs])
+    finally:
+        ms.reset_auto_parallel_context()
+        release()

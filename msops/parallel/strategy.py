@@ -86,12 +86,12 @@ def check_divisible(name: str, strategy: tuple, shapes: Sequence[Sequence[int]])
 
 def data_parallel_strategy(spec: DimSpec, shapes: Sequence[Sequence[int]],
                            device_num: int) -> tuple:
-    """The default strategy: the first input's dim-0 letter split over all devices when it
-    divides (and may be split), everything else whole."""
+    """The default strategy: the first input's dim-0 letter (or the spec's `batch_letter`)
+    split over all devices when it divides (and may be split), everything else whole."""
     split = {}
     forbidden = {letter for letter, _ in spec.unsplittable}
-    if spec.ins and spec.ins[0] and device_num > 1:
-        letter = spec.ins[0][0]
+    if (spec.batch_letter or (spec.ins and spec.ins[0])) and device_num > 1:
+        letter = spec.batch_letter or spec.ins[0][0]
         sizes = [shp[d] for ins, shp in zip(spec.ins, shapes)
                  for d, l in enumerate(ins) if l == letter]
         if letter is not None and letter not in forbidden and \

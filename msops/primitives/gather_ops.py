@@ -114,7 +114,10 @@ def gather_spec(prim: Gather, ins: list, outs: list, consts: dict) -> DimSpec:
     p = dims(len(params), prefix="p")
     p = p[:ax] + ("v",) + p[ax + 1:]
     i = dims(len(indices), prefix="i")
-    return DimSpec((p, i), (p[:ax] + i + p[ax + 1:],), reduction_name="gathered dim")
+    # data parallel splits the ids' batch (a lookup along dim 0), not the table's rows
+    batch = i[0] if ax == 0 and i else None
+    return DimSpec((p, i), (p[:ax] + i + p[ax + 1:],), reduction_name="gathered dim",
+                   batch_letter=batch)
 
 
 @expansion_rule(Gather)
@@ -347,7 +350,8 @@ def gather_nd_spec(prim: GatherNd, ins: list, outs: list, consts: dict) -> DimSp
     il = dims(len(indices) - 1, prefix="i") + ("k",)
     reason = "GatherNd addresses them by index"
     bad = tuple((l, reason) for l in xl[:k] + ("k",))
-    return DimSpec((xl, il), (il[:-1] + xl[k:],), unsplittable=bad)
+    return DimSpec((xl, il), (il[:-1] + xl[k:],), unsplittable=bad,
+                   batch_letter=il[0] if len(il) > 1 else None)
 
 
 class GatherNdGrad(NoAttrPrimitive):

@@ -33,6 +33,9 @@ class DimSpec:
     unsplittable: tuple[tuple[str, str], ...] = ()   # (letter, reason)
     reduction_name: str = "reduction"                # how errors call a reduced letter
     partial_op: str = "sum"
+    #: the letter the data-parallel default splits (None: the first input's dim 0), for ops
+    #: whose batch is not their first input's dim 0 (Gather's indices, not its table)
+    batch_letter: str | None = None
 
 
 def dims(n: int, offset: int = 0, prefix: str = "d") -> tuple:

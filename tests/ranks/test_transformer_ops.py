@@ -6,7 +6,7 @@ AllReduces its two statistics; element-wise, shape and reduction ops keep their 
 """
 import numpy as np
 import pytest
-from parallel_oracle import check, comm_ops
+from parallel_oracle import check, comm_ops, run_parallel, run_serial
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -92,6 +92,15 @@ class GatherDNet(nn.Cell):
 
     def construct(self, x, index):
         return self.gather_d(x, 1, index)
+
+
+def test_gather_data_parallel_default_splits_the_ids_not_the_table():
+    ids = Tensor(np.tile(IDS, (2, 1)))
+    graph = check(lambda: OpNet(ops.Gather(), params=(TABLE,), consts=(0,), scalar=False), ids,
+                  mode="data_parallel")
+    assert comm_ops(graph) == []
+    gather = next(n for n in graph.nodes if n.op == "Gather")
+    assert gather.inputs[0].shape == (16, 8) and gather.shape == (8 // N, 3, 8)
 
 
 def test_gather_axis1_and_gather_d_nd_equal_serial():
@@ -248,3 +257,63 @@ def test_shape_ops_equal_serial(prim_cls, const, strategy):
                   Tensor(X))
     assert comm_ops(graph) == []
     check_grads(lambda: OpNet(prim_cls().shard(strategy), consts=(const,)), Tensor(X))
+
+
+# -- a transformer block's layers together -------------------------------------------------
+class Block(nn.Cell):
+    """Embedding (table split by rows), LayerNorm, a GeLU MLP split Megatron's way (columns,
+    then rows), LogSoftmax over the vocabulary of a tied output head; a scalar loss.
+    `sharded=False`: no strategies (for sharding propagation to plan)."""
+
+    def __init__(self, sharded=True):
+        super().__init__()
+        v, d, f = 16, 8, 16
+        self.emb = nn.Embedding(v, d, embedding_table=Tensor(TABLE))
+        self.ln = nn.LayerNorm((d,), epsilon=1e-5)
+        self.up = ops.MatMul()
+        self.act = nn.GELU()
+        self.down = ops.MatMul()
+        self.head = ops.MatMul(transpose_b=True)
+        self.log_softmax = ops.LogSoftmax()
+        self.w1 = Parameter(Tensor(0.3 * data(d, f, seed=5)), name="w1")
+        self.w2 = Parameter(Tensor(0.3 * data(f, d, seed=6)), name="w2")
+        self.reshape, self.mean = ops.Reshape(), ops.ReduceMean()
+        if sharded:
+            self.emb.gather.shard(((N, 1), (1,)))
+            self.up.shard(((1, 1), (1, N)))
+            self.act.shard(((1, N),))
+            self.down.shard(((1, N), (N, 1)))
+            self.head.shard(((N, 1), (1, 1)))
+            self.log_softmax.shard(((N, 1),))
+
+    def construct(self, ids):
+        h = self.ln(self.emb(ids))                                   # (T, d)
+        h = h + self.down(self.act(self.up(h, self.w1)), self.w2)
+        logits = self.head(h, self.emb.embedding_table)              # tied: (T, v)
+        return self.mean(self.log_softmax(logits) * logits, ())
+
+
+BLOCK_IDS = Tensor(np.array([3, 15, 0, 7, 8, 3, 12, 1] * 2, np.int32))
+
+
+def test_transformer_block_forward_and_gradients_equal_serial():
+    graph = check(Block, BLOCK_IDS, rtol=1e-4, atol=1e-5)
+    # the embedding's AllReduce; LayerNorm's rows (data-parallel default) gathered for the
+    # column-split MatMul; the row-split MatMul's AllReduce (Megatron's g); the row-split
+    # table gathered for the tied head; the loss's mean
+    assert comm_ops(graph) == ["AllReduce", "AllGather", "AllReduce", "AllGather", "AllReduce"]
+    check_grads(Block, BLOCK_IDS, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("search_mode", ["sharding_propagation", "recursive_programming"])
+def test_transformer_block_planned_by_the_strategy_search_equals_serial(search_mode):
+    """Only the embedding's and the first MatMul's strategies set: the search plans the rest."""
+    def make():
+        net = Block(sharded=False)
+        net.emb.gather.shard(((N, 1), (1,)))
+        net.up.shard(((1, 1), (1, N)))
+        return net
+    want = run_serial(make, BLOCK_IDS)
+    ms.set_auto_parallel_context(search_mode=search_mode)
+    got, _ = run_parallel(make, BLOCK_IDS, mode="auto_parallel")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
