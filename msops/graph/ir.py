@@ -150,8 +150,6 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.output_is_tuple = False
-        #: a partitioned graph's op strategies, "Net/MatMul-op0" -> strategy (parallel pass)
-        self.strategies: dict[str, tuple] = {}
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

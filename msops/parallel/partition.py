@@ -30,15 +30,16 @@ from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
-from msops.parallel.op_sharding import batch_layout, resolve, tensor_inputs
+from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
 from msops.parallel.propagation import propagate
 from msops.parallel.strategy import OpSharding, data_parallel_strategy
+from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec, ShardedCall, spec_of
 
-__all__ = ["apply_parallel", "annotate_comm_bytes", "op_keys"]
+__all__ = ["apply_parallel", "annotate_comm_bytes"]
 
 
 def apply_parallel(graph: Graph) -> Graph:
@@ -57,6 +58,8 @@ def _is_make_tuple(node: Node) -> bool:
 
 def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarray]:
     index = layout.slice_of(rank)
+    if not layout.tensor_shape:           # 0-d: ascontiguousarray would make it (1,)
+        return lambda full: np.array(full)
     return lambda full: np.ascontiguousarray(full[index])
 
 
@@ -71,7 +74,6 @@ class _Partitioner:
         self.use_strategies = mode in (ParallelMode.SEMI_AUTO_PARALLEL,
                                        ParallelMode.AUTO_PARALLEL)
         self.chosen = chosen                      # node id -> strategy propagation chose
-        self.keys = op_keys(graph)
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
         self.local = Graph(graph.name)
         self.redist = Redistributor(self.local, rank)
@@ -80,10 +82,9 @@ class _Partitioner:
 
     # -- leaves ------------------------------------------------------------------------
     def run(self) -> Graph:
-        for node in self.g.inputs:
+        for k, node in enumerate(self.g.inputs):
             if not self.full_batch:               # each rank feeds its own batch slice
-                layout = self._batch_layout(node.shape)
-                self._bind_leaf(node, layout, feed=None)
+                self._bind_leaf(node, self._fed_layout(k, node.shape), feed=None)
         for node in self.g.nodes:
             self._visit(node)
         self.local.outputs = [self._value(o) for o in self.g.outputs]
@@ -99,6 +100,9 @@ class _Partitioner:
 
     def _batch_layout(self, shape: tuple) -> TensorLayout:
         return batch_layout(shape, self.n)
+
+    def _fed_layout(self, index: int, shape: tuple) -> TensorLayout:
+        return fed_layout(index, shape, self.n)
 
     def _replicated(self, shape: tuple) -> TensorLayout:
         return TensorLayout((self.n,), (-1,) * len(shape), shape)
@@ -189,7 +193,7 @@ class _Partitioner:
                 strategy, out_s = data_parallel_strategy(spec, in_shapes, self.n), None
             sh, out_maps, scattered = resolve(prim, spec, strategy, out_s, in_shapes,
                                               out_shapes, self.n)
-            self.local.strategies[self.keys[node.id]] = strategy
+            record_strategy(prim, sh.strategy)
             return spec, sh, out_maps, scattered
         except ValueError as err:
             raise ValueError(f"{err}\n  In {node.source}") from None
@@ -230,13 +234,6 @@ class _Partitioner:
             scale = self.local.add_const(np.asarray(1.0 / parts, dtype=node.dtype.np_dtype))
             out = self.local.apply(Mul(), [out, scale], src)
         return out
-
-
-def op_keys(graph: Graph) -> dict[int, str]:
-    """Node id -> the op's name in strategy read-outs, MindSpore-shaped: "Net/MatMul-op0"
-    (ops numbered in execution order; the graph's structural nodes are not ops)."""
-    ops = [n for n in graph.nodes if not isinstance(n.prim, (TupleGetItem, MakeTuple))]
-    return {n.id: f"{graph.name}/{n.prim.name}-op{k}" for k, n in enumerate(ops)}
 
 
 def annotate_comm_bytes(graph: Graph) -> None:
