@@ -207,6 +207,12 @@ class TestContext:
             ms.set_auto_parallel_context(**kw)
         ms.reset_auto_parallel_context()
 
+    def test_search_mode_validation(self):
+        with pytest.raises(ValueError, match=r"the 'search_mode' should be one of "
+                                             r"\['recursive_programming', 'sharding_propaga"):
+            ms.set_auto_parallel_context(search_mode="greedy")
+        assert ms.get_auto_parallel_context("search_mode") == "recursive_programming"
+
 
 def test_leaves_returned_as_outputs(semi):
     semi(4, rank=1)

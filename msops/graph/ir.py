@@ -150,6 +150,9 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.output_is_tuple = False
+        #: host callables the executor runs before each step (an optimizer writing this
+        #: step's learning rate into its Parameter); passes carry them to the graphs they build
+        self.pre_run: list[Callable[[], Any]] = []
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

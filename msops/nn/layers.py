@@ -10,6 +10,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.shard_layout import Layout
 from msops.common.tensor import Parameter
+from msops.nn.activation import ACTIVATIONS
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.primitives.primitive import Primitive
@@ -84,7 +85,7 @@ class Dropout(Cell):
         return f"p={1.0 - self.keep_prob}"
 
 
-_ACTIVATIONS = {"relu": ReLU}
+_ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS}
 
 
 def get_activation(activation: Any, prim_name: str) -> Any:

@@ -76,6 +76,7 @@ class _Partitioner:
         self.chosen = chosen                      # node id -> strategy propagation chose
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
         self.local = Graph(graph.name)
+        self.local.pre_run = list(graph.pre_run)
         self.redist = Redistributor(self.local, rank)
         self.env: dict[int, Node] = {}            # global node id -> local node
         self.global_of: dict[int, int] = {}       # local input id -> global input id
@@ -166,7 +167,9 @@ class _Partitioner:
                            in_shapes, [lay.dim_axes for lay in in_layouts],
                            [TensorLayout(dm, m, s).slice_shape
                             for m, s in zip(sh.out_maps, out_shapes)],
-                           lambda axes: self._group(dm, axes), node.source)
+                           lambda axes: self._group(dm, axes), node.source,
+                           [tuple(s.start for s in lay.slice_of(self.rank))
+                            for lay in in_layouts])
         expand = rule_of("expansion", prim)
         out = expand(prim, call) if expand else None
         if out is None:

@@ -137,6 +137,9 @@ class Primitive:
     #: the same shape and dtype (element-wise ufuncs): graph mode may then write in place
     #: over an input that dies at this node
     out_may_be_input: bool = False
+    #: the input position of a Parameter the op writes in place (Assign), else None: the
+    #: tracer makes later reads of that Parameter read the op's output (the new value)
+    assigns_input: int | None = None
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}
