@@ -11,7 +11,7 @@ import numpy as np
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size, get_rank, init
-from msops.parallel import Layout, gather_full, get_shard_strategy
+from msops.parallel import Layout, gather_full, get_strategies
 
 
 class Mlp(nn.Cell):
@@ -45,8 +45,8 @@ def main() -> None:
     full = gather_full(net(x)).asnumpy()
     assert np.allclose(full, serial, rtol=1e-4, atol=1e-4)
     if rank == 0:
-        for name, strategy in get_shard_strategy(net).items():
-            print(f"{name:16} {strategy}")
+        for name, strategy in get_strategies(net).items():
+            print(f"{name:5} {strategy}")
         print("collectives:", [node.op for node in graph.nodes if node.is_communication])
         print(f"sharding propagation == serial on {n} ranks")
 

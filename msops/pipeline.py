@@ -148,12 +148,6 @@ class CompileCache:
             self._last = (key, executor)
         return executor(tensor_arrays(args, []))
 
-    def last_graph(self) -> Graph | None:
-        """The graph of the last call or compile (None before any)."""
-        if self._last[0] is not None:
-            return self._entries[self._last[0]][0]
-        return next(reversed(self._entries.values()))[0] if self._entries else None
-
     def clear(self) -> None:
         self._entries.clear()
         self._last = (None, None)

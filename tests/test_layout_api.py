@@ -5,7 +5,7 @@ import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
-from msops.parallel import Layout, get_shard_strategy
+from msops.parallel import Layout, get_strategies
 
 
 @pytest.fixture
@@ -127,7 +127,8 @@ class TestShardWithLayouts:
         strategy = (layout("dp", "mp"), layout("mp", "None"))
         net = _MatMul(strategy)
         net.compile(X)
-        assert get_shard_strategy(net) == {"_MatMul/MatMul-op0": strategy}
+        assert net.mm.in_strategy == strategy
+        assert get_strategies(net) == {"mm": ((2, 4), (4, 1))}      # as slices per dim
 
     def test_plain_cell_shard_takes_layouts(self, semi8):
         class Block(nn.Cell):

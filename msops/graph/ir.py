@@ -150,8 +150,6 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.output_is_tuple = False
-        #: a partitioned graph's op strategies, "Net/MatMul-op0" -> strategy (parallel pass)
-        self.strategies: dict[str, tuple] = {}
         #: host callables the executor runs before each step (an optimizer writing this
         #: step's learning rate into its Parameter); passes carry them to the graphs they build
         self.pre_run: list[Callable[[], Any]] = []

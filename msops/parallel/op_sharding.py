@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from math import prod
+
 from msops.common.shard_layout import is_layout_strategy
 from msops.graph.ir import MakeTuple, Node
+from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
 from msops.parallel.layout_strategy import layout_out_maps, shard_layouts
 from msops.parallel.strategy import OpSharding, shard
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec
 
-__all__ = ["resolve", "scattered_axes", "tensor_inputs", "batch_layout"]
+__all__ = ["resolve", "scattered_axes", "tensor_inputs", "batch_layout", "fed_layout"]
 
 
 def resolve(prim: Any, spec: DimSpec, strategy: tuple, out_strategy: tuple | None,
@@ -93,3 +96,19 @@ def batch_layout(shape: tuple, device_num: int) -> TensorLayout:
     split = bool(shape) and shape[0] % device_num == 0 and device_num > 1
     tmap = ((0,) if split else (-1,)) + (-1,) * (len(shape) - 1) if shape else ()
     return TensorLayout((device_num,), tmap, shape)
+
+
+def fed_layout(index: int, shape: tuple, device_num: int) -> TensorLayout:
+    """How fed input `index` (full_batch=False) lies over the ranks: dataset_strategy's
+    entry (its splits, repeated over the remaining ranks) or the dim-0 batch split."""
+    strategy = pctx.dataset_input_strategy(index)
+    if strategy is None:
+        return batch_layout(shape, device_num)
+    parts = prod(strategy)
+    if device_num % parts:
+        raise ValueError(f"For 'set_auto_parallel_context', the 'dataset_strategy' of "
+                         f"input {index} should use a number of devices dividing "
+                         f"device_num {device_num}, but {strategy} uses {parts}.")
+    dm = tuple(strategy) + ((device_num // parts,) if device_num > parts else ())
+    tmap = tuple(len(dm) - 1 - i if v > 1 else -1 for i, v in enumerate(strategy))
+    return TensorLayout(dm, tmap, shape)

@@ -30,7 +30,7 @@ from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
-from msops.parallel.op_sharding import batch_layout, resolve, tensor_inputs
+from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
 from msops.parallel.propagation import propagate
 from msops.parallel.strategy import OpSharding, data_parallel_strategy
 from msops.parallel.strategy_ckpt import record_strategy
@@ -39,7 +39,7 @@ from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec, ShardedCall, spec_of
 
-__all__ = ["apply_parallel", "annotate_comm_bytes", "op_keys"]
+__all__ = ["apply_parallel", "annotate_comm_bytes"]
 
 
 def apply_parallel(graph: Graph) -> Graph:
@@ -74,7 +74,6 @@ class _Partitioner:
         self.use_strategies = mode in (ParallelMode.SEMI_AUTO_PARALLEL,
                                        ParallelMode.AUTO_PARALLEL)
         self.chosen = chosen                      # node id -> strategy propagation chose
-        self.keys = op_keys(graph)
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
         self.local = Graph(graph.name)
         self.local.pre_run = list(graph.pre_run)
@@ -104,19 +103,7 @@ class _Partitioner:
         return batch_layout(shape, self.n)
 
     def _fed_layout(self, index: int, shape: tuple) -> TensorLayout:
-        """How fed input `index` lies over the ranks: dataset_strategy's entry (its splits,
-        repeated over the remaining ranks) or the dim-0 batch split."""
-        strategy = pctx.dataset_input_strategy(index)
-        if strategy is None:
-            return self._batch_layout(shape)
-        parts = prod(strategy)
-        if self.n % parts:
-            raise ValueError(f"For 'set_auto_parallel_context', the 'dataset_strategy' of "
-                             f"input {index} should use a number of devices dividing "
-                             f"device_num {self.n}, but {strategy} uses {parts}.")
-        dm = tuple(strategy) + ((self.n // parts,) if self.n > parts else ())
-        tmap = tuple(len(dm) - 1 - i if v > 1 else -1 for i, v in enumerate(strategy))
-        return TensorLayout(dm, tmap, shape)
+        return fed_layout(index, shape, self.n)
 
     def _replicated(self, shape: tuple) -> TensorLayout:
         return TensorLayout((self.n,), (-1,) * len(shape), shape)
@@ -210,7 +197,6 @@ class _Partitioner:
             sh, out_maps, scattered = resolve(prim, spec, strategy, out_s, in_shapes,
                                               out_shapes, self.n)
             record_strategy(prim, sh.strategy)
-            self.local.strategies[self.keys[node.id]] = strategy
             return spec, sh, out_maps, scattered
         except ValueError as err:
             raise ValueError(f"{err}\n  In {node.source}") from None
@@ -251,13 +237,6 @@ class _Partitioner:
             scale = self.local.add_const(np.asarray(1.0 / parts, dtype=node.dtype.np_dtype))
             out = self.local.apply(Mul(), [out, scale], src)
         return out
-
-
-def op_keys(graph: Graph) -> dict[int, str]:
-    """Node id -> the op's name in strategy read-outs, MindSpore-shaped: "Net/MatMul-op0"
-    (ops numbered in execution order; the graph's structural nodes are not ops)."""
-    ops = [n for n in graph.nodes if not isinstance(n.prim, (TupleGetItem, MakeTuple))]
-    return {n.id: f"{graph.name}/{n.prim.name}-op{k}" for k, n in enumerate(ops)}
 
 
 def annotate_comm_bytes(graph: Graph) -> None:

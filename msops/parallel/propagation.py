@@ -23,7 +23,7 @@ data-parallel default and the walk goes on from it.
 every unconfigured op re-chooses given all its neighbours, until no op changes (a local
 search over the same cost model, not MindSpore's algorithms).
 
-Graph inputs fed per rank (full_batch=False) have the batch layout; other inputs,
+Graph inputs fed per rank (full_batch=False) have their fed layout (dataset_strategy); other inputs,
 parameters and constants take the layout of their first consumer (the pass slices them
 when fed), so only their later consumers pay to redistribute them. The pass names no op.
 """
@@ -37,7 +37,7 @@ from typing import Iterator, Sequence
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
-from msops.parallel.op_sharding import batch_layout, resolve, tensor_inputs
+from msops.parallel.op_sharding import fed_layout, resolve, tensor_inputs
 from msops.parallel.redistribution_plan import plan, plan_bytes
 from msops.parallel.strategy import data_parallel_strategy
 from msops.primitives.sharding import DimSpec, spec_of
@@ -126,9 +126,11 @@ class _Search:
     def __init__(self, graph: Graph, n: int) -> None:
         self.n = n
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
+        self.alltoall = pctx.get_auto_parallel_context("enable_alltoall")   # as the pass plans
         self.ops = {node.id: _Op(node, n) for node in graph.nodes
                     if not isinstance(node.prim, (TupleGetItem, MakeTuple))}
         self.order = list(self.ops)
+        self.input_index = {node.id: k for k, node in enumerate(graph.inputs)}
         # producers[c][j] = (op id, output index) | ("leaf", leaf node); consumers likewise
         self.producers: dict[int, list] = {}
         self.consumers: dict[int, list[tuple[int, int, int]]] = {i: [] for i in self.ops}
@@ -151,13 +153,13 @@ class _Search:
 
     # -- costs ----------------------------------------------------------------------------
     def _move(self, src: TensorLayout, dst: TensorLayout, itemsize: int) -> int:
-        return 0 if src == dst else plan_bytes(plan(src, dst, itemsize))[0]
+        return 0 if src == dst else plan_bytes(plan(src, dst, itemsize, self.alltoall))[0]
 
     def _leaf_layout(self, leaf: Node, cid: int, j: int) -> TensorLayout | None:
         """The layout leaf `leaf` is bound with, seen from input j of op `cid`; None when
         this input binds it (free) or its binder is undecided."""
         if leaf.kind == "input" and not self.full_batch:
-            return batch_layout(tuple(leaf.shape), self.n)
+            return fed_layout(self.input_index[leaf.id], tuple(leaf.shape), self.n)
         first = self.leaf_first.get(leaf.id)
         if first is None or first == (cid, j) or first[0] not in self.chosen:
             return None
