@@ -7,7 +7,8 @@ import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
-from msops.parallel import get_strategies
+from msops.parallel import get_shard_strategy
+from msops.parallel.strategy_ckpt import get_strategies
 
 
 class Net(nn.Cell):
@@ -55,6 +56,8 @@ def test_get_strategies_after_compile(semi):
     assert get_strategies(net) == {"backbone.matmul": ((2, 1), (1, 4)),
                                    "backbone.add": ((8, 1), (1,)),
                                    "relu": ((8, 1),)}
+    # the same strategies as the MindSpore-shaped read-out by execution order
+    assert sorted(get_shard_strategy(net).values()) == sorted(get_strategies(net).values())
 
 
 def test_save_then_load_strategy_file(semi, tmp_path):
