@@ -150,6 +150,14 @@ CASES = [
     Case("Tile", lambda x: ops.Tile()(x, (2, 1, 3)), [r(M, N)]),
     Case("ExpandDims", lambda x: ops.ExpandDims()(x, 1), [r(M, N)]),
     Case("Squeeze", lambda x: ops.Squeeze(1)(x), [r(M, 1, N)]),
+    # convolution and pooling (tests/test_conv_ops.py checks more attribute sets)
+    Case("Conv2D", lambda x, w: ops.Conv2D(3, 3, pad_mode="same", stride=2)(x, w),
+         [r(2, 2, 5, 5), r(3, 2, 3, 3)]),
+    Case("Conv2D_group", lambda x, w: ops.Conv2D(4, 2, pad_mode="pad", pad=1, group=2)(x, w),
+         [r(1, 4, 4, 4), r(4, 2, 2, 2)]),
+    Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
+    Case("AvgPool", lambda x: ops.AvgPool(3, 1, "same")(x), [r(1, 2, 4, 5)]),
+    Case("PReLU", lambda x, w: ops.PReLU()(x, w), [away_from_zero(2, 3, 4), r(3)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
