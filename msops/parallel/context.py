@@ -65,7 +65,7 @@ _DEFAULTS: dict[str, Any] = {
 }
 #: MindSpore's older spellings: key -> the key it sets
 _ALIASES = {"auto_parallel_search_mode": "search_mode"}
-SEARCH_MODES = ("recursive_programming", "dynamic_programming", "sharding_propagation")
+SEARCH_MODES = ("recursive_programming", "sharding_propagation", "dynamic_programming")
 #: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
 AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)
