@@ -7,7 +7,7 @@ import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
-from msops.parallel import get_strategies
+from msops.parallel.strategy_ckpt import get_strategies
 
 
 class Net(nn.Cell):

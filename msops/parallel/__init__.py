@@ -7,6 +7,6 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.redistribution_plan import explain, plan
 from msops.parallel.strategy_ckpt import get_strategies
 
-__all__ = ["Layout", "TensorLayout", "plan", "explain", "gather_full", "ParallelMode",
+__all__ = ["Layout", "TensorLayout", "plan", "explain", "gather_full", "get_strategies", "ParallelMode",
            "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "get_strategies"]
+           "reset_auto_parallel_context"]

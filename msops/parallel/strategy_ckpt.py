@@ -3,8 +3,11 @@
 The partition pass records the strategy it used for every primitive (the user's, or the
 data-parallel default it chose) and the layout of every parameter. `get_strategies(net)`
 reads them back by the op's place in the network: the dotted attribute path of the
-primitive (`"dense.matmul"`, like parameter names). A strategy file is JSON in the shape
-and spelling of MindSpore's (strategy_ckpt_save_file):
+primitive (`"dense.matmul"`, like parameter names). Strategy files use these paths too: a
+path names the same op in a fresh network before it is traced, and under a wrapper
+(`network._backbone.` is matched as a prefix), so a file saved from a training step
+applies to the bare network.
+A strategy file is JSON in the shape and spelling of MindSpore's (strategy_ckpt_save_file):
 
     {"current_stage": 0, "device_num": 4,
      "parallel_strategy_item": {"dense.matmul": {"op": "MatMul", "stage": 0,

@@ -103,7 +103,9 @@ def _entries(save_obj: Any) -> tuple[dict[str, np.ndarray], dict[str, TensorLayo
                     f"{type(save_obj).__name__}.")
 
 
-def _layout_meta(layout: TensorLayout | None, slice_saved: bool) -> dict:
+def layout_meta(layout: TensorLayout | None, slice_saved: bool) -> dict:
+    """The metadata entry of a tensor saved under `layout` (`slice_saved`: only this rank's
+    slice is in the file), read back by load_checkpoint and the shard readers."""
     if layout is None:
         return {}
     return {"layout": {"device_matrix": list(layout.device_matrix),
@@ -166,7 +168,7 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
         else:
             tensors[name] = local_slice(arr, layout, rank)
         split = layout is not None and is_split(layout)
-        extra[name] = _layout_meta(layout, slice_saved=split and not integrated_save)
+        extra[name] = layout_meta(layout, slice_saved=split and not integrated_save)
     destroy_allgather_cell()
     for name, value in (append_dict or {}).items():
         tensors[str(name)] = _array(value, str(name))

@@ -21,7 +21,7 @@ from msops.parallel.slices import is_split, place_slices
 from msops.parallel.strategy_ckpt import layout_from_item, read_strategy_file
 from msops.train.ckpt_format import write_ckpt
 from msops.train.safetensors_io import CheckpointError, write_tensors
-from msops.train.serialization import _layout_meta, read_checkpoint_file, resolve_format
+from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
 
 __all__ = ["transform_checkpoints", "rank_files", "strategy_layouts", "read_shards",
            "merged_parameters", "Shards"]
@@ -196,7 +196,7 @@ def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
         split = layout is not None and is_split(layout)
         for r in range(n):
             out[r][name] = np.ascontiguousarray(full[layout.slice_of(r)]) if split else full
-            extra[r][name] = _layout_meta(layout, slice_saved=split)
+            extra[r][name] = layout_meta(layout, slice_saved=split)
     for r in range(n):
         folder = os.path.join(dst_checkpoints_dir, f"rank_{r}")
         os.makedirs(folder, exist_ok=True)
