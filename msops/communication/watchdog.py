@@ -63,7 +63,7 @@ class _Call:
 
 
 class _State:
-    busy: _Call | None = None            # the call this rank is in, None between calls
+    busy: tuple | None = None            # the call this rank is in (_Call's fields), or None
     counts: dict[str, int] = {}          # group name -> collectives entered
     recent: collections.deque = collections.deque(maxlen=_RECENT)
     exited: dict[int, dict] = {}         # world rank -> its exit notice
@@ -81,19 +81,21 @@ _s = _State()
 
 
 def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any = "",
-          source: str | None = None, collective: bool = True) -> _Call:
+          source: str | None = None, collective: bool = True) -> int:
     """Record that this rank enters a call (`ranks`: the world ranks taking part);
-    collectives are numbered per group. Returns the call (its `seq`)."""
+    collectives are numbered per group. Returns the call's sequence number (0 for
+    Send/Receive). The record is a plain tuple (the fast path); `_Call` reads it."""
     s = _s
     seq = 0
     if collective:
-        seq = s.counts[group] = s.counts.get(group, 0) + 1
-    call = _Call(seq, op, group, ranks, shape, dtype, source, collective)
+        counts = s.counts
+        seq = counts[group] = counts.get(group, 0) + 1
+    call = (seq, op, group, ranks, shape, dtype, source, collective)
     s.recent.append(call)
     s.busy = call
     if s.exited:
         _check_exited(call)
-    return call
+    return seq
 
 
 def leave() -> None:
@@ -103,7 +105,7 @@ def leave() -> None:
 
 def recent() -> list[str]:
     """This rank's recent calls, oldest first (what a watchdog report prints)."""
-    return [c.text() for c in _s.recent]
+    return [_Call(*c).text() for c in _s.recent]
 
 
 def guard(kernel: Callable, op: str, group: str, ranks: Sequence[int], shape: Any, dtype: Any,
@@ -155,6 +157,7 @@ def _run() -> None:
         timeout = context._context["op_timeout"]
         waited = time.monotonic() - since
         if timeout > 0 and waited > timeout:
+            call = _Call(*call)
             _fire(call, f"{call.op} has waited {waited:.1f} s, longer than op_timeout "
                         f"({timeout:g} s)")
 
@@ -193,18 +196,19 @@ def _status_text() -> str:
     if _s.finished:
         return f"has ended its script ({_last_text()})"
     if call is not None:
-        return f"waits in {call.text()}"
+        return f"waits in {_Call(*call).text()}"
     return f"runs outside any collective or Send/Receive ({_last_text()})"
 
 
 def _last_text() -> str:
-    return f"last call {_s.recent[-1].text()}" if _s.recent else "no call yet"
+    return f"last call {_Call(*_s.recent[-1]).text()}" if _s.recent else "no call yet"
 
 
-def _check_exited(call: _Call, wait: bool = False) -> None:
-    """Abort when a rank `call` needs has ended its script without entering it."""
+def _check_exited(entered: tuple, wait: bool = False) -> None:
+    """Abort when a rank the call `entered` needs has ended its script without entering it."""
     if _s.finished:                                      # this rank is ending too
         return
+    call = _Call(*entered)
     for r in call.ranks:
         notice = _s.exited.get(r)
         if notice is None or r == _s.rank:
@@ -213,7 +217,7 @@ def _check_exited(call: _Call, wait: bool = False) -> None:
             continue                                     # it took part in this call, then left
         if wait:                                         # (only from the thread: it may sleep)
             time.sleep(_EXIT_GRACE_S)
-            if _s.busy is not call:
+            if _s.busy is not entered:
                 return
         _fire(call, f"rank {r} has ended its script ({notice['last']}) while this rank "
                     f"needs it")

@@ -115,9 +115,9 @@ def check_alone(prim: Any, same_shapes: bool = True) -> None:
     if comm is None or not enabled() or same_shapes:
         return
     source = user_source()
-    call = watchdog.enter(prim.name, prim.group, prim._group.ranks, (), "", source)
+    seq = watchdog.enter(prim.name, prim.group, prim._group.ranks, (), "", source)
     try:
-        _Check(prim, comm, describe(prim, (), False))(call.seq, source)
+        _Check(prim, comm, describe(prim, (), False))(seq, source)
     finally:
         watchdog.leave()
 
@@ -140,9 +140,9 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
     def checked(*args: Any, **kwargs: Any) -> Any:
         if collective and ctx["check_collectives"]:
             source = user_source()
-            call = enter(name, gname, ranks, shape, dtype, source)
+            seq = enter(name, gname, ranks, shape, dtype, source)
             try:
-                check(call.seq, source)
+                check(seq, source)
                 return kernel(*args, **kwargs)
             finally:
                 state.busy = None
