@@ -93,6 +93,22 @@ def test_a_rank_that_never_arrives_times_out_on_every_rank(tmp_path):
     assert seconds < 30, seconds  # (mostly start-up: 2 Pythons importing msops)
 
 
+def test_a_receive_whose_sender_never_sends_times_out(tmp_path):
+    proc, _ = launch(tmp_path, """
+        ms.set_context(op_timeout=1)
+        if r == 1:
+            ops.Receive(3, 0, (2,), ms.float32)()
+        else:
+            time.sleep(40)
+    """)
+    assert proc.returncode != 0
+    assert "[rank 1] msops watchdog: Receive has waited" in proc.stderr, proc.stderr
+    assert re.search(r"waits in Receive \(group 'world_group', x \(2,\) Float32\) at "
+                     r"job.py:\d+: ops.Receive\(3, 0, \(2,\), ms.float32\)\(\)", proc.stderr), \
+        proc.stderr
+    assert "rank 0: runs outside any collective or Send/Receive" in proc.stderr
+
+
 def test_a_rank_that_exits_ends_the_job_at_once(tmp_path):
     """rank 1 skips a collective and leaves with sys.exit(0): no timeout needed."""
     proc, seconds = launch(tmp_path, """

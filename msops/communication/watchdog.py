@@ -59,7 +59,8 @@ class _Call:
     def text(self) -> str:
         kind = f"#{self.seq} " if self.collective else ""
         where = f" at {self.source}" if self.source else ""
-        return f"{kind}{self.op} (group '{self.group}', x {self.shape} {self.dtype}){where}"
+        data = f", x {self.shape} {self.dtype}" if self.shape or self.dtype else ""
+        return f"{kind}{self.op} (group '{self.group}'{data}){where}"
 
 
 class _State:

@@ -101,7 +101,8 @@ class Collective(PrimitiveWithInfer):
 
     def eager(self, kernel: Callable, in_abstracts: Any, out_abstract: Any) -> Callable:
         """Eager calls are checked across ranks and timed by the watchdog (desync.py)."""
-        return eager_kernel(self, kernel, in_abstracts, self.point_to_point, self.same_shapes)
+        return eager_kernel(self, kernel, in_abstracts, self.point_to_point, self.same_shapes,
+                            out_abstract)
 
     def comm_bytes(self, in_bytes: int) -> int:
         """Bytes one rank sends in this collective for an input of `in_bytes` (ring and

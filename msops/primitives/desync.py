@@ -70,11 +70,15 @@ def describe(prim: Any, in_abstracts: Sequence[Any], with_shapes: bool = True) -
     return text
 
 
-def _shapes(in_abstracts: Sequence[Any]) -> tuple[Any, Any]:
+def _shapes(in_abstracts: Sequence[Any], out_abstract: Any = None) -> tuple[Any, Any]:
+    """The shape and dtype a watchdog report shows: the first tensor input's, else (no
+    inputs: Receive, Barrier) the output's."""
     tensors = [a for a in in_abstracts if a.kind != "const"]
-    if not tensors:
-        return (), ""
-    return tensors[0].shape, tensors[0].dtype
+    if tensors:
+        return tensors[0].shape, tensors[0].dtype
+    if out_abstract is not None:
+        return getattr(out_abstract, "shape", ()), getattr(out_abstract, "dtype", "")
+    return (), ""
 
 
 class _Check:
@@ -123,7 +127,8 @@ def check_alone(prim: Any, same_shapes: bool = True) -> None:
 
 
 def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
-                 point_to_point: bool = False, same_shapes: bool = True) -> Callable:
+                 point_to_point: bool = False, same_shapes: bool = True,
+                 out_abstract: Any = None) -> Callable:
     """`kernel` run between the watchdog's enter/leave and, for a collective with the
     check on, after the cross-rank check. `same_shapes=False`: the inputs' shapes may
     differ between ranks (AllToAllV), so they are not compared."""
@@ -132,7 +137,7 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
     if comm is None:                 # simulated or not a member: the kernel raises the error
         return kernel
     name, gname, ranks = prim.name, group.name, group.ranks
-    shape, dtype = _shapes(in_abstracts)
+    shape, dtype = _shapes(in_abstracts, out_abstract)
     check = _Check(prim, comm, describe(prim, in_abstracts, same_shapes))
     ctx, state, enter = context._context, watchdog._s, watchdog.enter
     collective = not point_to_point
@@ -146,7 +151,9 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                 return kernel(*args, **kwargs)
             finally:
                 state.busy = None
-        enter(name, gname, ranks, shape, dtype, None, collective)
+        # Send/Receive are rare and never checked: their report shows the source line
+        enter(name, gname, ranks, shape, dtype, None if collective else user_source(),
+              collective)
         try:
             return kernel(*args, **kwargs)
         finally:
