@@ -11,7 +11,8 @@ against two hand-written mpi4py references doing the same (float32, same sizes):
   * "fresh": the same call allocating its output each call, as msops must (it hands the
     output to the user) — the per-byte comparison, shown as a ratio (line: ≤ 1.05 at
     ≥ 1 MiB).
-Timed blocks rotate the three sides (ABC, CBA, …), each after a Barrier; a block lasts as
+The eager cross-rank check (issue 16) is off unless `--check`: these rows time the call
+path; benchmarks/reliability.py times the check. Timed blocks rotate the three sides (ABC, CBA, …), each after a Barrier; a block lasts as
 long as its slowest rank; a cell is the median per-call time over the blocks. Sizes are
 bytes of each rank's input (ops that split the input into one block a rank round it up
 to one float32 a rank). Outputs are compared with the references' before timing.
@@ -204,8 +205,11 @@ def run_ranks(args) -> list[dict]:
     """Under mpiexec: every case at every size; rows (on every rank)."""
     from mpi4py import MPI
 
+    import msops as ms
     from msops.communication import init
     init()
+    # the call path itself, as before issue 16's check; its cost: benchmarks/reliability.py
+    ms.set_context(check_collectives=args.check)
     comm = MPI.COMM_WORLD
     rows = []
     for nbytes in args.sizes:
@@ -234,6 +238,8 @@ def launch(n: int, args) -> list[dict]:
            "--sizes", *map(str, args.sizes)]
     if args.only:
         cmd += ["--only", *args.only]
+    if args.check:
+        cmd.append("--check")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -272,6 +278,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--only", nargs="+", help="ops whose name contains one of these")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON (rank 0)")
+    ap.add_argument("--check", action="store_true",
+                    help="keep the eager cross-rank check on (default: off, see reliability.py)")
     args = ap.parse_args()
     if args.all:
         runs: dict[int, list] = {n: [] for n in args.ranks}

@@ -6,9 +6,15 @@ as text IR and DOT, see msops.pipeline), `device_target` (only "CPU": msops comp
 numpy). The rest tune hardware msops does not drive (Ascend/GPU memory, kernel fusion,
 compile caches, AOE tuning, ...): their values are checked for type and stored, and
 change nothing. A value msops cannot honour is a ValueError naming the key.
+
+Reliability keys (docs/api.md, "Reliability"): `check_collectives` (default True; the
+environment variable MSOPS_CHECK_COLLECTIVES=0 sets it off) checks every eager collective
+across ranks; `op_timeout` (seconds, default 600, 0 = wait forever; environment variable
+MSOPS_OP_TIMEOUT) bounds every collective and Send/Receive.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from msops.common import validator
@@ -51,6 +57,14 @@ def _choice(*values: Any) -> Callable[[str, Any], Any]:
     return check
 
 
+def _timeout(key: str, v: Any) -> float:
+    validator.check_value_type(key, v, (int, float), _API)
+    if isinstance(v, bool) or not v >= 0:
+        raise ValueError(f"For '{_API}', the '{key}' should be a number of seconds >= 0 "
+                         f"(0: no timeout), but got {v!r}.")
+    return float(v)
+
+
 def _mode(key: str, v: Any) -> int:
     validator.check_value_type(key, v, int, _API)
     if v not in (GRAPH_MODE, PYNATIVE_MODE):
@@ -90,7 +104,11 @@ _KEYS: dict[str, tuple[Any, Callable[[str, Any], Any]]] = {
     "max_device_memory": ("1024GB", _str),
     "variable_memory_max_size": ("0", _str),
     "mempool_block_size": ("1GB", _str),
-    "op_timeout": (900, _non_negative),
+    # seconds every collective and Send/Receive may take (msops.communication.watchdog)
+    "op_timeout": (float(os.environ.get("MSOPS_OP_TIMEOUT", "600")), _timeout),
+    # every eager collective checked across ranks first (msops.primitives.desync)
+    "check_collectives": (os.environ.get("MSOPS_CHECK_COLLECTIVES", "1").strip().lower()
+                          not in ("0", "false", "off", "no"), _bool),
     # debug
     "save_graphs": (0, _save_graphs),
     "save_graphs_path": (".", _str),

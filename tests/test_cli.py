@@ -101,6 +101,8 @@ def test_plan_is_not_yet_available(tmp_path):
      "For 'msrun', the 'script' should be an existing file, but got 'missing.py'."),
     (["x.py"], "the following arguments are required: -n/--worker_num"),
     (["-n", "two", "x.py"], "argument -n/--worker_num: invalid int value: 'two'"),
+    (["-n", "2", "--hostfile", "nohosts", "x.py"],
+     "For 'msrun', the 'hostfile' should be an existing file, but got 'nohosts'."),
 ])
 def test_argument_errors(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -111,13 +113,18 @@ def test_argument_errors(argv, message, capsys, tmp_path, monkeypatch):
     assert message in capsys.readouterr().err
 
 
-def test_command_line_uses_mpi4py_runner():
+def test_command_line_runs_the_bootstrap_then_mpi4py_runner():
     cmd = cli.mpiexec_command("/opt/mpi/mpiexec", 4, "train.py", ["--epochs", "2"],
                               python="/venv/bin/python")
-    assert cmd == ["/opt/mpi/mpiexec", "-n", "4", "/venv/bin/python", "-m", "mpi4py",
+    assert cmd == ["/opt/mpi/mpiexec", "-n", "4", "/venv/bin/python", "-c", cli.BOOTSTRAP,
                    "train.py", "--epochs", "2"]
-    assert cli.mpiexec_command("mpiexec", 8, "t.py", [], open_mpi=True, python="py") == \
-        ["mpiexec", "--oversubscribe", "-n", "8", "py", "-m", "mpi4py", "t.py"]
+    assert "from mpi4py.run import main" in cli.BOOTSTRAP
+    assert cli.mpiexec_command("mpiexec", 8, "t.py", [], open_mpi=True, python="py",
+                               hostfile="h", tag_output=True) == \
+        ["mpiexec", "--oversubscribe", "--hostfile", "h", "--tag-output", "-n", "8", "py", "-c",
+         cli.BOOTSTRAP, "t.py"]
+    assert cli.mpiexec_command("mpiexec", 2, "t.py", [], python="py", hostfile="h",
+                               tag_output=True)[1:4] == ["-f", "h", "-prepend-rank"]
 
 
 def test_the_bundled_mpiexec_is_found_beside_python():

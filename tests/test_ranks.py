@@ -30,8 +30,9 @@ def _suites():
 @pytest.mark.parametrize("path,nranks", list(_suites()))
 def test_ranks(path: Path, nranks: int):
     # Plugin autoload (hypothesis: ~1 s a process) is off; files that use a plugin import it.
+    # A hang ends in the watchdog's report (which ranks wait where) well before TIMEOUT_S.
     env = dict(os.environ, MSOPS_UNDER_MPIEXEC="1", PYTHONUNBUFFERED="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MSOPS_OP_TIMEOUT="120")
     cmd = ["mpiexec", "-n", str(nranks), sys.executable, "-m", "pytest", str(path),
            "-o", "addopts=", "-q", "-p", "no:cacheprovider", "-x"]
     proc = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True,

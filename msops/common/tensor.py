@@ -35,6 +35,12 @@ def _to_array(data: Any, dtype: mstype.Type | None) -> np.ndarray:
             arr = arr.astype(np.int64)        # (ints beyond int64 arrive as uint64: kept, not wrapped)
     if not arr.dtype.isnative:                # e.g. '>f4' from a file: MPI reduces native order
         arr = arr.astype(arr.dtype.newbyteorder("="))
+    try:
+        mstype.from_numpy(arr.dtype)
+    except TypeError:
+        raise TypeError(f"For 'Tensor', the 'input_data' should be numbers or bools (an array of "
+                        f"bool, int, uint, float or complex), but got an array of dtype "
+                        f"{arr.dtype}.") from None
     return _contiguous(arr)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from msops.common import validator
+from msops.communication import watchdog
 from msops.communication.group import Group, SimulationError
 
 __all__ = ["GlobalComm", "init", "release", "is_initialized", "is_simulation", "get_rank",
@@ -69,7 +70,11 @@ def init(backend_name: str | None = None, world_size: int | None = None,
             raise ValueError("For 'init', 'world_size' and 'rank' come from MPI with the "
                              f"'{backend}' backend; pass them only with 'simulation'.")
         from mpi4py import MPI
+        # MPI errors come back as exceptions the ops raise as their own (never MPICH's
+        # fatal path); sub-group communicators inherit the handler
+        MPI.COMM_WORLD.Set_errhandler(MPI.ERRORS_RETURN)
         world = (False, MPI.COMM_WORLD.size, MPI.COMM_WORLD.rank, MPI.COMM_WORLD)
+        watchdog.start(MPI.COMM_WORLD)
     if _state.groups:
         release()                    # only now: a call with bad arguments keeps the old world
     _state.simulated, _state.world_size, _state.rank, world_comm = world

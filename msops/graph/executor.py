@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common.tensor import Parameter, Tensor
+from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)
 from msops.graph.ir import Graph, Node, TupleGetItem
@@ -159,7 +160,15 @@ def _lower(node: Node) -> Callable | None:
     """The kernel of one op node (None for TupleGetItem: the step indexes the tuple)."""
     if isinstance(node.prim, TupleGetItem):
         return None
-    return node.prim.lower(node.inputs, node)
+    kernel = node.prim.lower(node.inputs, node)
+    group = getattr(node.prim, "_group", None)
+    if node.prim.is_communication and group is not None and group._comm is not None:
+        # timed by the watchdog (no cross-rank check: the program was checked at compile)
+        first = node.inputs[0] if node.inputs else None
+        kernel = watchdog.guard(kernel, node.prim.name, group.name, group.ranks,
+                                getattr(first, "shape", ()), getattr(first, "dtype", ""),
+                                node.source, not getattr(node.prim, "point_to_point", False))
+    return kernel
 
 
 def _as_tensor(value: Any) -> Tensor | None:

@@ -15,6 +15,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication import GlobalComm
+from msops.primitives import desync
 from msops.primitives.collective import Collective, tensor_dtype
 from msops.primitives.mpi import bufs, call, reraise
 from msops.primitives.primitive import prim_attr_register, remember
@@ -117,6 +118,7 @@ class AllToAllV(Collective):
     """
 
     const_inputs = (1, 2, 3, 4)
+    same_shapes = False                 # each rank sends what its counts say
 
     @prim_attr_register
     def __init__(self, group: str = GlobalComm.WORLD_COMM_GROUP, block_size: int = 1,
@@ -257,6 +259,7 @@ class AllToAllV(Collective):
             # the other ranks wait in the count exchange: take part, marked invalid, then raise
             if self._exchanges(len(values) - 1) and self._group.rank is not None \
                     and not self._group.simulated:
+                desync.check_alone(self, self.same_shapes)
                 self._send_invalid_header()
             raise
 

@@ -12,7 +12,8 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import get_group
-from msops.primitives.mpi import buffer_kernel, mpi_op
+from msops.primitives.desync import eager_kernel
+from msops.primitives.mpi import buffer_kernel, mpi_detail, mpi_op
 from msops.primitives.primitive import PrimitiveWithInfer
 from msops.primitives.rules import declare_without
 
@@ -62,6 +63,10 @@ class Collective(PrimitiveWithInfer):
     """Shared set-up of the collectives: resolve `group`, record `rank` and `rank_size`."""
 
     is_communication = True
+    #: Send/Receive: a pair of ranks, not the group, takes part (the watchdog still times it)
+    point_to_point = False
+    #: whether every rank's inputs have the same shapes (False: AllToAllV's counts decide)
+    same_shapes = True
 
     def _init_group(self, group: str) -> None:
         validator.check_value_type("group", group, str, self.name)
@@ -94,6 +99,11 @@ class Collective(PrimitiveWithInfer):
         comm = self._group._comm
         return comm if comm is not None else self._group.comm(self.name)
 
+    def eager(self, kernel: Callable, in_abstracts: Any, out_abstract: Any) -> Callable:
+        """Eager calls are checked across ranks and timed by the watchdog (desync.py)."""
+        return eager_kernel(self, kernel, in_abstracts, self.point_to_point, self.same_shapes,
+                            out_abstract)
+
     def comm_bytes(self, in_bytes: int) -> int:
         """Bytes one rank sends in this collective for an input of `in_bytes` (ring and
         pairwise algorithms): the planner's cost, shown in dumps. Default: the input once."""
@@ -101,9 +111,8 @@ class Collective(PrimitiveWithInfer):
 
     def mpi_failed(self, err: Exception) -> RuntimeError:
         """An MPI error as a RuntimeError naming the op and group (never raw MPI)."""
-        text = err.Get_error_string() if hasattr(err, "Get_error_string") else str(err)
         return RuntimeError(f"For '{self.name}', MPI failed in group '{self.group}' "
-                            f"({self.rank_size} ranks): {text.splitlines()[0]}. Do the "
+                            f"({self.rank_size} ranks): {mpi_detail(err)}. Do the "
                             f"inputs have the same shape and dtype on every rank?")
 
 

@@ -23,7 +23,7 @@ from msops.primitives.alltoallv import AllToAllV, AlltoAllV
 from msops.primitives.collective import (Collective, ReduceOp, check_reduce_dtype,
                                          gather_shape, lower_call, scatter_shape, target_dtypes,
                                          tensor_dtype)
-from msops.primitives.mpi import buf, bufs, call, reduced, reraise
+from msops.primitives.mpi import buf, bufs, call, mpi_detail, reduced, reraise
 from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, scalar, zeros
 from msops.primitives.primitive import prim_attr_register, remember
 from msops.primitives.rules import bprop, declare_without
@@ -523,6 +523,8 @@ class Send(Collective):
     Inputs: x. Output: x itself (unchanged), so later ops can depend on the send.
     """
 
+    point_to_point = True
+
     @prim_attr_register
     def __init__(self, sr_tag: int, dest_rank: int,
                  group: str = GlobalComm.WORLD_COMM_GROUP) -> None:
@@ -549,6 +551,8 @@ class Receive(Collective):
     No inputs (an optional input is accepted and ignored, to order the receive after it).
     Output: the tensor sent. A message of another size is a ValueError.
     """
+
+    point_to_point = True
 
     writes_output = True
 
@@ -582,7 +586,14 @@ class Receive(Collective):
             out = np.empty(tuple(self.shape), self.dtype.np_dtype)
         t = mstype.mpi_move_type(out.dtype)
         status = MPI.Status()
-        call(self, comm.Recv, [out, t], self.src_rank, self.sr_tag, status)
+        try:
+            comm.Recv([out, t], self.src_rank, self.sr_tag, status)
+        except MPI.Exception as err:
+            if err.Get_error_class() != MPI.ERR_TRUNCATE:
+                reraise(self, err)
+            raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
+                             f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "
+                             f"but got a longer one: {mpi_detail(err)}.") from None
         if status.Get_count(t) != out.size:
             raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
                              f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "

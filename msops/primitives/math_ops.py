@@ -362,6 +362,8 @@ class _Reduce(PrimitiveWithInfer):
     #: the ufunc whose `reduce` this is; `_mean`: the result is divided by the count reduced
     _np_op: np.ufunc = None
     _mean = False
+    #: what the op has no value for over zero elements (None: it has one, e.g. a sum's 0)
+    _empty_undefined: str | None = None
 
     @prim_attr_register
     def __init__(self, keep_dims: bool = False) -> None:
@@ -369,6 +371,10 @@ class _Reduce(PrimitiveWithInfer):
 
     def infer_shape(self, x_shape: list, axis: Any = ()) -> list:
         axes = reduce_axes(self.name, len(x_shape), axis)
+        if self._empty_undefined and any(x_shape[a] == 0 for a in axes):
+            raise ValueError(f"For '{self.name}', the reduced dims of 'x' should not be empty "
+                             f"(the {self._empty_undefined} of no values is undefined), but got x "
+                             f"shape {list(x_shape)} reduced over axes {sorted(axes)}.")
         if self.keep_dims:
             return [1 if i in axes else d for i, d in enumerate(x_shape)]
         return [d for i, d in enumerate(x_shape) if i not in axes]
@@ -425,6 +431,7 @@ class ReduceMean(_Reduce):
     valid_types = real_div_types
     _np_op = np.add
     _mean = True
+    _empty_undefined = "mean"
 
 
 class ReduceMax(_Reduce):
@@ -433,6 +440,7 @@ class ReduceMax(_Reduce):
     valid_types = mstype.int_type + mstype.uint_type + mstype.float_type
     partial_op = "max"
     _np_op = np.maximum
+    _empty_undefined = "maximum"
 
     def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
         return dtype                    # a maximum is exact in any dtype

@@ -7,13 +7,15 @@ user raw: `call` raises it as the op's RuntimeError (`prim.mpi_failed`).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops.common import dtype as mstype
 
-__all__ = ["buf", "bufs", "mpi_op", "reduce_in", "call", "reraise", "buffer_kernel", "reduced"]
+__all__ = ["buf", "bufs", "mpi_op", "reduce_in", "call", "reraise", "buffer_kernel", "reduced",
+           "mpi_detail"]
 
 
 def buf(a: np.ndarray | None) -> list | None:
@@ -48,6 +50,30 @@ def reduce_in(x: np.ndarray) -> np.ndarray:
     if red is None:
         red = _REDUCE_NP[x.dtype] = mstype.from_numpy(x.dtype).reduce_np_dtype
     return x if red == x.dtype else x.astype(red)
+
+
+_CUT = re.compile(r"^\w+\(\d+\)\.*:?$")
+_FRAME = re.compile(r"^\w+\(\d+\)\.*:\s*(.*)$")       # MPICH: "MPIR_Wait(745)....: detail"
+
+
+def mpi_detail(err: Exception) -> str:
+    """MPI's own words for an error, on one line: MPICH's stack of messages joined
+    ("Message truncated; Message from rank 0 and tag 5 truncated; 8 bytes received but
+    buffer size is 24"), without its empty frames and the failed call's raw arguments."""
+    text = err.Get_error_string() if hasattr(err, "Get_error_string") else str(err)
+    parts: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().removesuffix(", error stack:")
+        if _CUT.match(line):                           # a frame cut off by the string limit
+            continue
+        frame = _FRAME.match(line)
+        if frame:
+            line = frame.group(1)
+            if line.endswith(") failed"):              # MPI_Recv_c(buf=0x…, …) failed
+                continue
+        if line and line not in parts:
+            parts.append(line)
+    return "; ".join(parts) if parts else text
 
 
 def reraise(prim: Any, err: Exception) -> None:

@@ -121,6 +121,9 @@ class SoftmaxCrossEntropyWithLogits(NoAttrPrimitive):
 
     def infer_shape(self, logits_shape: list, labels_shape: list) -> tuple:
         check_rank(self.name, "logits", logits_shape, 2, 2)
+        if logits_shape[1] == 0:
+            raise ValueError(f"For '{self.name}', the 'logits shape[1]' (classes) should be "
+                             f"> 0, but got logits shape {list(logits_shape)}.")
         if list(labels_shape) != list(logits_shape):
             raise ValueError(f"For '{self.name}', the 'labels shape' should be == 'logits shape': "
                              f"{list(logits_shape)}, but got {list(labels_shape)}.")
@@ -283,6 +286,11 @@ class BatchNorm(PrimitiveWithInfer):
                 raise ValueError(f"For '{self.name}', the '{arg} shape' should be == [C] for the "
                                  f"{c} channels of x shape {list(x_shape)}: [{c}], "
                                  f"but got {list(shape)}.")
+        per_channel = int(np.prod(x_shape)) // c if c > 0 else 0
+        if self.is_training and per_channel == 0 and all(d >= 0 for d in x_shape):
+            # the batch statistics of no values are NaN, and would poison the moving ones
+            raise ValueError(f"For '{self.name}', the 'x' should hold at least one value per "
+                             f"channel in training, but got x shape {list(x_shape)}.")
         return (list(x_shape),) + tuple([c] for _ in range(4))
 
     def infer_dtype(self, x_dtype: mstype.Type, scale_dtype: mstype.Type, bias_dtype: mstype.Type,

@@ -74,6 +74,9 @@ def _check_strategy(strategy: Any, arg: str, name: str) -> tuple | None:
     if not isinstance(strategy, tuple):
         raise TypeError(f"For '{name}', the '{arg}' should be a tuple of tuples of ints, "
                         f"but got {type(strategy).__name__}: {strategy!r}.")
+    if not strategy:
+        raise ValueError(f"For '{name}', the '{arg}' should hold one tuple per input, "
+                         f"but got an empty tuple ().")
     if any(isinstance(s, Layout) for s in strategy):
         return _check_layouts(strategy, arg, name)
     for i, s in enumerate(strategy):
@@ -207,6 +210,11 @@ class Primitive:
         """The kernel for one compiled signature; override to precompute per-call work."""
         return self.kernel
 
+    def eager(self, kernel: Callable, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        """The kernel eager calls of one signature run: `kernel` itself, or (collectives) it
+        wrapped in what only eager calls pay for (a compiled graph runs `lower`'s kernel)."""
+        return kernel
+
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
         """Run eagerly (record the call while a graph is traced): the kernel lowered for
@@ -260,7 +268,7 @@ class Primitive:
             if isinstance(a, Tensor):
                 arr = a._data
             elif isinstance(a, np.ndarray):     # (np.ascontiguousarray would make 0-d 1-d)
-                arr = a if a.flags.c_contiguous else np.ascontiguousarray(a)
+                arr = self._eager_array(i, a)
             elif isinstance(a, (bool, int, float, complex, np.generic)):
                 arr = _scalar_like(a, first)
             else:
@@ -268,6 +276,18 @@ class Primitive:
                                 f"but got {type(a).__name__}.")
             values.append(arr)
         return values
+
+    def _eager_array(self, i: int, a: np.ndarray) -> np.ndarray:
+        """A numpy input as kernels take it: C-contiguous, native byte order, of a dtype
+        msops carries (TypeError naming the op otherwise, e.g. object arrays)."""
+        if not a.dtype.isnative:             # e.g. '>f4' read from a file: MPI reduces native
+            a = a.astype(a.dtype.newbyteorder("="))
+        try:
+            mstype.from_numpy(a.dtype)
+        except TypeError:
+            raise TypeError(f"For '{self.name}', the input {i} should be an array of bool, int, "
+                            f"uint, float or complex, but got dtype {a.dtype}.") from None
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
     def _lowered(self, values: list) -> Callable:
         """The kernel for the signature of `values`: inferred (argument errors surface before
@@ -283,12 +303,12 @@ class Primitive:
         shapes = [_abstract(v, i in consts, _shape_of) for i, v in enumerate(values)]
         dtypes = [_abstract(v, i in consts, _dtype_of) for i, v in enumerate(values)]
         out_shape, out_dtype = self.infer(shapes, dtypes)
-        if key is None:
-            return self.kernel
         ins = [Abstract("const", value=v) if i in consts else _abstract_input(s, d)
                for i, (v, s, d) in enumerate(zip(values, shapes, dtypes))]
-        kernel = remember(self._kernels, key,
-                          self.lower(ins, _abstract_op(out_shape, out_dtype)))
+        out = _abstract_op(out_shape, out_dtype)
+        if key is None:
+            return self.eager(self.kernel, ins, out)
+        kernel = remember(self._kernels, key, self.eager(self.lower(ins, out), ins, out))
         first, rest = (values[0] if values else None), tuple(values[1:])
         tupled = type(first) is list and len(first) == 1
         if tupled:

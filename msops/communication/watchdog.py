@@ -1,0 +1,306 @@
+"""The watchdog: no collective or Send/Receive waits forever, no rank leaves the others waiting.
+
+Every collective and Send/Receive (eager or compiled) is entered through `enter` and left
+through `leave`: two attribute stores and a deque append on the fast path. A daemon
+thread, started by `init()` on an MPI world of more than one rank, wakes every
+`POLL_S` and
+
+* ends the job when this rank has been inside the same call for longer than the
+  context's `op_timeout` (seconds; 0 waits forever): it asks the other ranks of the
+  call's group what they are doing (they answer from their own watchdog thread, so a
+  rank blocked in another collective still answers), prints this rank's recent calls
+  and the answers, and calls MPI Abort, so every rank ends with a non-zero code;
+* ends the job the same way when a rank of the group this rank waits in has ended its
+  script (each rank tells the others when its script ends, in `_at_exit`) without
+  entering this call.
+
+Messages between watchdogs travel on their own duplicate of the world communicator as
+fixed-size UTF-8 byte buffers (JSON; no pickle). An uncaught exception on any rank of a
+world > 1 also aborts the job (`sys.excepthook`), as `mpiexec -m mpi4py` would.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import json
+import sys
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from msops import context
+
+__all__ = ["enter", "leave", "guard", "start", "recent", "EXIT_CODE", "POLL_S"]
+
+#: how often the watchdog thread looks (seconds)
+POLL_S = 0.05
+#: the exit code of a job the watchdog ends
+EXIT_CODE = 3
+#: how long a rank that ended its script is given before a peer still waiting on it aborts:
+#: its last messages (an eager Bcast root's data) may still be arriving
+_EXIT_GRACE_S = 1.0
+#: how long the timed-out rank collects the other ranks' answers
+_ANSWER_WAIT_S = 1.5
+_MSG_BYTES = 4096
+_EXIT, _ASK, _ANSWER = 1, 2, 3
+_RECENT = 16
+
+
+class _Call:
+    """One entered call: sequence number in its group, what it is, and who takes part."""
+
+    __slots__ = ("seq", "op", "group", "ranks", "shape", "dtype", "source", "collective")
+
+    def __init__(self, seq: int, op: str, group: str, ranks: Sequence[int], shape: Any,
+                 dtype: Any, source: str | None, collective: bool) -> None:
+        self.seq, self.op, self.group, self.ranks = seq, op, group, ranks
+        self.shape, self.dtype, self.source, self.collective = shape, dtype, source, collective
+
+    def text(self) -> str:
+        kind = f"#{self.seq} " if self.collective else ""
+        where = f" at {self.source}" if self.source else ""
+        data = f", x {self.shape} {self.dtype}" if self.shape or self.dtype else ""
+        return f"{kind}{self.op} (group '{self.group}'{data}){where}"
+
+
+class _State:
+    busy: tuple | None = None            # the call this rank is in (_Call's fields), or None
+    counts: dict[str, int] = {}          # group name -> collectives entered
+    recent: collections.deque = collections.deque(maxlen=_RECENT)
+    exited: dict[int, dict] = {}         # world rank -> its exit notice
+    answers: dict[int, str] = {}
+    sending: collections.deque = collections.deque(maxlen=64)   # buffers of recent sends
+    thread: threading.Thread | None = None
+    comm: Any = None                     # the watchdogs' own communicator (world dup)
+    rank = 0
+    size = 1
+    stop = False
+    finished = False
+
+
+_s = _State()
+
+
+def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any = "",
+          source: str | None = None, collective: bool = True) -> int:
+    """Record that this rank enters a call (`ranks`: the world ranks taking part);
+    collectives are numbered per group. Returns the call's sequence number (0 for
+    Send/Receive). The record is a plain tuple (the fast path); `_Call` reads it."""
+    s = _s
+    seq = 0
+    if collective:
+        counts = s.counts
+        seq = counts[group] = counts.get(group, 0) + 1
+    call = (seq, op, group, ranks, shape, dtype, source, collective)
+    s.recent.append(call)
+    s.busy = call
+    if s.exited:
+        _check_exited(call)
+    return seq
+
+
+def leave() -> None:
+    """Record that the call entered last has returned (or raised)."""
+    _s.busy = None
+
+
+def recent() -> list[str]:
+    """This rank's recent calls, oldest first (what a watchdog report prints)."""
+    return [_Call(*c).text() for c in _s.recent]
+
+
+def guard(kernel: Callable, op: str, group: str, ranks: Sequence[int], shape: Any, dtype: Any,
+          source: str | None, collective: bool = True) -> Callable:
+    """`kernel` run between `enter` and `leave` (a compiled graph's communication node)."""
+    s = _s
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        enter(op, group, ranks, shape, dtype, source, collective)
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            s.busy = None
+    return guarded
+
+
+# -- the thread ---------------------------------------------------------------------------------
+
+def start(world_comm: Any) -> None:
+    """Start the watchdog of an MPI world (once per process; a world of 1 needs none)."""
+    from mpi4py import MPI
+    if _s.thread is not None or world_comm.size == 1:
+        return
+    if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
+        print("msops: the watchdog needs MPI_THREAD_MULTIPLE; collectives have no timeout.",
+              file=sys.stderr)
+        return
+    _s.comm = world_comm.Dup()
+    _s.rank, _s.size = world_comm.rank, world_comm.size
+    _s.thread = threading.Thread(target=_run, name="msops-watchdog", daemon=True)
+    _s.thread.start()
+    atexit.register(_at_exit)
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _abort_on_exception
+
+
+def _run() -> None:
+    last, since = None, 0.0
+    while not _s.stop:
+        time.sleep(POLL_S)
+        try:
+            _serve()
+        except Exception as err:                       # never die silently: say so, go on
+            print(f"[rank {_s.rank}] msops watchdog: {err!r}", file=sys.stderr, flush=True)
+        call = _s.busy
+        if call is None or call is not last:
+            last, since = call, time.monotonic()
+            continue
+        timeout = context._context["op_timeout"]
+        waited = time.monotonic() - since
+        if timeout > 0 and waited > timeout:
+            call = _Call(*call)
+            _fire(call, f"{call.op} has waited {waited:.1f} s, longer than op_timeout "
+                        f"({timeout:g} s)")
+
+
+def _serve() -> None:
+    """Answer the other watchdogs' questions; note exit notices and answers."""
+    from mpi4py import MPI
+    comm, status = _s.comm, MPI.Status()
+    while comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG, status):
+        src, tag = status.Get_source(), status.Get_tag()
+        data = bytearray(_MSG_BYTES)
+        comm.Recv([data, MPI.BYTE], src, tag)
+        text = bytes(data).rstrip(b"\0").decode("utf-8", "replace")
+        if tag == _EXIT:
+            _s.exited[src] = json.loads(text)
+            call = _s.busy
+            if call is not None:
+                _check_exited(call, wait=True)
+        elif tag == _ASK:
+            _send(src, _ANSWER, _status_text()).Wait()
+        elif tag == _ANSWER:
+            _s.answers[src] = text
+
+
+def _send(dest: int, tag: int, text: str) -> Any:
+    from mpi4py import MPI
+    data = bytearray(_MSG_BYTES)
+    raw = text.encode()[:_MSG_BYTES]
+    data[:len(raw)] = raw
+    _s.sending.append(data)                      # alive until the send completes
+    return _s.comm.Isend([data, MPI.BYTE], dest, tag)
+
+
+def _status_text() -> str:
+    call = _s.busy
+    if _s.finished:
+        return f"has ended its script ({_last_text()})"
+    if call is not None:
+        return f"waits in {_Call(*call).text()}"
+    return f"runs outside any collective or Send/Receive ({_last_text()})"
+
+
+def _last_text() -> str:
+    return f"last call {_Call(*_s.recent[-1]).text()}" if _s.recent else "no call yet"
+
+
+def _check_exited(entered: tuple, wait: bool = False) -> None:
+    """Abort when a rank the call `entered` needs has ended its script without entering it."""
+    if _s.finished:                                      # this rank is ending too
+        return
+    call = _Call(*entered)
+    for r in call.ranks:
+        notice = _s.exited.get(r)
+        if notice is None or r == _s.rank:
+            continue
+        if call.collective and notice["counts"].get(call.group, 0) >= call.seq:
+            continue                                     # it took part in this call, then left
+        if wait:                                         # (only from the thread: it may sleep)
+            time.sleep(_EXIT_GRACE_S)
+            if _s.busy is not entered:
+                return
+        _fire(call, f"rank {r} has ended its script ({notice['last']}) while this rank "
+                    f"needs it")
+
+
+def _fire(call: _Call, why: str) -> None:
+    """Report and end the job: ask the group's other ranks, print, MPI Abort."""
+    from mpi4py import MPI
+    others = [r for r in call.ranks if r != _s.rank]
+    _s.answers = {}
+    reqs = [_send(r, _ASK, "") for r in others if r not in _s.exited]
+    deadline = time.monotonic() + _ANSWER_WAIT_S
+    while time.monotonic() < deadline and \
+            len(_s.answers) < len([r for r in others if r not in _s.exited]):
+        _serve_quietly()
+        time.sleep(0.01)
+    lines = [f"[rank {_s.rank}] msops watchdog: {why}; ending the job.",
+             f"  this rank (world rank {_s.rank}) waits in {call.text()}"]
+    for r in others:
+        if r in _s.exited:
+            lines.append(f"  rank {r}: has ended its script ({_s.exited[r]['last']})")
+        elif r in _s.answers:
+            lines.append(f"  rank {r}: {_s.answers[r]}")
+        else:
+            lines.append(f"  rank {r}: no answer (blocked outside msops, or gone)")
+    missing = [r for r in others if not _same_call(_s.answers.get(r, ""), call)]
+    if call.collective and missing:
+        lines.append(f"  not arrived in {call.op} #{call.seq} of group '{call.group}': "
+                     f"rank(s) {missing}")
+    lines.append("  recent calls of this rank (oldest first):")
+    lines += [f"    {t}" for t in recent()]
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    del reqs
+    MPI.COMM_WORLD.Abort(EXIT_CODE)
+
+
+def _same_call(answer: str, call: _Call) -> bool:
+    """Whether another rank's answer says it waits in the same numbered call."""
+    return answer.startswith(f"waits in #{call.seq} {call.op} (group '{call.group}'")
+
+
+def _serve_quietly() -> None:
+    try:
+        _serve()
+    except Exception:
+        pass
+
+
+# -- leaving ------------------------------------------------------------------------------------
+
+def _at_exit() -> None:
+    """This rank's script has ended: tell the others (a peer waiting on it aborts), wait
+    until every rank has ended (the watchdog still ends a wait that times out), stop."""
+    from mpi4py import MPI
+    if _s.thread is None or MPI.Is_finalized():
+        return
+    _s.finished = True
+    notice = json.dumps({"counts": _s.counts, "last": _last_text()})
+    reqs = [_send(r, _EXIT, notice) for r in range(_s.size) if r != _s.rank]
+    barrier = _s.comm.Ibarrier()
+    call = enter("script end", "world_group", tuple(range(_s.size)), collective=False)
+    while not barrier.Test():
+        time.sleep(0.005)
+    # every rank has sent its notice: receive them all before MPI is finalized
+    while len(_s.exited) < _s.size - 1:
+        time.sleep(0.005)
+    leave()
+    del call
+    MPI.Request.Waitall(reqs)
+    _s.stop = True
+    _s.thread.join()
+
+
+def _abort_on_exception(kind: type, value: BaseException, tb: Any) -> None:
+    """An uncaught exception on one rank of a world > 1 ends the whole job (no hang)."""
+    sys.__excepthook__(kind, value, tb)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    from mpi4py import MPI
+    if not MPI.Is_finalized():
+        # a short grace: ranks raising the same error together each get to print it
+        time.sleep(0.2)
+        MPI.COMM_WORLD.Abort(1)
