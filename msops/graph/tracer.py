@@ -9,14 +9,12 @@ captured Tensors become const nodes; tuples of tensors become make_tuple nodes.
 from __future__ import annotations
 
 import inspect
-import linecache
-import os
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.source import user_source
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
@@ -26,24 +24,12 @@ __all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_g
            "node_of", "as_traced",
            "is_tracing", "user_source"]
 
-_MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _active: "_Trace | None" = None
 
 
 def is_tracing() -> bool:
     """True while a construct is being traced (Cells then inline their construct)."""
     return _active is not None
-
-
-def user_source() -> str | None:
-    """`file:line: code` of the innermost stack frame outside the msops package."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_MSOPS_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    path, line = frame.f_code.co_filename, frame.f_lineno
-    return f"{path}:{line}: {linecache.getline(path, line).strip()}"
 
 
 class SymbolicTensor(Tensor):

@@ -227,7 +227,20 @@ class Conv2D(_Conv2DBase):
         return conv2d
 
 
-class Conv2DBackpropInput(_Conv2DBase):
+class _Conv2DGrad(_Conv2DBase):
+    """The two gradient ops of Conv2D: `dout` must have Conv2D's output shape."""
+
+    def check_dout(self, dout_shape: list, x_shape: list, w_shape: list, result: list) -> list:
+        self.check_operands(x_shape, w_shape)
+        (oh, ow), _ = self.geometry(x_shape)
+        want = [x_shape[0], self.out_channel, oh, ow]
+        if list(dout_shape) != want:
+            raise ValueError(f"For '{self.name}', the 'dout shape' should be Conv2D's output "
+                             f"shape {tuple(want)}, but got {tuple(dout_shape)}.")
+        return result
+
+
+class Conv2DBackpropInput(_Conv2DGrad):
     """`Conv2DBackpropInput(<Conv2D's attrs>)(dout, weight, x_shape)`: the gradient of
     Conv2D's x, of `x_shape` (the transposed convolution). Internal (made by the backward
     rule, which runs on rank-local graphs); not exported."""
@@ -235,14 +248,7 @@ class Conv2DBackpropInput(_Conv2DBase):
     const_inputs = (2,)
 
     def infer_shape(self, dout_shape: list, w_shape: list, x_shape: Any) -> list:
-        x_shape = list(x_shape)
-        self.check_operands(x_shape, w_shape)
-        (oh, ow), _ = self.geometry(x_shape)
-        want = [x_shape[0], self.out_channel, oh, ow]
-        if list(dout_shape) != want:
-            raise ValueError(f"For '{self.name}', the 'dout shape' should be Conv2D's output "
-                             f"shape {tuple(want)}, but got {tuple(dout_shape)}.")
-        return x_shape
+        return self.check_dout(dout_shape, list(x_shape), w_shape, list(x_shape))
 
     def infer_dtype(self, dout_dtype: mstype.Type, w_dtype: mstype.Type,
                     x_shape: Any) -> mstype.Type:
@@ -269,21 +275,14 @@ class Conv2DBackpropInput(_Conv2DBase):
         return conv2d_backprop_input
 
 
-class Conv2DBackpropFilter(_Conv2DBase):
+class Conv2DBackpropFilter(_Conv2DGrad):
     """`Conv2DBackpropFilter(<Conv2D's attrs>)(dout, x, w_shape)`: the gradient of Conv2D's
     weight, of `w_shape`. Internal (made by the backward rule); not exported."""
 
     const_inputs = (2,)
 
     def infer_shape(self, dout_shape: list, x_shape: list, w_shape: Any) -> list:
-        w_shape = list(w_shape)
-        self.check_operands(x_shape, w_shape)
-        (oh, ow), _ = self.geometry(x_shape)
-        want = [x_shape[0], self.out_channel, oh, ow]
-        if list(dout_shape) != want:
-            raise ValueError(f"For '{self.name}', the 'dout shape' should be Conv2D's output "
-                             f"shape {tuple(want)}, but got {tuple(dout_shape)}.")
-        return w_shape
+        return self.check_dout(dout_shape, x_shape, list(w_shape), list(w_shape))
 
     def infer_dtype(self, dout_dtype: mstype.Type, x_dtype: mstype.Type,
                     w_shape: Any) -> mstype.Type:

@@ -18,21 +18,18 @@ enter/leave (communication/watchdog.py).
 """
 from __future__ import annotations
 
-import linecache
-import os
-import sys
 import zlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops import context
+from msops.common.source import user_source
 from msops.communication import watchdog
 from msops.primitives.mpi import reraise
 
-__all__ = ["eager_kernel", "describe", "user_source", "enabled", "check_alone"]
+__all__ = ["eager_kernel", "describe", "enabled", "check_alone"]
 
-_MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: attributes that differ between ranks by design, or say nothing about the call
 _LOCAL_ATTRS = frozenset({"rank", "rank_id", "rank_size", "group", "in_strategy",
                           "out_strategy", "no_eliminate", "side_effect_io", "side_effect_mem"})
@@ -40,15 +37,9 @@ _ROW_BYTES = 1024
 _SEQ_BITS = 30
 
 
-def user_source() -> str | None:
-    """`file:line: code` of the innermost stack frame outside the msops package."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_MSOPS_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    path, line = frame.f_code.co_filename, frame.f_lineno
-    return f"{os.path.basename(path)}:{line}: {linecache.getline(path, line).strip()}"
+def _user_line() -> str | None:
+    return user_source(full_path=False)
+
 
 
 def _shape_text(a: Any) -> str:
@@ -118,7 +109,7 @@ def check_alone(prim: Any, same_shapes: bool = True) -> None:
     comm = prim._group._comm
     if comm is None or not enabled() or same_shapes:
         return
-    source = user_source()
+    source = _user_line()
     seq = watchdog.enter(prim.name, prim.group, prim._group.ranks, (), "", source)
     try:
         _Check(prim, comm, describe(prim, (), False))(seq, source)
@@ -144,7 +135,7 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
 
     def checked(*args: Any, **kwargs: Any) -> Any:
         if collective and ctx["check_collectives"]:
-            source = user_source()
+            source = _user_line()
             seq = enter(name, gname, ranks, shape, dtype, source)
             try:
                 check(seq, source)
@@ -152,7 +143,7 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
             finally:
                 state.busy = None
         # Send/Receive are rare and never checked: their report shows the source line
-        enter(name, gname, ranks, shape, dtype, None if collective else user_source(),
+        enter(name, gname, ranks, shape, dtype, None if collective else _user_line(),
               collective)
         try:
             return kernel(*args, **kwargs)
