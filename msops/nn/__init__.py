@@ -6,8 +6,18 @@ from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
+from msops.nn.learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
+                                             LearningRateSchedule, NaturalExpDecayLR,
+                                             PolynomialDecayLR, WarmUpLR)
+from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
+                                 natural_exp_decay_lr, piecewise_constant_lr,
+                                 polynomial_decay_lr, warmup_lr)
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+__all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
+            "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
+            "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
+            "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
