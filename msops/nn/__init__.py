@@ -1,7 +1,7 @@
 """Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
-from msops.nn.layers import BatchNorm1d, Dense, Dropout, Flatten, ReLU, SequentialCell
+from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, ReLU, SequentialCell
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
@@ -13,7 +13,7 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
 
-__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
+__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
