@@ -2,7 +2,7 @@
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, ReLU, SequentialCell
-from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
+from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
@@ -21,3 +21,4 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
             "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
+__all__ += ["NLLLoss"]
