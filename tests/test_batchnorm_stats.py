@@ -120,4 +120,6 @@ def test_graph_mode_writes_after_the_step():
     outs = [net(Tensor(np.full(2, 1.5, np.float32))).asnumpy() for _ in range(3)]
     np.testing.assert_array_equal(outs, [[0, 0], [1.5, 1.5], [3, 3]])
     np.testing.assert_array_equal(net.count.asnumpy(), [4.5, 4.5])
-    assert net.compile(Tensor(np.zeros(2, np.float32))).updates[0][0] is net.count
+    graph = net.compile(Tensor(np.zeros(2, np.float32)))
+    assert graph.updates[0][0] is net.count
+    assert f"  count <- %{graph.updates[0][1].id}" in graph.dump()
