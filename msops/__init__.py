@@ -15,6 +15,13 @@ from msops import communication, nn, ops, parallel  # noqa: E402
 from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
 from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
                          load_param_into_net, merge_sliced_parameter, save_checkpoint)
+from msops.train import transform_checkpoints  # noqa: E402
+
+from msops import dataset  # noqa: E402
+from msops.common.lazy_inline import lazy_inline  # noqa: E402
+from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa: E402
+                         Loss, LossMonitor, Metric, Model, ModelCheckpoint, RunContext,
+                         TimeMonitor)
 
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 

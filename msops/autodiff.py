@@ -20,6 +20,7 @@ from msops import context
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
@@ -28,6 +29,7 @@ from msops.parallel.backward import output_seed, reduce_leaf_gradients
 from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
+from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 from msops.pipeline import CompileCache, tensor_arrays, trace_inputs
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
@@ -136,7 +138,10 @@ class _GradFunction:
         if parallel:        # partition the forward, then differentiate the local graph
             graph = eliminate_dead_nodes(graph)
             check_same_program(graph, f"{graph.name}.compile")
+            net = getattr(fn, "__self__", fn)  # a Cell (or its bound construct) has names
+            apply_strategy_file(net)
             graph = apply_parallel(graph)      # local inputs keep the global order
+            after_compile(net)
         outputs, by_position, inputs = list(graph.outputs), {}, iter(graph.inputs)
         for k, a in enumerate(fn_args):          # graph inputs, in the tracer's order
             if isinstance(a, (Tensor, np.ndarray)):
@@ -156,6 +161,7 @@ class _GradFunction:
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         graph = eliminate_dead_nodes(graph)
+        save_graph(graph)               # set_context(save_graphs=True): to save_graphs_path
         self._out_is_tuple[graph] = out_is_tuple
         return graph, Executor(graph)
 

@@ -2,6 +2,7 @@
 
     msrun -n 4 train.py --epochs 2          # also: msrun --worker_num 4 ...
     python -m msops -n 4 train.py           # the same
+    msops ckpt show|verify|merge|reshard ...  # checkpoint tools (see msops.train.ckpt_cli)
 
 runs `mpiexec -n 4 <this python> -m mpi4py train.py --epochs 2`. mpi4py's runner calls
 MPI_Abort when a rank ends with an uncaught exception, so one failing rank stops the
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["main", "find_mpiexec", "mpiexec_command"]
+__all__ = ["main", "msops_main", "find_mpiexec", "mpiexec_command"]
 
 _PLAN_NOT_YET = ("msops plan: not yet available. The dry-run planner/visualiser (layouts and "
                  "collectives of a compiled Cell for a simulated world) is planned; see "
@@ -63,7 +64,8 @@ def mpiexec_command(mpiexec: str, worker_num: int, script: str, args: Sequence[s
 def _parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog, description="Run a Python script on N MPI ranks (abort-on-error).",
-        epilog=f"`{prog} plan ...` (dry-run planner) is not yet available.")
+        epilog=f"`{prog} ckpt show|verify|merge|reshard ...`: checkpoint tools. "
+               f"`{prog} plan ...` (dry-run planner) is not yet available.")
     p.add_argument("-n", "--worker_num", type=int, required=True, metavar="N",
                    help="number of ranks (processes) to launch")
     p.add_argument("script", help="the Python script every rank runs")
@@ -74,6 +76,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str = "msrun") -> int:
     """Entry point of `msrun` and `python -m msops`; returns the job's exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ckpt"]:                     # checkpoint tools (msops.train.ckpt_cli)
+        from msops.train.ckpt_cli import main as ckpt_main
+        return ckpt_main(argv[1:], prog=f"{prog} ckpt")
     if argv[:1] == ["plan"]:
         print(_PLAN_NOT_YET, file=sys.stderr)
         return 2
@@ -97,3 +102,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "msrun") -> int:
     except KeyboardInterrupt:           # mpiexec got the same SIGINT and stops the ranks
         return 130
     return code if code >= 0 else 128 - code      # killed by signal s: the shell's 128 + s
+
+
+def msops_main() -> int:
+    """Entry point of the `msops` command (`msops ckpt ...`, or `msops -n N script.py`)."""
+    return main(prog="msops")

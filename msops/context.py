@@ -1,32 +1,150 @@
-"""Execution context: GRAPH_MODE (trace once, run a compiled schedule) or PYNATIVE_MODE."""
+"""Execution context: GRAPH_MODE (trace once, run a compiled schedule) or PYNATIVE_MODE.
+
+Every key MindSpore 2.x documents for `set_context` is accepted. Keys that mean something
+here act: `mode`, `save_graphs` / `save_graphs_path` (each compiled graph is written there
+as text IR and DOT, see msops.pipeline), `device_target` (only "CPU": msops computes with
+numpy). The rest tune hardware msops does not drive (Ascend/GPU memory, kernel fusion,
+compile caches, AOE tuning, ...): their values are checked for type and stored, and
+change nothing. A value msops cannot honour is a ValueError naming the key.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from msops.common import validator
 
-__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context"]
+__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "graph_dump_dir"]
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
+_API = "set_context"
 
-_DEFAULTS: dict[str, Any] = {"mode": PYNATIVE_MODE, "device_target": "CPU", "device_id": 0,
-                             "save_graphs": False}
-_context: dict[str, Any] = dict(_DEFAULTS)
+
+def _bool(key: str, v: Any) -> bool:
+    return validator.check_bool(key, v, _API)
+
+
+def _str(key: str, v: Any) -> str:
+    validator.check_value_type(key, v, str, _API)
+    return v
+
+
+def _dict(key: str, v: Any) -> dict:
+    validator.check_value_type(key, v, dict, _API)
+    return dict(v)
+
+
+def _non_negative(key: str, v: Any) -> int:
+    return validator.check_non_negative_int(v, key, _API)
+
+
+def _positive(key: str, v: Any) -> int:
+    return validator.check_positive_int(v, key, _API)
+
+
+def _choice(*values: Any) -> Callable[[str, Any], Any]:
+    def check(key: str, v: Any) -> Any:
+        if v not in values:
+            raise ValueError(f"For '{_API}', the '{key}' should be one of {list(values)}, "
+                             f"but got {v!r}.")
+        return v
+    return check
+
+
+def _mode(key: str, v: Any) -> int:
+    validator.check_value_type(key, v, int, _API)
+    if v not in (GRAPH_MODE, PYNATIVE_MODE):
+        raise ValueError(f"For '{_API}', the 'mode' should be GRAPH_MODE (0) or "
+                         f"PYNATIVE_MODE (1), but got {v}.")
+    return v
+
+
+def _device_target(key: str, v: Any) -> str:
+    validator.check_value_type(key, v, str, _API)
+    if v != "CPU":
+        raise ValueError(f"For '{_API}', the 'device_target' should be 'CPU' (msops runs its "
+                         f"kernels with numpy on the CPU; 'GPU' and 'Ascend' are not "
+                         f"supported), but got {v!r}.")
+    return v
+
+
+def _save_graphs(key: str, v: Any) -> int:
+    """MindSpore 2.x: bool or a level 0..3 (higher dumps more); here any level > 0 dumps."""
+    if isinstance(v, bool):
+        return int(v)
+    return validator.check_int_range(v, 0, 3, validator.Rel.INC_BOTH, key, _API)
+
+
+def _precompile_only(key: str, v: Any) -> bool:
+    if _bool(key, v):
+        raise ValueError(f"For '{_API}', the 'precompile_only' should be False (msops "
+                         f"compiles on the first call and runs at once), but got True.")
+    return False
+
+
+#: key -> (default, check). Grouped as MindSpore's table: system, debug, execution.
+_KEYS: dict[str, tuple[Any, Callable[[str, Any], Any]]] = {
+    # system
+    "device_id": (0, _non_negative),
+    "device_target": ("CPU", _device_target),
+    "max_device_memory": ("1024GB", _str),
+    "variable_memory_max_size": ("0", _str),
+    "mempool_block_size": ("1GB", _str),
+    "op_timeout": (900, _non_negative),
+    # debug
+    "save_graphs": (0, _save_graphs),
+    "save_graphs_path": (".", _str),
+    "enable_dump": (False, _bool),
+    "save_dump_path": (".", _str),
+    "deterministic": ("OFF", _choice("ON", "OFF")),
+    "print_file_path": ("", _str),
+    "env_config_path": ("", _str),
+    "precompile_only": (False, _precompile_only),
+    "reserve_class_name_in_scope": (True, _bool),
+    "pynative_synchronize": (False, _bool),
+    "debug_level": ("RELEASE", _choice("RELEASE", "DEBUG")),
+    # execution
+    "mode": (PYNATIVE_MODE, _mode),
+    "enable_graph_kernel": (False, _bool),
+    "graph_kernel_flags": ("", _str),
+    "enable_reduce_precision": (True, _bool),
+    "aoe_tune_mode": ("", _str),
+    "aoe_config": ({}, _dict),
+    "check_bprop": (False, _bool),
+    "max_call_depth": (1000, _positive),
+    "grad_for_scalar": (False, _bool),
+    "enable_compile_cache": (False, _bool),
+    "compile_cache_path": (".", _str),
+    "inter_op_parallel_num": (0, _non_negative),
+    "runtime_num_threads": (30, _non_negative),
+    "disable_format_transform": (False, _bool),
+    "support_binary": (False, _bool),
+    "memory_optimize_level": ("O0", _choice("O0", "O1")),
+    "memory_offload": ("OFF", _choice("ON", "OFF")),
+    "ascend_config": ({}, _dict),
+    "jit_syntax_level": ("LAX", _choice("STRICT", "COMPATIBLE", "LAX")),
+    "gpu_config": ({}, _dict),
+    "jit_config": ({}, _dict),
+    "exec_order": ("bfs", _choice("bfs", "dfs", "gpto")),
+    # MindSpore 1.x spellings still found in scripts
+    "enable_sparse": (False, _bool),
+    "auto_tune_mode": ("NO_TUNE", _str),
+    "enable_auto_mixed_precision": (False, _bool),
+}
+
+_context: dict[str, Any] = {k: d for k, (d, _) in _KEYS.items()}
 
 
 def set_context(**kwargs: Any) -> None:
-    """Set context keys: mode (GRAPH_MODE / PYNATIVE_MODE), device_target, device_id, save_graphs."""
-    for key, value in kwargs.items():
-        if key not in _DEFAULTS:
-            raise ValueError(f"For 'set_context', the key should be one of {sorted(_DEFAULTS)}, "
+    """Set context keys (MindSpore's `set_context`): `mode` (GRAPH_MODE / PYNATIVE_MODE),
+    `save_graphs` (bool or level 0-3) with `save_graphs_path`, `device_target` ("CPU"), and
+    every other documented key (checked, stored, no effect here). Unknown key → ValueError."""
+    for key in kwargs:                    # all-or-nothing: check every key before setting
+        if key not in _KEYS:
+            raise ValueError(f"For '{_API}', the key should be one of {sorted(_KEYS)}, "
                              f"but got '{key}'.")
-        if key == "mode":
-            validator.check_value_type("mode", value, int, "set_context")
-            if value not in (GRAPH_MODE, PYNATIVE_MODE):
-                raise ValueError("For 'set_context', the 'mode' should be GRAPH_MODE (0) or "
-                                 f"PYNATIVE_MODE (1), but got {value}.")
-        _context[key] = value
+    checked = {key: _KEYS[key][1](key, value) for key, value in kwargs.items()}
+    _context.update(checked)
 
 
 def get_context(key: str) -> Any:
@@ -35,3 +153,9 @@ def get_context(key: str) -> Any:
         raise ValueError(f"For 'get_context', the key should be one of {sorted(_context)}, "
                          f"but got '{key}'.")
     return _context[key]
+
+
+def graph_dump_dir() -> str | None:
+    """Where compiled graphs are written (`save_graphs_path`), or None when `save_graphs`
+    is off."""
+    return _context["save_graphs_path"] if _context["save_graphs"] else None

@@ -17,12 +17,14 @@ import numpy as np
 from msops import context
 from msops.common.tensor import Tensor
 from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
 from msops.parallel.context import global_input_shape, is_parallel, parallel_snapshot
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
+from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 
 __all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
 
@@ -33,17 +35,31 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     graph = eliminate_dead_nodes(graph)
     if is_parallel():
         check_same_program(graph, f"{type(cell).__name__}.compile")
+        apply_strategy_file(cell)
     graph = apply_parallel(graph)
+    if is_parallel():
+        after_compile(cell)
+    save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
 
 
 def trace_inputs(args: Sequence[Any]) -> list:
     """The arguments to trace with: with full_batch=False each rank feeds its batch slice,
     so a Tensor is replaced by a zero-stride stand-in of the global shape (the tracer
-    reads only shape and dtype)."""
-    return [np.broadcast_to(np.zeros((), a.asnumpy().dtype), global_input_shape(a.shape))
-            if isinstance(a, Tensor) and global_input_shape(a.shape) != a.shape else a
-            for a in args]
+    reads only shape and dtype). Fed inputs are counted in graph-input order (a tuple's
+    Tensors one each) for a per-input dataset_strategy."""
+    out, index = [], 0
+    for a in args:
+        if isinstance(a, Tensor):
+            shape = global_input_shape(a.shape, index)
+            out.append(a if shape == tuple(a.shape) else
+                       np.broadcast_to(np.zeros((), a.asnumpy().dtype), shape))
+            index += 1
+        else:
+            out.append(a)
+            index += len(tensor_arrays([a], [])) if isinstance(a, (np.ndarray, tuple, list)) \
+                else 0
+    return out
 
 
 def _arg_key(a: Any) -> Any:

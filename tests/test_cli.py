@@ -13,13 +13,18 @@ import pytest
 from msops import cli
 
 TIMEOUT_S = 60
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Launched jobs run from a temporary folder: import msops from this checkout, not whatever
+# the editable install points at.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
 
 
 def run(cmd: list, cwd, timeout: float = TIMEOUT_S) -> tuple[subprocess.CompletedProcess, float]:
     """Run a launcher in its own session; on timeout kill the whole tree (mpiexec, ranks)."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -262,7 +262,7 @@ def test_parallel_backward_plan_data_parallel(sim, fusion, reductions):
                for n in graph.consts)
 
 
-@pytest.mark.parametrize("bad", [{"allgather": {"mode": "auto"}},
+@pytest.mark.parametrize("bad", [{"broadcast": {"mode": "auto"}},
                                  {"allreduce": {"mode": "size"}},
                                  {"allreduce": {"mode": "size", "config": 0}},
                                  {"allreduce": {"mode": "index", "config": [2]}}, 32])

@@ -6,10 +6,14 @@ DOT:    inputs/parameters as ellipses, ops as boxes, communication ops as filled
 """
 from __future__ import annotations
 
+import itertools
 import os
+
+from msops import context
+from msops.communication import get_rank, is_initialized
 from msops.graph.ir import Graph, Node
 
-__all__ = ["dump_text", "dump_dot", "format_abstract"]
+__all__ = ["dump_text", "dump_dot", "format_abstract", "save_graph"]
 
 
 def format_abstract(node: Node) -> str:
@@ -139,3 +143,24 @@ def dump_dot(graph: Graph) -> str:
         out.append(f"  n{n.id} -> output [label={_quote(_edge_label(n))}];")
     out.append("}")
     return "\n".join(out)
+
+
+# -- save_graphs -------------------------------------------------------------------------
+_dump_counter = itertools.count()
+
+
+def save_graph(graph: Graph) -> list[str]:
+    """With `set_context(save_graphs=True)`: write the compiled `graph` to `save_graphs_path`
+    as `<n>_<name>_rank<r>.ir` (text IR) and `.dot`, n counting the compiles of this process.
+    Returns the paths written ([] when save_graphs is off)."""
+    folder = context.graph_dump_dir()
+    if folder is None:
+        return []
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, f"{next(_dump_counter):04d}_{graph.name}_rank{get_rank() if is_initialized() else 0}")
+    paths = []
+    for ext, text in ((".ir", dump_text(graph)), (".dot", dump_dot(graph))):
+        with open(stem + ext, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        paths.append(stem + ext)
+    return paths

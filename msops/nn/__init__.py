@@ -5,7 +5,8 @@ from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, R
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithLossCell
+from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
+from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
 from msops.nn.learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                                              LearningRateSchedule, NaturalExpDecayLR,
                                              PolynomialDecayLR, WarmUpLR)
@@ -17,6 +18,7 @@ __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchN
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+__all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
 __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
             "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
             "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",

@@ -6,12 +6,13 @@ from typing import Any
 
 from msops import ops
 from msops.autodiff import value_and_grad
+from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication.management import GlobalComm, get_group_size
 from msops.nn.cell import Cell
 from msops.nn.optim import Optimizer
 
-__all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+__all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
 
 
 class WithLossCell(Cell):
@@ -28,6 +29,24 @@ class WithLossCell(Cell):
     @property
     def backbone_network(self) -> Cell:
         return self._backbone
+
+
+class WithEvalCell(Cell):
+    """Evaluation: `(loss_fn(network(data), label), network(data), label)`, the outputs
+    Model.eval hands to its metrics."""
+
+    def __init__(self, network: Cell, loss_fn: Cell, add_cast_fp32: bool = False) -> None:
+        super().__init__(auto_prefix=False)
+        self._network = network
+        self._loss_fn = loss_fn
+        self.add_cast_fp32 = validator.check_bool("add_cast_fp32", add_cast_fp32,
+                                                  "WithEvalCell")
+
+    def construct(self, data: Any, label: Any) -> Any:
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            outputs = ops.Cast()(outputs, mstype.float32)
+        return self._loss_fn(outputs, label), outputs, label
 
 
 class TrainOneStepCell(Cell):

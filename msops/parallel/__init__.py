@@ -4,7 +4,8 @@ from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
 from msops.parallel.gather import gather_full
 from msops.parallel.layout import TensorLayout
 from msops.parallel.redistribution_plan import explain, plan
+from msops.parallel.strategy_ckpt import get_strategies
 
 __all__ = ["TensorLayout", "plan", "explain", "gather_full", "ParallelMode",
            "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context"]
+           "reset_auto_parallel_context", "get_strategies"]

@@ -9,7 +9,8 @@ from msops.communication import get_group_size
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "parallel_snapshot", "is_parallel",
-           "parallel_device_num", "global_input_shape", "grad_bucket_bytes"]
+           "parallel_device_num", "global_input_shape", "grad_bucket_bytes",
+           "dataset_input_strategy", "SEARCH_MODES"]
 
 
 class ParallelMode:
@@ -17,7 +18,9 @@ class ParallelMode:
     DATA_PARALLEL = "data_parallel"
     SEMI_AUTO_PARALLEL = "semi_auto_parallel"
     AUTO_PARALLEL = "auto_parallel"
-    MODE_LIST = (STAND_ALONE, DATA_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL)
+    #: the user writes the collectives by hand: compiled as stand-alone (nothing inserted)
+    HYBRID_PARALLEL = "hybrid_parallel"
+    MODE_LIST = (STAND_ALONE, DATA_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL, HYBRID_PARALLEL)
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -28,15 +31,63 @@ _DEFAULTS: dict[str, Any] = {
     "gradients_mean": False,
     "enable_parallel_optimizer": False,
     "comm_fusion": None,           # {"allreduce": {"mode": "auto" | "size", "config": MB}}
+    # how a fed batch is laid over the ranks: "data_parallel" (each rank feeds its dim-0
+    # slice; = full_batch False), "full_batch" (each feeds the whole batch; = full_batch
+    # True) or one strategy per input, e.g. ((2, 1), (2, 1)): each rank feeds its slice
+    "dataset_strategy": "data_parallel",
+    # redistribution may move a split between dims with AlltoAll (msops's default: n times
+    # fewer bytes than gather-then-slice); False plans with AllGather and Slice only
+    "enable_alltoall": True,
+    # stored and validated here; the search itself belongs to the auto_parallel planner
+    "search_mode": "recursive_programming",
+    "strategy_ckpt_load_file": "",   # JSON strategy file whose strategies ops take
+    "strategy_ckpt_save_file": "",   # JSON strategy file written after each compile
+    # accepted and stored; nothing here reads them yet (see docs/api.md)
+    "gradient_fp32_sync": True,
+    "loss_repeated_mean": True,
+    "parameter_broadcast": False,
+    "strategy_ckpt_config": None,
+    "group_ckpt_save_file": "",
+    "parallel_optimizer_config": None,
+    "optimizer_weight_shard_size": -1,
+    "optimizer_weight_shard_aggregated_save": False,
+    "all_reduce_fusion_config": None,
+    "grad_accumulation_step": 1,
+    "force_fp32_communication": False,
+    # features msops does not have: only their "off" value is accepted
+    "pipeline_stages": 1,
+    "pipeline_config": None,
+    "pipeline_result_broadcast": False,
+    "auto_pipeline": False,
+    "dump_local_norm": False,
+    "dump_local_norm_path": "",
+    "dump_device_local_norm": False,
 }
+#: MindSpore's older spellings: key -> the key it sets
+_ALIASES = {"auto_parallel_search_mode": "search_mode"}
+SEARCH_MODES = ("recursive_programming", "dynamic_programming", "sharding_propagation")
 #: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
 AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)
 _snapshot: list = [None]        # the context as a hashable tuple, made again after a change
+_API = "set_auto_parallel_context"
+_BOOLS = ("full_batch", "gradients_mean", "enable_parallel_optimizer", "enable_alltoall",
+          "gradient_fp32_sync", "loss_repeated_mean", "parameter_broadcast",
+          "optimizer_weight_shard_aggregated_save", "force_fp32_communication")
+_PATHS = ("strategy_ckpt_load_file", "strategy_ckpt_save_file", "group_ckpt_save_file")
+_DICTS = ("strategy_ckpt_config", "parallel_optimizer_config")
+#: key -> the one value accepted (a feature msops does not implement) and why
+_ONLY_OFF = {"pipeline_stages": (1, "pipeline parallelism is not implemented"),
+             "pipeline_config": (None, "pipeline parallelism is not implemented"),
+             "pipeline_result_broadcast": (False, "pipeline parallelism is not implemented"),
+             "auto_pipeline": (False, "pipeline parallelism is not implemented"),
+             "dump_local_norm": (False, "local-norm dumps are not implemented"),
+             "dump_local_norm_path": ("", "local-norm dumps are not implemented"),
+             "dump_device_local_norm": (False, "local-norm dumps are not implemented")}
 
 
 def _check(key: str, value: Any) -> Any:
-    api = "set_auto_parallel_context"
+    api = _API
     if key == "parallel_mode":
         validator.check_value_type(key, value, str, api)
         return validator.check_string(key, value, ParallelMode.MODE_LIST, api)
@@ -46,51 +97,116 @@ def _check(key: str, value: Any) -> Any:
         return validator.check_int_range(value, 0, 4095, Rel.INC_BOTH, key, api)
     if key == "comm_fusion":
         return _check_comm_fusion(value, api)
+    if key == "dataset_strategy":
+        return _check_dataset_strategy(value, api)
+    if key == "search_mode":
+        validator.check_value_type(key, value, str, api)
+        return validator.check_string(key, value, SEARCH_MODES, api)
+    if key in _PATHS:
+        validator.check_value_type(key, value, str, api)
+        return value
+    if key in _DICTS:
+        if value is not None:
+            validator.check_value_type(key, value, dict, api)
+        return None if value is None else dict(value)
+    if key in ("optimizer_weight_shard_size",):
+        validator.check_value_type(key, value, int, api)
+        if value != -1 and value < 1:
+            raise ValueError(f"For '{api}', the '{key}' should be -1 or a positive int, "
+                             f"but got {value}.")
+        return value
+    if key == "grad_accumulation_step":
+        return validator.check_positive_int(value, key, api)
+    if key == "all_reduce_fusion_config":
+        ok = isinstance(value, (list, tuple)) and all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value) and \
+            list(value) == sorted(set(value))
+        if not ok:
+            raise ValueError(f"For '{api}', the 'all_reduce_fusion_config' should be an "
+                             f"increasing list of positive gradient indices, but got "
+                             f"{value!r}.")
+        return list(value)
+    if key in _ONLY_OFF:
+        off, why = _ONLY_OFF[key]
+        if value != off:
+            raise ValueError(f"For '{api}', the '{key}' should be {off!r} ({why} in msops), "
+                             f"but got {value!r}.")
+        return value
     return validator.check_bool(key, value, api)
+
+
+def _check_dataset_strategy(value: Any, api: str) -> Any:
+    """"data_parallel", "full_batch", or one strategy (a tuple of positive ints) per input."""
+    if value in ("data_parallel", "full_batch"):
+        return value
+    ok = isinstance(value, (tuple, list)) and len(value) > 0 and all(
+        isinstance(s, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool)
+                                             and v > 0 for v in s) for s in value)
+    if not ok:
+        raise ValueError(f"For '{api}', the 'dataset_strategy' should be 'data_parallel', "
+                         f"'full_batch' or one tuple of positive ints per input, e.g. "
+                         f"((2, 1), (2, 1)), but got {value!r}.")
+    return tuple(tuple(s) for s in value)
 
 
 def _check_comm_fusion(value: Any, api: str) -> Any:
     """comm_fusion as MindSpore spells it, for the gradient AllReduces: None, or
-    {"allreduce": {"mode": "auto"} | {"mode": "size", "config": bucket size in MB}}."""
+    {"allreduce": {"mode": "auto"} | {"mode": "size", "config": bucket size in MB}}.
+    "allgather" and "reducescatter" entries (the parallel optimizer's) are checked the same
+    way and stored."""
     if value is None:
         return None
-    inner = value.get("allreduce") if isinstance(value, dict) and set(value) == {"allreduce"} \
-        else None
-    mode = inner.get("mode") if isinstance(inner, dict) else None
-    config = inner.get("config") if isinstance(inner, dict) else None
-    ok = (mode == "auto" and set(inner) <= {"mode", "config"}) or \
-        (mode == "size" and set(inner) == {"mode", "config"} and
-         isinstance(config, (int, float)) and not isinstance(config, bool) and config > 0)
-    if not ok:
-        raise ValueError(f"For '{api}', the 'comm_fusion' should be None or "
-                         f"{{'allreduce': {{'mode': 'auto'}}}} or {{'allreduce': {{'mode': "
-                         f"'size', 'config': MB > 0}}}}, but got {value!r}.")
-    return {"allreduce": dict(inner)}
+    kinds = ("allreduce", "allgather", "reducescatter")
+    good = isinstance(value, dict) and value and set(value) <= set(kinds)
+    out = {}
+    for kind, inner in (value.items() if good else ()):
+        mode = inner.get("mode") if isinstance(inner, dict) else None
+        config = inner.get("config") if isinstance(inner, dict) else None
+        ok = (mode == "auto" and set(inner) <= {"mode", "config"}) or \
+            (mode == "size" and set(inner) == {"mode", "config"} and
+             isinstance(config, (int, float)) and not isinstance(config, bool) and config > 0)
+        good = good and ok
+        out[kind] = dict(inner) if ok else None
+    if not good:
+        raise ValueError(f"For '{api}', the 'comm_fusion' should be None or a dict over "
+                         f"{list(kinds)} of {{'mode': 'auto'}} or {{'mode': 'size', "
+                         f"'config': MB > 0}}, but got {value!r}.")
+    return out
 
 
 def grad_bucket_bytes() -> int:
     """The gradient AllReduce bucket size in bytes, from comm_fusion (default: auto)."""
-    fusion = _ctx["comm_fusion"]
-    inner = fusion["allreduce"] if fusion else {"mode": "auto"}
+    fusion = _ctx["comm_fusion"] or {}
+    inner = fusion.get("allreduce") or {"mode": "auto"}
     mb = inner["config"] if inner["mode"] == "size" else AUTO_FUSION_MB
     return int(mb * 2 ** 20)
 
 
 def set_auto_parallel_context(**kwargs: Any) -> None:
-    """Set parallel_mode, device_num, global_rank, full_batch, gradients_mean,
-    enable_parallel_optimizer, comm_fusion (MindSpore's validation: unknown key or mode, device_num < 1
-    → ValueError). `full_batch=True`: every rank feeds the whole batch and msops slices it;
-    False: every rank feeds its own batch slice."""
-    for key, value in kwargs.items():
-        if key not in _DEFAULTS:
-            raise ValueError(f"For 'set_auto_parallel_context', the key should be one of "
-                             f"{sorted(_DEFAULTS)}, but got '{key}'.")
-        _ctx[key] = _check(key, value)
-        _snapshot[0] = None
+    """Set auto-parallel keys (MindSpore's `set_auto_parallel_context`; every documented key
+    is accepted, see docs/api.md for which act). Unknown key, mode or value → ValueError.
+
+    `full_batch=True`: every rank feeds the whole batch and msops slices it; False: every
+    rank feeds its own batch slice. `dataset_strategy` says the same ("full_batch" /
+    "data_parallel") or gives one strategy per input; setting one sets the other.
+    """
+    for key in kwargs:                   # all-or-nothing: check every key before setting
+        if _ALIASES.get(key, key) not in _DEFAULTS:
+            raise ValueError(f"For '{_API}', the key should be one of "
+                             f"{sorted(_DEFAULTS) + sorted(_ALIASES)}, but got '{key}'.")
+    checked = [(_ALIASES.get(k, k), _check(_ALIASES.get(k, k), v)) for k, v in kwargs.items()]
+    for key, value in checked:
+        _ctx[key] = value
+        if key == "full_batch":
+            _ctx["dataset_strategy"] = "full_batch" if value else "data_parallel"
+        elif key == "dataset_strategy":
+            _ctx["full_batch"] = value == "full_batch"
+    _snapshot[0] = None
 
 
 def get_auto_parallel_context(key: str) -> Any:
     """The value of one auto-parallel context key."""
+    key = _ALIASES.get(key, key)
     if key not in _ctx:
         raise ValueError(f"For 'get_auto_parallel_context', the key should be one of "
                          f"{sorted(_ctx)}, but got '{key}'.")
@@ -108,7 +224,7 @@ def parallel_snapshot() -> tuple:
     """A hashable snapshot of the context (part of a compile-cache key, read every call)."""
     snap = _snapshot[0]
     if snap is None:
-        snap = _snapshot[0] = tuple(sorted((k, repr(v) if isinstance(v, dict) else v)
+        snap = _snapshot[0] = tuple(sorted((k, repr(v) if isinstance(v, (dict, list)) else v)
                                            for k, v in _ctx.items()))
     return snap
 
@@ -129,8 +245,29 @@ def parallel_device_num() -> int:
     return world
 
 
-def global_input_shape(shape: Sequence[int]) -> tuple:
-    """The global shape of a fed input: with full_batch=False each rank feeds dim 0 / N."""
+def dataset_input_strategy(index: int) -> tuple | None:
+    """The dataset_strategy entry of fed input `index` when dataset_strategy is a tuple
+    (None: "data_parallel" / "full_batch"). Too few entries is a ValueError."""
+    strategy = _ctx["dataset_strategy"]
+    if not isinstance(strategy, tuple):
+        return None
+    if index >= len(strategy):
+        raise ValueError(f"For '{_API}', the 'dataset_strategy' should have one strategy per "
+                         f"fed input (at least {index + 1}), but got {len(strategy)}: "
+                         f"{strategy}.")
+    return strategy[index]
+
+
+def global_input_shape(shape: Sequence[int], index: int = 0) -> tuple:
+    """The global shape of fed input `index`: with full_batch=False each rank feeds dim 0 / N
+    (or, with a tuple dataset_strategy, each dim / its strategy value)."""
     if not is_parallel() or _ctx["full_batch"] or not shape:
         return tuple(shape)
+    strategy = dataset_input_strategy(index)
+    if strategy is not None:
+        if len(strategy) != len(shape):
+            raise ValueError(f"For '{_API}', the 'dataset_strategy' of input {index} should "
+                             f"have length {len(shape)} (the input's rank, shape "
+                             f"{tuple(shape)}), but got {strategy}.")
+        return tuple(s * v for s, v in zip(shape, strategy))
     return (shape[0] * parallel_device_num(),) + tuple(shape[1:])

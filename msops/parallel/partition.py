@@ -31,6 +31,7 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.strategy import OpSharding, data_parallel_strategy, shard
+from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
@@ -57,6 +58,8 @@ def _is_make_tuple(node: Node) -> bool:
 
 def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarray]:
     index = layout.slice_of(rank)
+    if not layout.tensor_shape:           # 0-d: ascontiguousarray would make it (1,)
+        return lambda full: np.array(full)
     return lambda full: np.ascontiguousarray(full[index])
 
 
@@ -76,10 +79,9 @@ class _Partitioner:
 
     # -- leaves ------------------------------------------------------------------------
     def run(self) -> Graph:
-        for node in self.g.inputs:
+        for k, node in enumerate(self.g.inputs):
             if not self.full_batch:               # each rank feeds its own batch slice
-                layout = self._batch_layout(node.shape)
-                self._bind_leaf(node, layout, feed=None)
+                self._bind_leaf(node, self._fed_layout(k, node.shape), feed=None)
         for node in self.g.nodes:
             self._visit(node)
         self.local.outputs = [self._value(o) for o in self.g.outputs]
@@ -98,6 +100,21 @@ class _Partitioner:
         split = bool(shape) and shape[0] % self.n == 0 and self.n > 1
         tmap = ((0,) if split else (-1,)) + (-1,) * (len(shape) - 1) if shape else ()
         return TensorLayout((self.n,), tmap, shape)
+
+    def _fed_layout(self, index: int, shape: tuple) -> TensorLayout:
+        """How fed input `index` lies over the ranks: dataset_strategy's entry (its splits,
+        repeated over the remaining ranks) or the dim-0 batch split."""
+        strategy = pctx.dataset_input_strategy(index)
+        if strategy is None:
+            return self._batch_layout(shape)
+        parts = prod(strategy)
+        if self.n % parts:
+            raise ValueError(f"For 'set_auto_parallel_context', the 'dataset_strategy' of "
+                             f"input {index} should use a number of devices dividing "
+                             f"device_num {self.n}, but {strategy} uses {parts}.")
+        dm = tuple(strategy) + ((self.n // parts,) if self.n > parts else ())
+        tmap = tuple(len(dm) - 1 - i if v > 1 else -1 for i, v in enumerate(strategy))
+        return TensorLayout(dm, tmap, shape)
 
     def _replicated(self, shape: tuple) -> TensorLayout:
         return TensorLayout((self.n,), (-1,) * len(shape), shape)
@@ -183,6 +200,7 @@ class _Partitioner:
             strategy = prim.in_strategy if (self.use_strategies and prim.in_strategy) else \
                 data_parallel_strategy(spec, in_shapes, self.n)
             sh = shard(prim.name, spec, strategy, in_shapes, self.n)
+            record_strategy(prim, sh.strategy)
             out_maps = self._out_maps(prim, sh, out_shapes)
             return spec, sh, out_maps, _scattered_axes(prim.name, sh, out_maps, out_shapes)
         except ValueError as err:

@@ -21,6 +21,7 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
+from msops.parallel.context import get_auto_parallel_context
 from msops.parallel.layout import TensorLayout
 from msops.parallel.redistribution_plan import (AllGatherDim, AllToAllDims, Slice, Step,
                                                 _check_in_shape, plan)
@@ -41,7 +42,8 @@ class Redistributor:
         """`node` (laid out as `src`) as layout `dst`; `node` itself when nothing moves."""
         if src == dst:
             return node
-        for step in plan(src, dst, node.dtype.itemsize):
+        alltoall = get_auto_parallel_context("enable_alltoall")
+        for step in plan(src, dst, node.dtype.itemsize, alltoall):
             node = _EMIT[type(step)](self, step, node, source)
         node.layout = dst
         return node

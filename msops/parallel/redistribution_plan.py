@@ -123,23 +123,28 @@ def _check_pair(src: TensorLayout, dst: TensorLayout, api: str) -> None:
                          f"(src's), but got {dst.device_num} in {dst} from {src}.")
 
 
-def plan(src: TensorLayout, dst: TensorLayout, itemsize: int = 4) -> tuple[Step, ...]:
+def plan(src: TensorLayout, dst: TensorLayout, itemsize: int = 4,
+         alltoall: bool = True) -> tuple[Step, ...]:
     """The cheapest step sequence turning each rank's `src` slice into its `dst` slice.
 
     Both layouts describe the same tensor shape over the same number of devices; bytes
-    are counted for elements of `itemsize` bytes. Pure and cached; () when nothing moves.
+    are counted for elements of `itemsize` bytes. `alltoall=False` (the context's
+    enable_alltoall) plans with slices and all-gathers only. Pure and cached; () when
+    nothing moves.
     """
     _check_pair(src, dst, "plan")
     validator.check_positive_int(itemsize, "itemsize", "plan")
-    return _plan(src, dst, itemsize)
+    validator.check_bool("alltoall", alltoall, "plan")
+    return _plan(src, dst, itemsize, alltoall)
 
 
 @functools.lru_cache(maxsize=65536)
-def _plan(src: TensorLayout, dst: TensorLayout, itemsize: int) -> tuple[Step, ...]:
+def _plan(src: TensorLayout, dst: TensorLayout, itemsize: int,
+          alltoall: bool = True) -> tuple[Step, ...]:
     dm = common_device_matrix(src.device_matrix, dst.device_matrix)
     if dm is not None:
         a, b = src.refine(dm), dst.refine(dm)
-        return _search(a.dim_axes, b.dim_axes, dm, src.tensor_shape, itemsize)
+        return _search(a.dim_axes, b.dim_axes, dm, src.tensor_shape, itemsize, alltoall)
     # no common refinement: gather to replication on src's matrix, slice on dst's
     out: tuple[Step, ...] = ()
     for layout, gather in ((src, True), (dst, False)):
@@ -147,7 +152,7 @@ def _plan(src: TensorLayout, dst: TensorLayout, itemsize: int) -> tuple[Step, ..
         stacks = layout.refine(own).dim_axes
         empty = ((),) * len(stacks)
         start, goal = (stacks, empty) if gather else (empty, stacks)
-        out += _search(start, goal, own, layout.tensor_shape, itemsize)
+        out += _search(start, goal, own, layout.tensor_shape, itemsize, alltoall)
     return out
 
 
@@ -175,7 +180,7 @@ def _replace(stacks: Stacks, dim: int, stack: tuple[int, ...]) -> Stacks:
 
 
 def _moves(state: Stacks, goal: Stacks, keep: tuple[int, ...], sizes: tuple[int, ...],
-           local: tuple[int, ...]):
+           local: tuple[int, ...], alltoall: bool = True):
     """(step kind, dims, axis, next state) for every move worth trying from `state`.
 
     The stack prefixes src and dst share (`keep`) never move; a new split by Slice goes
@@ -185,7 +190,7 @@ def _moves(state: Stacks, goal: Stacks, keep: tuple[int, ...], sizes: tuple[int,
         if len(stack) > keep[i]:
             t, popped = stack[-1], _replace(state, i, stack[:-1])
             yield AllGatherDim, (i,), t, popped
-            for j in range(len(state)):
+            for j in range(len(state) if alltoall else 0):
                 if j != i and local[j] % sizes[t] == 0:
                     yield AllToAllDims, (i, j), t, _replace(popped, j, popped[j] + (t,))
     used = {k for stack in state for k in stack}
@@ -197,7 +202,7 @@ def _moves(state: Stacks, goal: Stacks, keep: tuple[int, ...], sizes: tuple[int,
 
 
 def _search(start: Stacks, goal: Stacks, dm: tuple[int, ...], shape: tuple[int, ...],
-            itemsize: int) -> tuple[Step, ...]:
+            itemsize: int, alltoall: bool = True) -> tuple[Step, ...]:
     """A* from `start` to `goal` stacks over device matrix `dm`; cost = bytes per rank.
 
     Heuristic (consistent, so the first goal reached is the cheapest): the larger of
@@ -228,7 +233,7 @@ def _search(start: Stacks, goal: Stacks, dm: tuple[int, ...], shape: tuple[int, 
             continue
         local = _local_shape(state, sizes, shape)
         elems = math.prod(local)
-        for kind, dims, axis, nxt in _moves(state, goal, keep, sizes, local):
+        for kind, dims, axis, nxt in _moves(state, goal, keep, sizes, local, alltoall):
             key = (cost + _cost(kind, elems, sizes[axis]), nsteps + 1)
             if key < best.get(nxt, (math.inf, 0)):
                 best[nxt] = key

@@ -1,6 +1,16 @@
-"""Training utilities above nn: checkpoint files (save, load, load into a network)."""
+"""Training utilities above nn: checkpoint files (save, load, load into a network,
+reshard), the high-level `Model`, its callbacks and (as `mindspore.train`) the metrics."""
 from msops.train.merge import load_distributed_checkpoint, merge_sliced_parameter
 from msops.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
+from msops.train.transform import transform_checkpoints
+from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
+from msops.train import callback
+from msops.train.callback import (Callback, CheckpointConfig, LossMonitor,
+                                  ModelCheckpoint, RunContext, TimeMonitor)
+from msops.train.model import Model
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
-           "merge_sliced_parameter", "load_distributed_checkpoint"]
+           "merge_sliced_parameter", "load_distributed_checkpoint", "transform_checkpoints"]
+__all__ += ["Model", "callback", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
+            "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "MAE", "MSE",
+            "get_metric_fn"]

@@ -61,7 +61,7 @@ def merge_sliced_parameter(sliced_parameters: Sequence[Parameter],
 
 def load_distributed_checkpoint(network: Cell, checkpoint_filenames: Sequence[str],
                                 strict_load: bool = False,
-                                format: str = "safetensors") -> tuple[list[str], list[str]]:
+                                format: str | None = None) -> tuple[list[str], list[str]]:
     """Load shard files (one per rank of the saving run, in rank order) into `network`,
     whatever its strategy or rank count: each parameter is merged by its saved layout and
     loaded whole. Returns load_param_into_net's (not loaded, not used)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zlib
 from typing import Any, Mapping
 
@@ -18,6 +17,8 @@ import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import save_file
+
+from msops.train.atomic import atomic_write
 
 __all__ = ["write_tensors", "read_tensors", "CheckpointError"]
 
@@ -50,7 +51,6 @@ def write_tensors(path: str, tensors: Mapping[str, np.ndarray],
                   extra: Mapping[str, dict] | None = None) -> None:
     """Write `tensors` to `path` atomically: a temporary file in the same folder, flushed
     and fsynced, then renamed over `path`. On any error `path` is left as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
     entries = {}
     stored = {}
     for name, arr in tensors.items():
@@ -59,28 +59,7 @@ def write_tensors(path: str, tensors: Mapping[str, np.ndarray],
         entries[name] = {"dtype": arr.dtype.name, "shape": list(arr.shape), "crc32": _crc(arr),
                          **(extra or {}).get(name, {})}
     metadata = {"format": _FORMAT, "msops.tensors": json.dumps(entries)}
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
-    os.close(fd)
-    try:
-        save_file(stored, tmp, metadata=metadata)
-        with open(tmp, "rb+") as f:
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    try:                                   # make the rename itself durable
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    atomic_write(path, lambda tmp: save_file(stored, tmp, metadata=metadata))
 
 
 def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarray:
@@ -95,6 +74,34 @@ def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarr
     return stored
 
 
+def _cut_tensors(path: str) -> list[str]:
+    """Names of the tensors whose bytes lie past the end of a truncated file, read from
+    the safetensors header (8-byte little-endian length, then JSON); [] if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            if n > os.path.getsize(path):
+                return []
+            header = json.loads(f.read(n))
+        data = os.path.getsize(path) - 8 - n
+        return sorted(k for k, v in header.items()
+                      if k != "__metadata__" and v["data_offsets"][1] > data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str) -> None:
+    """MindSpore's safetensors checksum (`crc_check=True`): crc32 chained over each
+    tensor's name and bytes, in sorted name order, kept as a decimal string."""
+    crc = 0
+    for name in sorted(raw):
+        crc = zlib.crc32(name.encode(), crc)
+        crc = zlib.crc32(_c_order(raw[name]).reshape(-1).view(np.uint8), crc)
+    if str(crc & 0xFFFFFFFF) != crc_num.strip():
+        raise CheckpointError(f"For 'load_checkpoint', the file '{path}' fails MindSpore's "
+                              f"crc_num check: the file is corrupted or was tampered with.")
+
+
 def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     """(name -> array, name -> metadata entry) of a checkpoint file; every checksum is
     checked. A safetensors file without msops metadata is read without checks."""
@@ -106,8 +113,13 @@ def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
             metadata = f.metadata() or {}
             raw = {name: f.get_tensor(name) for name in f.keys()}
     except Exception as err:       # safetensors raises its own error types
+        lost = _cut_tensors(path)
+        which = f" (tensors cut off: {lost})" if lost else ""
         raise CheckpointError(f"For 'load_checkpoint', the file '{path}' is not a readable "
-                              f"safetensors checkpoint (truncated or corrupted): {err}") from None
+                              f"safetensors checkpoint (truncated or corrupted){which}: "
+                              f"{err}") from None
+    if metadata.get("format") == "ms" and "crc_num" in metadata:
+        _check_mindspore_crc(path, raw, metadata["crc_num"])
     if metadata.get("format") != _FORMAT:
         return raw, {}
     try:

@@ -7,7 +7,7 @@ With `integrated_save=False` each rank writes its own slices and their layouts.
 """
 from __future__ import annotations
 
-import json
+import os
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -20,6 +20,7 @@ from msops.parallel.context import is_parallel
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import is_split, local_slice, place_slices
 from msops.primitives.comm_ops import Broadcast
+from msops.train.ckpt_format import read_ckpt, write_ckpt
 from msops.train.safetensors_io import CheckpointError, read_tensors, write_tensors
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "CheckpointError"]
@@ -32,10 +33,45 @@ def _world() -> tuple[int, int]:
     return 0, 1
 
 
-def _check_format(format: str, api: str) -> None:
-    if format != "safetensors":
-        raise ValueError(f"For '{api}', the 'format' should be 'safetensors' (MindSpore's "
-                         f"'ckpt' is not supported yet), but got {format!r}.")
+_FORMATS = ("safetensors", "ckpt")
+
+
+def resolve_format(path: str, format: str | None, api: str) -> str:
+    """The file format: `format` when given, else by suffix (`.ckpt` is MindSpore's
+    protobuf file, anything else safetensors)."""
+    if format is None:
+        return "ckpt" if str(path).endswith(".ckpt") else "safetensors"
+    if format not in _FORMATS:
+        raise ValueError(f"For '{api}', the 'format' should be one of {list(_FORMATS)}, "
+                         f"but got {format!r}.")
+    return format
+
+
+def _writer(format: str, crc_check: bool) -> Callable[[str, dict, dict], None]:
+    """write(path, tensors, extra) of a format; a .ckpt keeps no layouts (MindSpore's
+    strategy files hold them), so an extra entry other than a whole tensor's is refused."""
+    if format == "safetensors":
+        return write_tensors
+
+    def write(path: str, tensors: dict, extra: dict) -> None:
+        sliced = [n for n, e in extra.items() if e.get("slice")]
+        if sliced:
+            raise ValueError(f"For 'save_checkpoint', format 'ckpt' cannot record the layout "
+                             f"of the slices {sliced} (integrated_save=False): use format "
+                             f"'safetensors', or save integrated.")
+        write_ckpt(path, tensors, crc_check=crc_check)
+    return write
+
+
+def read_checkpoint_file(path: str, format: str | None = None,
+                         api: str = "load_checkpoint") -> tuple[dict[str, np.ndarray], dict]:
+    """(name -> array, name -> msops metadata entry) of a .safetensors or .ckpt file."""
+    format = resolve_format(path, format, api)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"For '{api}', the checkpoint file '{path}' does not exist.")
+    if format == "ckpt":
+        return read_ckpt(path), {}
+    return read_tensors(path)
 
 
 def _array(value: Any, name: str) -> np.ndarray:
@@ -84,12 +120,13 @@ def _gathered(data: np.ndarray, layout: TensorLayout, rank: int) -> np.ndarray:
     return place_slices(blocks[:layout.device_num], layout)
 
 
-def _write_on_root(path: str, tensors: dict, extra: dict, rank: int, size: int) -> None:
+def _write_on_root(path: str, tensors: dict, extra: dict, rank: int, size: int,
+                   write: Callable[[str, dict, dict], None]) -> None:
     """Rank 0 writes; every rank learns whether it succeeded (a Broadcast is the barrier)."""
     failure: BaseException | None = None
     if rank == 0:
         try:
-            write_tensors(path, tensors, extra)
+            write(path, tensors, extra)
         except BaseException as err:     # reported to the others, then re-raised
             failure = err
     if size > 1:
@@ -104,15 +141,17 @@ def _write_on_root(path: str, tensors: dict, extra: dict, rank: int, size: int) 
 def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = True,
                     append_dict: Mapping[str, Any] | None = None,
                     choice_func: Callable[[str], bool] | None = None,
-                    format: str = "safetensors") -> None:
+                    format: str | None = None, crc_check: bool = False) -> None:
     """Save a Cell's parameters (or a dict / list of {'name', 'data'}) to `ckpt_file_name`.
 
     In a parallel run (a parallel_mode other than stand_alone) every rank calls it:
     `integrated_save=True` gathers each split parameter and rank 0 writes the whole
     network while the others wait; `False` makes each rank write its own slices (give
-    every rank its own file name). Stand-alone, the caller writes. `choice_func(name)` keeps a parameter
-    when true; `append_dict` adds entries (saved whole)."""
-    _check_format(format, "save_checkpoint")
+    every rank its own file name). Stand-alone, the caller writes. `choice_func(name)` keeps a
+    parameter when true; `append_dict` adds entries (saved whole). `format` "safetensors"
+    or "ckpt" (MindSpore's protobuf file; with `crc_check`, its crc32 trailer); None: by
+    the file's suffix."""
+    write = _writer(resolve_format(ckpt_file_name, format, "save_checkpoint"), crc_check)
     data, layouts = _entries(save_obj)
     if choice_func is not None:
         data = {n: v for n, v in data.items() if choice_func(n)}
@@ -132,18 +171,19 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
     for name, value in (append_dict or {}).items():
         tensors[str(name)] = _array(value, str(name))
     if integrated_save:
-        _write_on_root(ckpt_file_name, tensors, extra, rank, size)
+        _write_on_root(ckpt_file_name, tensors, extra, rank, size, write)
     else:
-        write_tensors(ckpt_file_name, tensors, extra)
+        write(ckpt_file_name, tensors, extra)
 
 
 def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: bool = False,
                     choice_func: Callable[[str], bool] | None = None,
-                    format: str = "safetensors") -> dict[str, Parameter]:
+                    format: str | None = None) -> dict[str, Parameter]:
     """name -> Parameter of a checkpoint file, every checksum verified (and loaded into
-    `net` when given). A slice saved with `integrated_save=False` carries `.layout`."""
-    _check_format(format, "load_checkpoint")
-    arrays, entries = read_tensors(ckpt_file_name)
+    `net` when given). A slice saved with `integrated_save=False` carries `.layout`.
+    `format` "safetensors" (msops' or MindSpore's) or "ckpt" (MindSpore's protobuf
+    file); None: by the file's suffix."""
+    arrays, entries = read_checkpoint_file(ckpt_file_name, format)
     out = {}
     for name, arr in arrays.items():
         if choice_func is not None and not choice_func(name):

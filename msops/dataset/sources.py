@@ -1,0 +1,158 @@
+"""Dataset sources: `GeneratorDataset` (a Python source) and `NumpySlicesDataset` (arrays
+cut along their first dim), with MindSpore's sampling: optional shuffle and per-rank
+shards (`num_shards`, `shard_id`).
+
+Sharding follows MindSpore's distributed sampler: the (shuffled, per epoch) index list is
+dealt round-robin, shard k taking indices k, k + num_shards, ... and wrapping around to the
+start so that every shard has ceil(rows / num_shards) rows. Equal shard sizes matter: every
+rank of an SPMD program must run the same number of steps.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from msops.common import validator
+from msops.dataset import config
+from msops.dataset.engine import Dataset, Row
+
+__all__ = ["GeneratorDataset", "NumpySlicesDataset"]
+
+
+class GeneratorDataset(Dataset):
+    """Rows from a Python `source`: a random-accessible object (`__getitem__(i)` and
+    `__len__`), an iterable, or a callable returning an iterable (a generator function).
+    Each item is a tuple with one value per column (or one value for one column).
+
+    `shuffle` (default: True for a random-accessible source, as MindSpore), `num_shards` /
+    `shard_id` (this process's part of the rows) and `num_samples` (rows per shard at
+    most) need a random-accessible source. `sampler` and worker options are accepted at
+    their defaults only.
+    """
+
+    def __init__(self, source: Any, column_names: str | Sequence[str] | None = None,
+                 column_types: Any = None, schema: Any = None, num_samples: int | None = None,
+                 num_parallel_workers: int = 1, shuffle: bool | None = None,
+                 sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, python_multiprocessing: bool = True,
+                 max_rowsize: Any = None) -> None:
+        api = type(self).__name__
+        if column_names is None:
+            raise ValueError(f"For '{api}', the 'column_names' should name the source's "
+                             f"columns (msops has no schema files), but got None.")
+        names = [column_names] if isinstance(column_names, str) else list(column_names)
+        if not names or not all(isinstance(n, str) for n in names) or \
+                len(set(names)) != len(names):
+            raise ValueError(f"For '{api}', the 'column_names' should be distinct strings, "
+                             f"but got {column_names!r}.")
+        super().__init__(names)
+        if sampler is not None:
+            raise ValueError(f"For '{api}', the 'sampler' is not supported (use 'shuffle', "
+                             f"'num_shards' and 'shard_id'), but got {sampler!r}.")
+        self.random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        if shuffle is not None:
+            validator.check_bool("shuffle", shuffle, api)
+        self.do_shuffle = self.random_access if shuffle is None else shuffle
+        self.num_shards, self.shard_id = _check_shards(num_shards, shard_id, api)
+        if num_samples is not None:
+            validator.check_positive_int(num_samples, "num_samples", api)
+        self.num_samples = num_samples
+        if not self.random_access and (self.do_shuffle or self.num_shards > 1):
+            raise ValueError(f"For '{api}', 'shuffle' and 'num_shards' need a random-accessible "
+                             f"source (with __getitem__ and __len__), but got "
+                             f"{type(source).__name__}.")
+        self.source = source
+        self.seed = config.get_seed()       # read when the dataset is built, as MindSpore
+
+    def _indices(self, epoch: int) -> np.ndarray:
+        """This shard's row indices for pass `epoch`."""
+        n = len(self.source)
+        order = np.random.default_rng([self.seed, epoch]).permutation(n) if self.do_shuffle \
+            else np.arange(n)
+        per_shard = -(-n // self.num_shards)
+        picks = order[(np.arange(per_shard) * self.num_shards + self.shard_id) % n] \
+            if n else order
+        return picks[:self.num_samples] if self.num_samples is not None else picks
+
+    def _rows(self, epoch: int) -> Iterator[Row]:
+        if self.random_access:
+            for i in self._indices(epoch):
+                yield self._row(self.source[int(i)])
+            return
+        items = self.source() if callable(self.source) else self.source
+        for k, item in enumerate(items):
+            if self.num_samples is not None and k >= self.num_samples:
+                return
+            yield self._row(item)
+
+    def _row(self, item: Any) -> Row:
+        values = item if isinstance(item, (tuple, list)) and len(self._column_names) > 1 or \
+            isinstance(item, tuple) else (item,)
+        if len(values) != len(self._column_names):
+            raise ValueError(f"For '{type(self).__name__}', every row should have one value "
+                             f"per column {self._column_names}, but got {len(values)}.")
+        return tuple(np.asarray(v) for v in values)
+
+    def _num_rows(self) -> int | None:
+        if not self.random_access:
+            return None
+        n = len(self.source)
+        per_shard = -(-n // self.num_shards)
+        return per_shard if self.num_samples is None else min(per_shard, self.num_samples)
+
+
+class _Slices:
+    """Random access to rows of equally long arrays."""
+
+    def __init__(self, columns: list[np.ndarray]) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def __getitem__(self, i: int) -> tuple:
+        return tuple(c[i] for c in self.columns)
+
+
+class NumpySlicesDataset(GeneratorDataset):
+    """Rows cut from `data` along its first dim: an array or a list (one column), a tuple
+    of arrays (one per column) or a dict {column name: array}. Column names default to `column_0`, ...;
+    shuffled by default, as MindSpore."""
+
+    def __init__(self, data: Any, column_names: str | Sequence[str] | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int = 1,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None) -> None:
+        if isinstance(data, dict):
+            names = list(data) if column_names is None else column_names
+            columns = [np.asarray(v) for v in data.values()]
+        elif isinstance(data, tuple):             # a tuple: one column per item
+            columns = [np.asarray(v) for v in data]
+            names = column_names
+        else:                                     # a list or an array: one column
+            columns = [np.asarray(data)]
+            names = column_names
+        if names is None:
+            names = [f"column_{k}" for k in range(len(columns))]
+        lengths = {len(c) if c.ndim else -1 for c in columns}
+        if len(lengths) != 1 or -1 in lengths:
+            raise ValueError(f"For 'NumpySlicesDataset', every column should be an array with "
+                             f"the same first dim, but got shapes {[c.shape for c in columns]}.")
+        super().__init__(_Slices(columns), names, num_samples=num_samples,
+                         num_parallel_workers=num_parallel_workers, shuffle=shuffle,
+                         sampler=sampler, num_shards=num_shards, shard_id=shard_id)
+
+
+def _check_shards(num_shards: int | None, shard_id: int | None, api: str) -> tuple[int, int]:
+    if (num_shards is None) != (shard_id is None):
+        raise ValueError(f"For '{api}', the 'num_shards' and 'shard_id' should be given "
+                         f"together, but got num_shards={num_shards}, shard_id={shard_id}.")
+    if num_shards is None:
+        return 1, 0
+    validator.check_positive_int(num_shards, "num_shards", api)
+    validator.check_non_negative_int(shard_id, "shard_id", api)
+    if shard_id >= num_shards:
+        raise ValueError(f"For '{api}', the 'shard_id' should be < num_shards: {num_shards}, "
+                         f"but got {shard_id}.")
+    return num_shards, shard_id

@@ -1,0 +1,176 @@
+"""Chosen strategies and parameter layouts of a compiled network, and strategy files.
+
+The partition pass records the strategy it used for every primitive (the user's, or the
+data-parallel default it chose) and the layout of every parameter. `get_strategies(net)`
+reads them back by the op's place in the network: the dotted attribute path of the
+primitive (`"dense.matmul"`, like parameter names). A strategy file is JSON in the shape
+and spelling of MindSpore's (strategy_ckpt_save_file):
+
+    {"current_stage": 0, "device_num": 4,
+     "parallel_strategy_item": {"dense.matmul": {"op": "MatMul", "stage": 0,
+                                                 "parallel_strategy": [[2, 1], [1, 2]]}},
+     "parallel_layout_item": {"dense.weight": {"dev_matrix": [2, 2], "tensor_map": [0, -1],
+                                              "slice_shape": [4, 8], "tensor_shape": [8, 8],
+                                              "field_size": 0, "uniform_split": true,
+                                              "opt_shard_group": ""}}}
+
+With `strategy_ckpt_load_file` set, every op named in the file takes the file's strategy
+before the partition pass (the file wins over a `shard()` in code, as in MindSpore); an
+op the network lacks, another device number, or a parameter laid out otherwise after
+compile is a ValueError naming it. This module knows networks only by duck typing
+(`cells_and_names()`), so it stays below `nn`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from typing import Any, Iterator, Mapping
+
+from msops.parallel import context as pctx
+from msops.parallel.layout import TensorLayout
+from msops.parallel.param_layout import layouts_of
+from msops.primitives.primitive import Primitive
+
+__all__ = ["record_strategy", "get_strategies", "strategy_file_dict", "save_strategy_file",
+           "read_strategy_file", "layout_from_item", "apply_strategy_file",
+           "after_compile"]
+
+_chosen: "weakref.WeakKeyDictionary[Primitive, tuple]" = weakref.WeakKeyDictionary()
+
+
+def record_strategy(prim: Primitive, strategy: tuple) -> None:
+    """Remember the strategy the partition pass used for `prim`."""
+    _chosen[prim] = tuple(tuple(int(v) for v in s) for s in strategy)
+
+
+def _named_primitives(net: Any) -> Iterator[tuple[str, Primitive]]:
+    """(dotted attribute path, primitive) of every primitive attribute of `net`'s cells."""
+    seen: set[int] = set()
+    for cell_name, cell in net.cells_and_names():
+        for attr, value in vars(cell).items():
+            if isinstance(value, Primitive) and id(value) not in seen:
+                seen.add(id(value))
+                yield (f"{cell_name}.{attr}" if cell_name else attr), value
+
+
+def get_strategies(net: Any) -> dict[str, tuple]:
+    """Op path -> the strategy the latest compile used for it (the user's or the
+    data-parallel default), for each primitive of `net` a partitioned graph ran."""
+    return {name: _chosen[p] for name, p in _named_primitives(net) if p in _chosen}
+
+
+def _layout_item(lay: TensorLayout) -> dict:
+    return {"dev_matrix": list(lay.device_matrix),
+            "tensor_map": [list(m) if isinstance(m, tuple) else m for m in lay.tensor_map],
+            "slice_shape": list(lay.slice_shape), "tensor_shape": list(lay.tensor_shape),
+            "field_size": 0, "uniform_split": True, "opt_shard_group": ""}
+
+
+def layout_from_item(name: str, item: Mapping[str, Any]) -> TensorLayout:
+    """A TensorLayout from a parallel_layout_item entry (tensor_shape, else the full shape
+    from slice_shape and the splits, as MindSpore's files give it)."""
+    dm = tuple(item["dev_matrix"])
+    tmap = tuple(tuple(m) if isinstance(m, list) else m for m in item["tensor_map"])
+    shape = item.get("tensor_shape")
+    if shape is None:
+        probe = TensorLayout(dm, tmap, tuple(item["slice_shape"]))
+        shape = [s * probe.dim_parts(d) for d, s in enumerate(item["slice_shape"])]
+    return TensorLayout(dm, tmap, tuple(shape))
+
+
+def strategy_file_dict(net: Any, device_num: int) -> dict:
+    """The strategy-file content of `net` after its latest compile."""
+    ops = {name: {"op": p.name, "stage": 0, "parallel_strategy": [list(s) for s in _chosen[p]]}
+           for name, p in _named_primitives(net) if p in _chosen}
+    layouts = {name: _layout_item(pl.layout)
+               for name, pl in layouts_of(net.get_parameters()).items()}
+    return {"current_stage": 0, "device_num": device_num, "parallel_strategy_item": ops,
+            "parallel_layout_item": layouts}
+
+
+def save_strategy_file(path: str, content: Mapping[str, Any]) -> None:
+    """Write a strategy file (JSON). Every rank may write the same path at once: each
+    writes its own temporary file and renames it over `path` (atomic, same content)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(content, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def read_strategy_file(path: str, api: str = "strategy_ckpt_load_file") -> dict:
+    """A strategy file's content, checked for its two item tables."""
+    try:
+        with open(path) as f:
+            content = json.load(f)
+    except OSError as err:
+        raise FileNotFoundError(f"For '{api}', the strategy file '{path}' cannot be read: "
+                                f"{err.strerror}.") from None
+    except ValueError as err:
+        raise ValueError(f"For '{api}', the strategy file '{path}' should be JSON, but it "
+                         f"does not parse: {err}.") from None
+    if not isinstance(content, dict) or not isinstance(content.get("parallel_layout_item"),
+                                                       dict) \
+            or not isinstance(content.get("parallel_strategy_item", {}), dict):
+        raise ValueError(f"For '{api}', the strategy file '{path}' should hold "
+                         f"'parallel_strategy_item' and 'parallel_layout_item' tables, but "
+                         f"got keys {sorted(content) if isinstance(content, dict) else content}.")
+    return content
+
+
+def _match(key: str, names: list[str]) -> str | None:
+    """The network op for a file key: the same path, else the one path that equals it
+    after a wrapper's prefix (`network._backbone.dense.matmul` ~ `dense.matmul`)."""
+    if key in names:
+        return key
+    hits = [n for n in names if n.endswith("." + key) or key.endswith("." + n)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def apply_strategy_file(net: Any) -> None:
+    """With strategy_ckpt_load_file set, give `net`'s ops the file's strategies."""
+    path = pctx.get_auto_parallel_context("strategy_ckpt_load_file")
+    if not path or not hasattr(net, "cells_and_names"):
+        return
+    api = "strategy_ckpt_load_file"
+    content = read_strategy_file(path, api)
+    want = content.get("device_num")
+    have = pctx.parallel_device_num()
+    if want is not None and want != have:
+        raise ValueError(f"For '{api}', the strategy file '{path}' was saved for device_num "
+                         f"{want}, which should equal this run's {have}, but it does not.")
+    prims = dict(_named_primitives(net))
+    for key, item in content.get("parallel_strategy_item", {}).items():
+        name = _match(key, list(prims))
+        if name is None:
+            raise ValueError(f"For '{api}', the strategy file '{path}' names the op '{key}', "
+                             f"which the network should have, but it has only "
+                             f"{sorted(prims)}.")
+        prim = prims[name]
+        if item.get("op", prim.name) != prim.name:
+            raise ValueError(f"For '{api}', the op '{key}' in '{path}' should be a "
+                             f"{prim.name} (the network's '{name}'), but got {item['op']}.")
+        prim.in_strategy = tuple(tuple(s) for s in item["parallel_strategy"])
+
+
+def after_compile(net: Any) -> None:
+    """After a partition: check the parameter layouts against a loaded strategy file and
+    write strategy_ckpt_save_file when set."""
+    if not hasattr(net, "cells_and_names"):
+        return
+    load = pctx.get_auto_parallel_context("strategy_ckpt_load_file")
+    if load:
+        items = read_strategy_file(load)["parallel_layout_item"]
+        for name, pl in layouts_of(net.get_parameters()).items():
+            key = _match(name, list(items))
+            if key is not None and layout_from_item(key, items[key]) != pl.layout:
+                raise ValueError(f"For 'strategy_ckpt_load_file', the layout of parameter "
+                                 f"'{name}' should be the file's {items[key]} ('{load}'), but "
+                                 f"the compiled network has {_layout_item(pl.layout)}.")
+    save = pctx.get_auto_parallel_context("strategy_ckpt_save_file")
+    if save:
+        save_strategy_file(save, strategy_file_dict(net, pctx.parallel_device_num()))

@@ -1,0 +1,207 @@
+"""Offline resharding, folder to folder: transform_checkpoints, and the shard reading
+(`merged_parameters`) that `msops ckpt merge|reshard|verify` share.
+
+A distributed checkpoint folder holds one subfolder per rank, `rank_0`, `rank_1`, ...,
+each with one checkpoint file (MindSpore's layout). A slice's layout comes from its
+file (msops' safetensors shards record it) or from the strategy file of the run that
+saved it; a parameter neither gives is whole in every file. Each parameter is rebuilt
+whole from its slices, then cut by the destination strategy; the destination gets the
+same folder layout, `rank_k/<ckpt_prefix><k>.<format>`.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from msops.parallel.layout import TensorLayout
+from msops.parallel.slices import is_split, place_slices
+from msops.parallel.strategy_ckpt import layout_from_item, read_strategy_file
+from msops.train.ckpt_format import write_ckpt
+from msops.train.safetensors_io import CheckpointError, write_tensors
+from msops.train.serialization import _layout_meta, read_checkpoint_file, resolve_format
+
+__all__ = ["transform_checkpoints", "rank_files", "strategy_layouts", "read_shards",
+           "merged_parameters", "Shards"]
+
+Progress = Callable[[Iterable, int, str], Iterable]
+_RANK_DIR = re.compile(r"^rank_(\d+)$")
+_SUFFIXES = (".safetensors", ".ckpt")
+
+
+def _no_progress(items: Iterable, total: int, desc: str) -> Iterable:
+    return items
+
+
+def rank_files(src_dir: str, api: str = "transform_checkpoints") -> list[str]:
+    """The checkpoint file of every `rank_<i>` subfolder of `src_dir`, in rank order;
+    a missing rank folder, or one without exactly one checkpoint, is named."""
+    if not os.path.isdir(src_dir):
+        raise FileNotFoundError(f"For '{api}', the checkpoint folder '{src_dir}' does not "
+                                f"exist.")
+    ranks = sorted(int(m.group(1)) for m in map(_RANK_DIR.match, os.listdir(src_dir)) if m)
+    if not ranks:
+        raise ValueError(f"For '{api}', the folder '{src_dir}' should hold rank_0, rank_1, "
+                         f"... subfolders (one per rank), but it has none.")
+    missing = sorted(set(range(ranks[-1] + 1)) - set(ranks))
+    if missing:
+        raise FileNotFoundError(f"For '{api}', the checkpoint of rank {missing[0]} is "
+                                f"missing: '{os.path.join(src_dir, f'rank_{missing[0]}')}' "
+                                f"does not exist (ranks found: {ranks}).")
+    files = []
+    for r in ranks:
+        folder = os.path.join(src_dir, f"rank_{r}")
+        found = sorted(f for f in os.listdir(folder) if f.endswith(_SUFFIXES))
+        if len(found) != 1:
+            raise ValueError(f"For '{api}', the folder '{folder}' should hold one checkpoint "
+                             f"file (.safetensors or .ckpt), but got {found}.")
+        files.append(os.path.join(folder, found[0]))
+    return files
+
+
+def strategy_layouts(strategy_file: str | None, api: str) -> dict[str, TensorLayout]:
+    """Parameter name -> layout of a strategy file ({} without one)."""
+    if not strategy_file:
+        return {}
+    items = read_strategy_file(strategy_file, api)["parallel_layout_item"]
+    return {name: layout_from_item(name, item) for name, item in items.items()}
+
+
+class Shards:
+    """The files of a distributed checkpoint and each parameter's layout.
+
+    `layouts[name]` is the layout its slices were saved under, None when every file holds
+    it whole. Arrays are read file by file on demand (`arrays(rank)`)."""
+
+    def __init__(self, files: list[str], layouts: dict[str, TensorLayout | None],
+                 names: list[str], arrays: list[dict[str, np.ndarray]],
+                 entries: list[dict]) -> None:
+        self.files, self.layouts, self.names = files, layouts, names
+        self.arrays, self.entries = arrays, entries
+
+
+def read_shards(files: list[str], strategy_file: str | None = None,
+                api: str = "transform_checkpoints") -> Shards:
+    """Read every rank's file (each checksum checked) and settle each parameter's layout:
+    the files' own, else the strategy file's, else whole. Files that disagree on the
+    parameters or layouts, or hold a slice of the wrong shape, are errors naming them."""
+    from_strategy = strategy_layouts(strategy_file, api)
+    arrays, entries = [], []
+    for f in files:
+        a, e = read_checkpoint_file(f, None, api)
+        arrays.append(a)
+        entries.append(e)
+    names = list(arrays[0])
+    for f, a in zip(files, arrays):
+        if sorted(a) != sorted(names):
+            extra = sorted(set(a) ^ set(names))
+            raise CheckpointError(f"For '{api}', every rank's file should hold the parameters "
+                                  f"of '{files[0]}', but '{f}' differs in {extra}.")
+    layouts: dict[str, TensorLayout | None] = {}
+    for name in names:
+        own = [_file_layout(e.get(name, {})) for e in entries]
+        layout = own[0] if own[0] is not None else from_strategy.get(name)
+        if any(o != own[0] for o in own):
+            raise CheckpointError(f"For '{api}', every rank's file should record the same "
+                                  f"layout of '{name}', but they differ.")
+        if layout is not None and is_split(layout):
+            if layout.device_num != len(files):
+                raise CheckpointError(f"For '{api}', the layout of '{name}' ({layout}) has "
+                                      f"{layout.device_num} ranks, so there should be "
+                                      f"{layout.device_num} rank files, but got {len(files)}.")
+            for f, a in zip(files, arrays):
+                if tuple(a[name].shape) != layout.slice_shape:
+                    raise CheckpointError(f"For '{api}', the slice of '{name}' in '{f}' should "
+                                          f"have the shape {layout.slice_shape} of {layout}, "
+                                          f"but got {tuple(a[name].shape)}.")
+        else:
+            layout = None
+            # no layout: every rank must hold the same whole tensor (equal slices of a
+            # split parameter saved without its layout would otherwise pass as whole)
+            for f, a in zip(files[1:], arrays[1:]):
+                if a[name].shape != arrays[0][name].shape or \
+                        not np.array_equal(a[name], arrays[0][name], equal_nan=True):
+                    raise CheckpointError(
+                        f"For '{api}', '{name}' has different shapes or values in the rank "
+                        f"files ('{files[0]}' and '{f}') and no layout says how they fit: "
+                        f"give the saving run's strategy file.")
+        layouts[name] = layout
+    return Shards(files, layouts, names, arrays, entries)
+
+
+def _file_layout(entry: Mapping[str, Any]) -> TensorLayout | None:
+    if not entry.get("slice"):
+        return None
+    return layout_from_item("", {"dev_matrix": entry["layout"]["device_matrix"],
+                                 "tensor_map": entry["layout"]["tensor_map"],
+                                 "tensor_shape": entry["layout"]["tensor_shape"]})
+
+
+def merged_parameters(shards: Shards, progress: Progress = _no_progress,
+                      ) -> Iterable[tuple[str, np.ndarray]]:
+    """(name, whole array) of each parameter, one at a time, its slices put in place."""
+    for name in progress(shards.names, len(shards.names), "merge"):
+        layout = shards.layouts[name]
+        if layout is None:
+            yield name, shards.arrays[0][name]
+        else:
+            yield name, place_slices(np.stack([a[name] for a in shards.arrays]), layout)
+
+
+def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None) -> int:
+    if not dst_strategy_file:
+        return 1
+    content = read_strategy_file(dst_strategy_file, "transform_checkpoints")
+    counts = {lay.device_num for lay in layouts.values()}
+    n = content.get("device_num") or (max(counts) if counts else 1)
+    if counts - {n}:
+        raise ValueError(f"For 'transform_checkpoints', every layout of '{dst_strategy_file}' "
+                         f"should span its device_num {n} ranks, but got {sorted(counts)}.")
+    return n
+
+
+def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
+                          ckpt_prefix: str, src_strategy_file: str | None = None,
+                          dst_strategy_file: str | None = None,
+                          output_format: str = "safetensors",
+                          progress: Progress = _no_progress) -> None:
+    """Reshard a distributed checkpoint offline: `src/rank_<i>/` (saved under
+    `src_strategy_file`, or carrying their layouts; None: whole) to
+    `dst/rank_<k>/<ckpt_prefix><k>.<output_format>` under `dst_strategy_file` (None: one
+    whole checkpoint in rank_0). A safetensors destination records each slice's layout
+    too, so `load_distributed_checkpoint` and `msops ckpt` read it without the strategy."""
+    api = "transform_checkpoints"
+    if not isinstance(ckpt_prefix, str):
+        raise TypeError(f"For '{api}', the 'ckpt_prefix' should be a str, but got "
+                        f"{type(ckpt_prefix).__name__}.")
+    output_format = resolve_format("", output_format, api)
+    shards = read_shards(rank_files(src_checkpoints_dir, api), src_strategy_file, api)
+    dst_layouts = strategy_layouts(dst_strategy_file, api)
+    unknown = sorted(set(dst_layouts) - set(shards.names))
+    if unknown:
+        raise ValueError(f"For '{api}', the destination strategy '{dst_strategy_file}' lays "
+                         f"out {unknown}, which the source checkpoint should hold, but it "
+                         f"holds only {shards.names}.")
+    n = _dst_ranks(dst_layouts, dst_strategy_file)
+    out: list[dict[str, np.ndarray]] = [{} for _ in range(n)]
+    extra: list[dict[str, dict]] = [{} for _ in range(n)]
+    for name, full in merged_parameters(shards, progress):
+        layout = dst_layouts.get(name)
+        if layout is not None and tuple(full.shape) != layout.tensor_shape:
+            raise ValueError(f"For '{api}', the parameter '{name}' should have the shape "
+                             f"{layout.tensor_shape} of the destination strategy, but got "
+                             f"{tuple(full.shape)} in the source checkpoint.")
+        split = layout is not None and is_split(layout)
+        for r in range(n):
+            out[r][name] = np.ascontiguousarray(full[layout.slice_of(r)]) if split else full
+            extra[r][name] = _layout_meta(layout, slice_saved=split)
+    for r in range(n):
+        folder = os.path.join(dst_checkpoints_dir, f"rank_{r}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{ckpt_prefix}{r}.{output_format}")
+        if output_format == "ckpt":
+            write_ckpt(path, out[r])
+        else:
+            write_tensors(path, out[r], extra[r])

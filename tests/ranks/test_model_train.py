@@ -1,0 +1,123 @@
+"""Model.train on scikit-learn's digits under real MPI equals the serial run.
+
+Every rank first trains the serial reference (one process, whole global batches from an
+unsharded dataset), then the data-parallel run: each rank reads its shard of the same
+shuffled dataset (num_shards = N, shard_id = rank), batches of 64 / N. The loss of every
+step and the final parameters must match. Also: a tuple dataset_strategy with repeated
+ranks, ModelCheckpoint in a parallel run, and the shard check.
+"""
+import os
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+import msops as ms
+from msops import Tensor, dataset as ds, nn
+from msops.communication import get_group_size, get_rank
+from msops.train.callback import Callback
+
+RANKS = (2, 4)
+N = get_group_size()
+GLOBAL_BATCH = 64
+SAMPLES = 512                   # 8 steps an epoch
+
+
+def digits():
+    d = load_digits()
+    return (d.data[:SAMPLES] / 16.0).astype(np.float32), d.target[:SAMPLES].astype(np.int32)
+
+
+class Record(Callback):
+    """The loss of every step."""
+
+    def __init__(self):
+        self.losses = []
+
+    def on_train_step_end(self, run_context):
+        self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
+
+
+def train(num_shards=None, shard_id=None, epochs=2, callbacks=()):
+    ms.set_seed(7)                                  # same weights and shuffles everywhere
+    net = nn.SequentialCell([nn.Dense(64, 32, activation="relu"), nn.Dense(32, 10)])
+    model = ms.Model(net, nn.CrossEntropyLoss(),
+                     nn.Momentum(net.trainable_params(), 1.0, 0.9), metrics={"acc"})
+    x, y = digits()
+    shards = num_shards or 1
+    data = ds.NumpySlicesDataset((x, y), ["image", "label"], shuffle=True,
+                                 num_shards=num_shards, shard_id=shard_id)
+    data = data.batch(GLOBAL_BATCH // shards, drop_remainder=True)
+    rec = Record()
+    model.train(epochs, data, callbacks=[rec, *callbacks])
+    return rec.losses, [p.asnumpy().copy() for p in net.trainable_params()], model
+
+
+@pytest.fixture(scope="module")
+def serial():
+    ms.reset_auto_parallel_context()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    losses, params, _ = train()
+    return losses, params
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    yield
+    ms.reset_auto_parallel_context()
+
+
+def assert_same(got, want):
+    np.testing.assert_allclose(got[0], want[0], rtol=2e-5, atol=2e-6)
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_data_parallel_model_train_equals_serial(serial):
+    assert len(serial[0]) == 2 * SAMPLES // GLOBAL_BATCH
+    assert serial[0][-1] < 0.6 * serial[0][0]                       # it learns
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N,
+                                 gradients_mean=True)
+    assert ds.parallel_shard() == (N, get_rank())
+    got = train(N, get_rank())
+    assert_same(got[:2], serial)
+
+
+def test_tuple_dataset_strategy_with_repeated_ranks_equals_serial(serial):
+    """((2, 1), (2,)): 2 shards; on 4 ranks each shard is fed by 2 ranks."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N,
+                                 dataset_strategy=((2, 1), (2,)))
+    shards, shard_id = ds.parallel_shard()
+    assert (shards, shard_id) == (2, get_rank() // (N // 2))
+    assert_same(train(shards, shard_id)[:2], serial)
+
+
+def test_model_checkpoint_in_parallel_saves_the_whole_network(tmp_path_factory):
+    folder = os.path.join(str(tmp_path_factory.getbasetemp()), "shared_ckpt")
+    # every rank must name the same folder: rank 0's path goes to all
+    folder = ms.ops.Broadcast(0)((Tensor(np.frombuffer(folder.encode().ljust(512), np.uint8)),))
+    folder = bytes(folder[0].asnumpy()).decode().strip()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N)
+    cfg = ms.CheckpointConfig(save_checkpoint_steps=4, keep_checkpoint_max=2)
+    ckpt = ms.ModelCheckpoint("dp", folder, cfg)
+    _, params, model = train(N, get_rank(), epochs=1, callbacks=[ckpt])
+    ms.ops.Barrier()()
+    if get_rank() == 0:
+        assert sorted(os.listdir(folder)) == ["dp-1_4.safetensors", "dp-1_8.safetensors"]
+    loaded = ms.load_checkpoint(os.path.join(folder, "dp-1_8.safetensors"))
+    names = [p.name for p in model.train_network.optimizer.parameters]
+    for name, want in zip(names, params):
+        np.testing.assert_array_equal(loaded[name].asnumpy(), want)
+
+
+def test_unsharded_dataset_in_data_parallel_is_an_error():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N)
+    with pytest.raises(ValueError, match=rf"For 'Model.train', with dataset_strategy "
+                                         rf"'data_parallel' on {N} ranks, rank {get_rank()}'s "
+                                         rf"dataset should be read with num_shards={N}, "
+                                         rf"shard_id={get_rank()}"):
+        train()

@@ -1,0 +1,116 @@
+"""Chosen strategies after compile and strategy files (strategy_ckpt_save/load_file),
+on a simulated world of 8 (planning only)."""
+import json
+
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Parameter, Tensor, nn, ops
+from msops.parallel import get_strategies
+
+
+class Net(nn.Cell):
+    def __init__(self, strategy=((2, 1), (1, 4))):
+        super().__init__()
+        self.matmul = ops.MatMul()
+        if strategy:
+            self.matmul.shard(strategy)
+        self.add = ops.Add()
+        self.w = Parameter(Tensor(np.ones((16, 8), np.float32)), name="w")
+        self.b = Parameter(Tensor(np.zeros((8,), np.float32)), name="b")
+
+    def construct(self, x):
+        return self.add(self.matmul(x, self.w), self.b)
+
+
+class Outer(nn.Cell):
+    def __init__(self, inner):
+        super().__init__()
+        self.backbone = inner
+        self.relu = ops.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.backbone(x))
+
+
+X = Tensor(np.ones((8, 16), np.float32))
+
+
+@pytest.fixture
+def semi(sim):
+    sim(8, 3)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=8,
+                                 full_batch=True)
+    yield
+    ms.reset_auto_parallel_context()
+
+
+def test_get_strategies_after_compile(semi):
+    net = Outer(Net())
+    assert get_strategies(net) == {}
+    net.compile(X)
+    # the user's strategy, and the data-parallel defaults the pass chose for the others
+    assert get_strategies(net) == {"backbone.matmul": ((2, 1), (1, 4)),
+                                   "backbone.add": ((8, 1), (1,)),
+                                   "relu": ((8, 1),)}
+
+
+def test_save_then_load_strategy_file(semi, tmp_path):
+    path = str(tmp_path / "strategy.json")
+    ms.set_auto_parallel_context(strategy_ckpt_save_file=path)
+    net = Net()
+    net.compile(X)
+    content = json.load(open(path))
+    assert content["device_num"] == 8
+    assert content["parallel_strategy_item"]["matmul"] == {
+        "op": "MatMul", "stage": 0, "parallel_strategy": [[2, 1], [1, 4]]}
+    assert content["parallel_layout_item"]["w"]["dev_matrix"] == [2, 4]
+    assert content["parallel_layout_item"]["w"]["tensor_map"] == [-1, 0]
+    assert content["parallel_layout_item"]["w"]["slice_shape"] == [16, 2]
+    # a fresh network without shard() takes the file's strategies, also under a wrapper
+    ms.set_auto_parallel_context(strategy_ckpt_save_file="", strategy_ckpt_load_file=path)
+    fresh = Outer(Net(strategy=None))
+    fresh.compile(X)
+    assert get_strategies(fresh)["backbone.matmul"] == ((2, 1), (1, 4))
+    lay = fresh.parameter_layout_dict
+    assert lay["backbone.w"][:3] == ([2, 4], [-1, 0], [16, 2]), lay
+
+
+def test_strategy_file_mismatches_are_errors(semi, tmp_path):
+    path = str(tmp_path / "s.json")
+    ms.set_auto_parallel_context(strategy_ckpt_save_file=path)
+    Net().compile(X)
+    content = json.load(open(path))
+    ms.set_auto_parallel_context(strategy_ckpt_save_file="", strategy_ckpt_load_file=path)
+
+    content["device_num"] = 4
+    json.dump(content, open(path, "w"))
+    with pytest.raises(ValueError, match=r"s\.json' was saved for device_num 4, which "
+                                         r"should equal this run's 8"):
+        Net().compile(X)
+    content["device_num"] = 8
+    content["parallel_strategy_item"]["conv"] = {"op": "Conv2D", "parallel_strategy": [[1]]}
+    json.dump(content, open(path, "w"))
+    with pytest.raises(ValueError, match=r"names the op 'conv', which the network should have"):
+        Net().compile(X)
+    del content["parallel_strategy_item"]["conv"]
+    content["parallel_strategy_item"]["add"] = {"op": "Sub", "parallel_strategy": [[1, 1], [1]]}
+    json.dump(content, open(path, "w"))
+    with pytest.raises(ValueError, match=r"op 'add' in '.*' should be a Add .*but got Sub"):
+        Net().compile(X)
+    del content["parallel_strategy_item"]["add"]
+    content["parallel_layout_item"]["w"]["tensor_map"] = [0, -1]
+    json.dump(content, open(path, "w"))
+    with pytest.raises(ValueError, match=r"layout of parameter 'w' should be the file's"):
+        Net().compile(X)
+    open(path, "w").write("{not json")
+    with pytest.raises(ValueError, match=r"'.*s\.json' should be JSON"):
+        Net().compile(X)
+
+
+def test_context_keys_are_strings():
+    with pytest.raises(TypeError, match="strategy_ckpt_save_file"):
+        ms.set_auto_parallel_context(strategy_ckpt_save_file=3)
+    assert ms.get_auto_parallel_context("strategy_ckpt_load_file") == ""
