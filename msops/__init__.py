@@ -12,7 +12,9 @@ from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402
+from msops.parallel import Layout  # noqa: E402  (MindSpore 2.3's mindspore.Layout)
 from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
+from msops.jit import JitConfig, jit  # noqa: E402
 from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
                          load_param_into_net, merge_sliced_parameter, save_checkpoint)
 from msops.train import transform_checkpoints  # noqa: E402

@@ -24,13 +24,11 @@ from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
+from msops.graph import tracer
 from msops.graph.tracer import trace
 from msops.parallel.backward import output_seed, reduce_leaf_gradients
 from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
-from msops.parallel.partition import apply_parallel
-from msops.parallel.spmd_check import check_same_program
-from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
-from msops.pipeline import CompileCache, tensor_arrays, trace_inputs
+from msops.pipeline import CompileCache, partition, tensor_arrays, trace_inputs
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
 
@@ -132,16 +130,22 @@ class _GradFunction:
 
     def _compile(self, fn: Callable, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """Forward + backward as one graph: the traced outputs, then the gradients."""
+        graph, _, out_is_tuple = self.build_graph(args)
+        graph = eliminate_dead_nodes(graph)
+        save_graph(graph)               # set_context(save_graphs=True): to save_graphs_path
+        self._out_is_tuple[graph] = out_is_tuple
+        return graph, Executor(graph)
+
+    def build_graph(self, args: Sequence[Any]) -> tuple[Graph, int, bool]:
+        """(graph, n, out_is_tuple): fn traced on `args` (partitioned in a parallel context)
+        with its backward; the graph's outputs are fn's n outputs, then the gradients."""
+        fn = self.fn
         fn_args = args[:-1] if self.sens_param else args
         parallel = is_parallel()
         graph = trace(fn, trace_inputs(fn_args) if parallel else fn_args, _name(fn))
         if parallel:        # partition the forward, then differentiate the local graph
-            graph = eliminate_dead_nodes(graph)
-            check_same_program(graph, f"{graph.name}.compile")
             net = getattr(fn, "__self__", fn)  # a Cell (or its bound construct) has names
-            apply_strategy_file(net)
-            graph = apply_parallel(graph)      # local inputs keep the global order
-            after_compile(net)
+            graph = partition(eliminate_dead_nodes(graph), graph.name, net)
         outputs, by_position, inputs = list(graph.outputs), {}, iter(graph.inputs)
         for k, a in enumerate(fn_args):          # graph inputs, in the tracer's order
             if isinstance(a, (Tensor, np.ndarray)):
@@ -160,10 +164,7 @@ class _GradFunction:
             if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
-        graph = eliminate_dead_nodes(graph)
-        save_graph(graph)               # set_context(save_graphs=True): to save_graphs_path
-        self._out_is_tuple[graph] = out_is_tuple
-        return graph, Executor(graph)
+        return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:
         """PYNATIVE_MODE: run fn eagerly on a tape, then the same pass and rules on it."""
@@ -184,8 +185,31 @@ class _GradFunction:
         values = [Tensor._wrap(n.value) for n in outputs + grads]
         return self._results(values, len(outputs), out_is_tuple)
 
+    def _run_inline(self, args: Sequence[Any]) -> Any:
+        """Called inside a graph being traced (`ms.jit`, a construct): fn's forward and its
+        backward are traced into that graph, so the caller's step is one graph."""
+        if is_parallel():
+            raise NotImplementedError(
+                f"For '{self.api}', a gradient function called inside a traced graph "
+                f"(ms.jit, a Cell's construct) is supported stand-alone, but got parallel "
+                f"mode '{get_auto_parallel_context('parallel_mode')}'. Call it outside the "
+                f"jit function, or train with nn.TrainOneStepCell.")
+        graph = tracer.active_graph()
+        fn_args = args[:-1] if self.sens_param else args
+        by_position = {k: tracer.node_of(a) for k, a in enumerate(fn_args)
+                       if isinstance(a, Tensor) and not isinstance(a, Parameter)}
+        result = self.fn(*fn_args)
+        out_is_tuple = isinstance(result, (tuple, list))
+        outputs = [tracer.node_of(r) for r in (result if out_is_tuple else (result,))]
+        grads = self._backward(graph, _name(self.fn), args, outputs, out_is_tuple, by_position,
+                               tracer.node_of, lambda k, o, s: tracer.node_of(s))
+        values = [tracer.as_traced(n) for n in outputs + grads]
+        return self._results(values, len(outputs), out_is_tuple)
+
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
+        if tracer.is_tracing():
+            return self._run_inline(args)
         graph_mode = context.get_context("mode") == context.GRAPH_MODE
         if is_parallel() and (not graph_mode or self.sens_param):
             raise NotImplementedError(

@@ -26,21 +26,38 @@ from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 
-__all__ = ["compile_graph", "CompileCache", "signature", "tensor_arrays", "trace_inputs"]
+__all__ = ["compile_graph", "compile_function", "partition", "CompileCache", "signature",
+           "tensor_arrays", "trace_inputs"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    graph = trace(cell.construct, trace_inputs(args), type(cell).__name__)
-    graph = eliminate_dead_nodes(graph)
-    if is_parallel():
-        check_same_program(graph, f"{type(cell).__name__}.compile")
-        apply_strategy_file(cell)
-    graph = apply_parallel(graph)
-    if is_parallel():
-        after_compile(cell)
+    return compile_function(cell.construct, args, type(cell).__name__, cell)
+
+
+def compile_function(fn: Callable, args: Sequence[Any], name: str,
+                     cell: Any = None) -> tuple[Graph, Executor]:
+    """Trace `fn(*args)` (a construct, or a function under `ms.jit`) and build this rank's
+    executor for it."""
+    graph = trace(fn, trace_inputs(args), name)
+    graph = partition(eliminate_dead_nodes(graph), name, cell)
     save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
+
+
+def partition(graph: Graph, name: str, cell: Any = None) -> Graph:
+    """This rank's graph: in a parallel context, the SPMD check, the strategy file's
+    strategies (for `cell`'s ops), the partition pass, and the strategies recorded for
+    `strategy_ckpt_save_file`; the graph itself otherwise."""
+    if not is_parallel():
+        return apply_parallel(graph)
+    check_same_program(graph, f"{name}.compile")
+    if cell is not None:
+        apply_strategy_file(cell)
+    graph = apply_parallel(graph)
+    if cell is not None:
+        after_compile(cell)
+    return graph
 
 
 def trace_inputs(args: Sequence[Any]) -> list:
@@ -130,6 +147,12 @@ class CompileCache:
             executor = self._entry(cell, args, key)[1]
             self._last = (key, executor)
         return executor(tensor_arrays(args, []))
+
+    def last_graph(self) -> Graph | None:
+        """The graph of the last call or compile (None before any)."""
+        if self._last[0] is not None:
+            return self._entries[self._last[0]][0]
+        return next(reversed(self._entries.values()))[0] if self._entries else None
 
     def clear(self) -> None:
         self._entries.clear()

@@ -48,7 +48,7 @@ def test_training_steps_update_the_moving_statistics(case, mode):
     np.testing.assert_allclose(bn.moving_mean.asnumpy(), mean, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(bn.moving_variance.asnumpy(), var, rtol=1e-5, atol=1e-6)
     if mode == ms.GRAPH_MODE:
-        assert train._value_and_grad._cache.traces == 1
+        assert train._compile_cache.traces == 1       # one graph: forward, backward, update
     # inference normalises with them
     bn.set_train(False)
     x = xs[0]

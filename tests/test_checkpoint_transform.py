@@ -129,6 +129,14 @@ def test_mindspore_style_shards_need_the_strategy_file(tmp_path, src):
     got = ms.load_checkpoint(os.path.join(out, "rank_0", "x0.safetensors"))
     for name, want in _full().items():
         np.testing.assert_array_equal(got[name].asnumpy(), want)
+    fresh = Net()
+    for p in fresh.get_parameters():
+        p.set_data(np.zeros(p.shape, np.float32))
+    files = [os.path.join(ms_dir, f"rank_{r}", f"net{r}.ckpt") for r in range(8)]
+    assert ms.load_distributed_checkpoint(fresh, files, train_strategy_filename=strategy) \
+        == ([], [])
+    for name, want in _full().items():
+        np.testing.assert_array_equal(getattr(fresh, name).asnumpy(), want)
 
 
 def test_transform_errors_name_what_is_wrong(src, tmp_path):
@@ -160,6 +168,12 @@ def test_cli_show_and_verify(src, capsys):
         in capsys.readouterr().out
     assert ckpt(["verify", folder]) == 0
     assert "every element is covered exactly once" in capsys.readouterr().out
+    whole = os.path.join(folder, "..", "whole.ckpt")
+    ms.save_checkpoint({"a": Tensor(np.ones(3, np.float32))}, whole, crc_check=True)
+    assert ckpt(["verify", whole]) == 0
+    assert "every crc32 it holds matches" in capsys.readouterr().out
+    assert ckpt(["show", whole]) == 0
+    assert "a  [3]  float32  whole" in capsys.readouterr().out
 
 
 def test_cli_verify_names_missing_rank_flipped_tensor_and_bad_replica(src, capsys):
@@ -168,7 +182,7 @@ def test_cli_verify_names_missing_rank_flipped_tensor_and_bad_replica(src, capsy
     arrays, entries = read_tensors(path)
     arrays["w"] = arrays["w"] + 1                  # a replica that disagrees, checksum fine
     write_tensors(path, arrays, {k: {kk: v for kk, v in e.items()
-                                     if kk not in ("dtype", "shape", "crc32")}
+                                     if kk not in ("dtype", "shape", "crc32c")}
                                  for k, e in entries.items()})
     assert ckpt(["verify", folder]) == 1
     assert "rank 6 ('" in capsys.readouterr().err

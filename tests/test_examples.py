@@ -14,6 +14,7 @@ ROOT = Path(__file__).parent.parent
     ("semi_auto_parallel.py", "sharded output == serial output on 4 ranks"),
     ("quantized_alltoallv.py", "quantized AllToAllV pipeline on 4 ranks"),
     ("checkpoint.py", "checkpoint on 4 ranks: whole and shard files load back stand-alone"),
+    ("sharding_propagation.py", "sharding propagation == serial on 4 ranks"),
 ])
 def test_example_runs_on_4_ranks(script, expect):
     cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py", str(ROOT / "examples" / script)]

@@ -11,7 +11,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, ops
-from msops.primitives import array_ops, math_ops, nn_ops
+from msops.primitives import COMPUTE_FAMILIES
 
 RNG = np.random.default_rng(15)
 F64 = np.float64
@@ -111,7 +111,69 @@ CASES = [
         x, (3, 4, 2), (1, 0, 3), (1, -2, 1)), [r(4, 5, 6)]),
     Case("StridedSlice_new_axis", lambda x: ops.StridedSlice(new_axis_mask=1)(
         x, (0, 1), (1, 3), (1, 1)), [r(M, N)]),
+    # the transformer op set: a repeated index accumulates, an out-of-range one gets nothing
+    Case("Gather", lambda p: ops.Gather()(p, Tensor(np.array([[2, 0], [2, 5]], np.int32)), 0),
+         [r(4, N)]),
+    Case("Gather_axis1", lambda p: ops.Gather()(p, Tensor(np.array([4, 1, 1], np.int64)), 1),
+         [r(M, 5, K)]),
+    Case("GatherD", lambda x: ops.GatherD()(x, 1, Tensor(np.array(
+        [[0, 0, 3], [1, 2, 1], [3, 3, 0]], np.int32))), [r(3, 4)]),
+    Case("GatherNd", lambda x: ops.GatherNd()(x, Tensor(np.array(
+        [[0, 1], [2, 3], [0, 1]], np.int32))), [r(3, 4, 2)]),
+    Case("LayerNorm", lambda x, w, b: ops.LayerNorm(-1, -1)(x, w, b),
+         [r(B, M, N), r(N), r(N)]),
+    Case("LayerNorm_params_axis", lambda x, w, b: ops.LayerNorm(1, 1, 1e-5)(x, w, b),
+         [r(B, M, N), r(M, N), r(M, N)]),
+    Case("LayerNorm_all", lambda x, w, b: ops.LayerNorm(0, 0)(x, w, b),
+         [r(M, N), r(M, N), r(M, N)]),
+    Case("LayerNorm_statistics", lambda x, w, b: ops.LayerNorm(1, -1)(x, w, b),
+         [r(B, M, N), r(N), r(N)], outputs=(0, 1, 2)),
+    Case("GeLU", lambda x: ops.GeLU()(x), [r(M, N)]),
+    Case("FastGeLU", lambda x: ops.FastGeLU()(x), [r(M, N)]),
+    Case("Sigmoid", lambda x: ops.Sigmoid()(x), [r(M, N)]),
+    Case("Tanh", lambda x: ops.Tanh()(x), [r(M, N)]),
+    Case("Erf", lambda x: ops.Erf()(x), [r(M, N)]),
+    Case("LogSoftmax", lambda x: ops.LogSoftmax(0)(x), [r(M, N)]),
+    Case("Sqrt", lambda x: ops.Sqrt()(x), [pos(M, N)]),
+    Case("Pow", lambda x, y: ops.Pow()(x, y), [pos(M, N), r(N)]),
+    Case("Maximum", lambda x, y: ops.Maximum()(x, y), [r(M, N), r(N)]),
+    Case("Minimum", lambda x, y: ops.Minimum()(x, y), [r(M, 1), r(M, N)]),
+    Case("TensorAdd", lambda x, y: ops.TensorAdd()(x, y), [r(M, N), r(N)]),
+    Case("BiasAdd", lambda x, b: ops.BiasAdd()(x, b), [r(B, M, 2), r(M)]),
+    Case("BiasAdd_NHWC", lambda x, b: ops.BiasAdd("NHWC")(x, b), [r(B, 2, M), r(M)]),
+    Case("Select", lambda x, y, c=Tensor(r(M, N) > 0): ops.Select()(c, x, y), [r(M, N), r(N)]),
+    Case("ReduceMin", lambda x: ops.ReduceMin()(x, 0), [r(M, N)]),
+    Case("ReduceMin_keep", lambda x: ops.ReduceMin(True)(x, (0, 2)), [r(B, M, N)]),
+    Case("ReduceProd", lambda x: ops.ReduceProd()(x, 1), [np.array([[1.5, 0.0, -2.0],
+                                                                    [0.7, 1.2, 0.9]])]),
+    Case("ReduceProd_keep", lambda x: ops.ReduceProd(True)(x, (0, 2)), [away_from_zero(2, M, 3)]),
+    Case("Tile", lambda x: ops.Tile()(x, (2, 1, 3)), [r(M, N)]),
+    Case("ExpandDims", lambda x: ops.ExpandDims()(x, 1), [r(M, N)]),
+    Case("Squeeze", lambda x: ops.Squeeze(1)(x), [r(M, 1, N)]),
+    # convolution and pooling (tests/test_conv_ops.py checks more attribute sets)
+    Case("Conv2D", lambda x, w: ops.Conv2D(3, 3, pad_mode="same", stride=2)(x, w),
+         [r(2, 2, 5, 5), r(3, 2, 3, 3)]),
+    Case("Conv2D_group", lambda x, w: ops.Conv2D(4, 2, pad_mode="pad", pad=1, group=2)(x, w),
+         [r(1, 4, 4, 4), r(4, 2, 2, 2)]),
+    Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
+    Case("AvgPool", lambda x: ops.AvgPool(3, 1, "same")(x), [r(1, 2, 4, 5)]),
+    Case("PReLU", lambda x, w: ops.PReLU()(x, w), [away_from_zero(2, 3, 4), r(3)]),
 ]
+# piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
+for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
+                     ("Greater", lambda x, y: ops.Greater()(x, y)),
+                     ("GreaterEqual", lambda x, y: ops.GreaterEqual()(x, y)),
+                     ("Less", lambda x, y: ops.Less()(x, y)),
+                     ("LessEqual", lambda x, y: ops.LessEqual()(x, y)),
+                     ("NotEqual", lambda x, y: ops.NotEqual()(x, y)),
+                     ("ZerosLike", lambda x, y: ops.ZerosLike()(x)),
+                     ("OnesLike", lambda x, y: ops.OnesLike()(x)),
+                     ("Argmax", lambda x, y: ops.Argmax(0)(x)),
+                     ("ArgMax", lambda x, y: ops.ArgMax(-1, ms.int64)(x))]:
+    CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
+        ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]
+                                                if _name.startswith("Arg") else r(3, 3)],
+        expect_zero=(0, 1)))
 
 
 def _loss_fn(case, weights):
@@ -180,7 +242,7 @@ def test_backward_matches_finite_differences(case):
 
 
 def test_every_compute_primitive_has_a_case():
-    names = set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__)
+    names = {name for family in COMPUTE_FAMILIES for name in family.__all__}
     assert names == {c.name.split("_")[0] for c in CASES}
 
 

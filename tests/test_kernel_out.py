@@ -43,4 +43,6 @@ def test_only_views_tuples_and_multi_output_ops_do_not_write_their_output():
     assert {p.name for p, _ in CASES if not p.writes_output} == {
         "Identity", "StopGradient", "Reshape", "Flatten", "Split", "StridedSlice",
         "SoftmaxCrossEntropyWithLogits",
-        "BatchNorm", "Dropout"}
+        "BatchNorm", "Dropout", "ExpandDims", "Squeeze", "LayerNorm",
+        # numpy's fancy indexing has no `out`
+        "GatherD", "GatherNd"}

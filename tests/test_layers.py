@@ -12,7 +12,7 @@ ROOT = Path(__file__).parents[1] / "msops"
 
 #: bottom to top: a layer may import itself and the layers before it
 LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "parallel",
-          "pipeline", "autodiff", "nn", "dataset", "train"]
+          "pipeline", "autodiff", "jit", "nn", "dataset", "train"]
 #: modules whose MindSpore spelling puts them in a lower package than their layer
 RELOCATED = {"msops.parallel._cell_wrapper": "train"}   # its cells are nn.Cells
 #: the package's face and entry points sit above every layer

@@ -93,7 +93,7 @@ def test_sgd_steps_with_a_schedule_follow_numpy(kind, mode):
         w, b = w - lr * (d.T @ X), b - lr * d.sum(0)
     np.testing.assert_allclose(net.weight.asnumpy(), w, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(net.bias.asnumpy(), b, rtol=1e-6, atol=1e-9)
-    assert opt.global_step == STEPS
+    assert int(opt.global_step.asnumpy()[0]) == STEPS
     np.testing.assert_allclose(opt.get_lr(), formula(kind, STEPS), rtol=2e-6)
 
 

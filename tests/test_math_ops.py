@@ -339,6 +339,7 @@ class TestExpLogReduceMax:
         x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
         np.testing.assert_allclose(ops.Exp()(Tensor(x)).asnumpy(), np.exp(x), rtol=1e-6)
         np.testing.assert_allclose(ops.Log()(Tensor(np.exp(x))).asnumpy(), x, atol=1e-6)
+        np.testing.assert_allclose(ops.Sqrt()(Tensor(np.exp(x))).asnumpy(), np.exp(x / 2), rtol=1e-6)
 
     def test_exp_rejects_ints(self):
         with pytest.raises(TypeError, match=r"For 'Exp', the 'x' should be a Tensor with dtype"):

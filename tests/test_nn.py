@@ -133,8 +133,9 @@ def test_dense_initializers():
     with pytest.raises(ValueError, match=r"For 'Dense', the 'bias_init' should be .*but got 'he'"):
         nn.Dense(2, 3, bias_init="he")
     with pytest.raises(ValueError, match=r"For 'Dense', the 'activation' should be one of "
-                                         r"\['relu'\].*but got 'gelu'"):
-        nn.Dense(2, 3, activation="gelu")
+                                         r"\['fast_gelu', 'gelu', 'logsoftmax', 'relu', "
+                                         r"'sigmoid', 'softmax', 'tanh'\].*but got 'hswish'"):
+        nn.Dense(2, 3, activation="hswish")
     with pytest.raises(ValueError, match="For 'Dense', the 'in_channels' should be"):
         nn.Dense(0, 3)
 

@@ -207,11 +207,11 @@ class TestContext:
             ms.set_auto_parallel_context(**kw)
         ms.reset_auto_parallel_context()
 
-    def test_auto_parallel_not_supported_yet(self, semi):
-        semi(4)
-        ms.set_auto_parallel_context(parallel_mode="auto_parallel")
-        with pytest.raises(NotImplementedError, match=r"'auto_parallel' \(strategy search\)"):
-            MatMulNet(((2, 1), (1, 1))).compile(Tensor(np.ones((16, 32), np.float32)))
+    def test_search_mode_validation(self):
+        with pytest.raises(ValueError, match=r"the 'search_mode' should be one of "
+                                             r"\['recursive_programming', 'sharding_propaga"):
+            ms.set_auto_parallel_context(search_mode="greedy")
+        assert ms.get_auto_parallel_context("search_mode") == "recursive_programming"
 
 
 def test_leaves_returned_as_outputs(semi):

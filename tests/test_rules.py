@@ -3,7 +3,8 @@ import pytest
 
 from msops import ops
 from msops.graph.ir import MakeTuple, TupleGetItem
-from msops.primitives import array_ops, comm_ops, math_ops, nn_ops
+from msops.primitives import (COMPUTE_FAMILIES, array_ops, comm_ops, math_ops,
+                              neighbor_exchange, nn_ops)
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import (RULE_KINDS, declare_without, missing, reason_without,
                                     register_rule, rule_of)
@@ -26,9 +27,11 @@ COMPUTE = [c for c in PRIMS if not c.is_communication and c not in STRUCTURAL]
 
 def test_the_exported_set_is_every_family():
     assert {c.__name__ for c in COMPUTE} == \
-        set(math_ops.__all__) | set(nn_ops.__all__) | set(array_ops.__all__)
+        {name for family in COMPUTE_FAMILIES for name in family.__all__}
+    assert {math_ops, nn_ops, array_ops} <= set(COMPUTE_FAMILIES)
     assert {c.__name__ for c in COLLECTIVES} == \
-        {n for n in comm_ops.__all__ if n not in ("ReduceOp", "check_reduce_dtype", "AlltoAllV")}
+        {n for n in comm_ops.__all__ if n not in ("ReduceOp", "check_reduce_dtype", "AlltoAllV")} | \
+        set(neighbor_exchange.__all__)
 
 
 @pytest.mark.parametrize("kind", [k for k, v in RULE_KINDS.items() if v.required])

@@ -100,6 +100,11 @@ def test_strategy_file_mismatches_are_errors(semi, tmp_path):
     json.dump(content, open(path, "w"))
     with pytest.raises(ValueError, match=r"op 'add' in '.*' should be a Add .*but got Sub"):
         Net().compile(X)
+    content["parallel_strategy_item"]["add"] = {"op": "Add", "parallel_strategy": [[1, 1]]}
+    json.dump(content, open(path, "w"))
+    with pytest.raises(ValueError, match=r"For 'Add', the strategy should have one entry per "
+                                         r"tensor input \(2\), but got 1"):
+        Net().compile(X)
     del content["parallel_strategy_item"]["add"]
     content["parallel_layout_item"]["w"]["tensor_map"] = [0, -1]
     json.dump(content, open(path, "w"))

@@ -149,15 +149,18 @@ class Parameter(Tensor):
     def __init__(self, default_input: Any, name: str | None = None,
                  requires_grad: bool = True, layerwise_parallel: bool = False) -> None:
         super().__init__(default_input)
+        # a Parameter owns its array: in-place writes (ops.Assign) never reach the caller's
+        self._data = self._data.copy()
         self.name = name
         self.requires_grad = requires_grad
         self.layerwise_parallel = layerwise_parallel
         self.version = 0            # bumped by set_data: compiled graphs re-slice on change
 
     def set_data(self, data: Any) -> "Parameter":
-        """Replace the value (same dtype); used by optimizers and checkpoint loading."""
+        """Replace the value (same dtype; a copy, which the Parameter owns: ops.Assign writes
+        it in place); used by checkpoint loading."""
         arr = _to_array(data, self._dtype)
-        self._data = arr
+        self._data = arr.copy()
         self.version += 1
         return self
 

@@ -215,7 +215,8 @@ class RepeatDataset(Dataset):
     def _rows(self, epoch: int) -> Iterator[Row]:
         k = 0
         while self.count == -1 or k < self.count:
-            # each repetition is a fresh pass of the child: it reshuffles
+            # each repetition is a fresh pass of the child (it reshuffles): pass `epoch` of
+            # this dataset runs child passes epoch * count + k (endless: 2**20 per epoch)
             inner = epoch * self.count + k if self.count > 0 else epoch * 2 ** 20 + k
             yield from self.child._rows(inner)
             k += 1

@@ -87,8 +87,10 @@ class GeneratorDataset(Dataset):
             yield self._row(item)
 
     def _row(self, item: Any) -> Row:
-        values = item if isinstance(item, (tuple, list)) and len(self._column_names) > 1 or \
-            isinstance(item, tuple) else (item,)
+        # a tuple is always a row; a list is a row only when there are several columns
+        # (a one-column source may yield lists as values)
+        several = isinstance(item, list) and len(self._column_names) > 1
+        values = item if isinstance(item, tuple) or several else (item,)
         if len(values) != len(self._column_names):
             raise ValueError(f"For '{type(self).__name__}', every row should have one value "
                              f"per column {self._column_names}, but got {len(values)}.")
@@ -117,8 +119,8 @@ class _Slices:
 
 class NumpySlicesDataset(GeneratorDataset):
     """Rows cut from `data` along its first dim: an array or a list (one column), a tuple
-    of arrays (one per column) or a dict {column name: array}. Column names default to `column_0`, ...;
-    shuffled by default, as MindSpore."""
+    of arrays (one per column) or a dict {column name: array}. Column names default to
+    `column_0`, ...; shuffled by default, as MindSpore."""
 
     def __init__(self, data: Any, column_names: str | Sequence[str] | None = None,
                  num_samples: int | None = None, num_parallel_workers: int = 1,

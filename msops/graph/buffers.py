@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msops.graph.ir import Graph, Node
+from msops.graph.ir import Graph, GraphError, Node
 
-__all__ = ["BufferPlan", "plan_buffers", "alias_roots", "FRESH"]
+__all__ = ["BufferPlan", "plan_buffers", "alias_roots", "check_parameter_writes", "FRESH"]
 
 #: `BufferPlan.buffer_of` value of a writer whose memory may reach the user: a new array a step
 FRESH = -1
@@ -46,10 +46,34 @@ def alias_roots(graph: Graph) -> dict[int, frozenset]:
         if node.prim.writes_output:
             roots[node.id] = frozenset((node.id,))
         else:
-            consts = node.prim.const_inputs
-            roots[node.id] = frozenset().union(
-                *(roots[i.id] for k, i in enumerate(node.inputs) if k not in consts))
+            consts, written = node.prim.const_inputs, node.prim.assigns_input
+            roots[node.id] = frozenset().union(    # a write (Assign) returns its value input
+                *(roots[i.id] for k, i in enumerate(node.inputs)
+                  if k not in consts and k != written))
     return roots
+
+
+def check_parameter_writes(graph: Graph, roots: dict[int, frozenset]) -> None:
+    """A value that may share a Parameter's memory must not be read after a node wrote that
+    Parameter in place (it would see the new data): a GraphError naming both lines."""
+    written_at: dict[int, Node] = {}           # parameter node id -> the first writer
+    for node in graph.nodes + [None]:          # None: the graph's outputs, read at the end
+        reads = graph.outputs if node is None else node.inputs
+        for k, i in enumerate(reads):
+            if node is not None and k == node.prim.assigns_input:
+                continue
+            hit = next((written_at[r] for r in roots.get(i.id, ()) if r in written_at), None)
+            if hit is not None and i is not hit:
+                where = f"at {node.source}" if node is not None else "as a graph output"
+                name = hit.inputs[hit.prim.assigns_input].name
+                raise GraphError(
+                    f"For '{hit.prim.name}', the Parameter '{name}' is written in place at {hit.source}, but a value read from it "
+                    f"before the write (%{i.id} {i.op}) is used after it, {where}. Use the "
+                    f"value the write returns, or copy the value before the write.")
+        if node is not None and node.prim.assigns_input is not None:
+            target = node.inputs[node.prim.assigns_input]
+            if target.kind == "parameter":
+                written_at.setdefault(target.id, node)
 
 
 def _last_uses(graph: Graph, roots: dict[int, frozenset]) -> dict[int, int]:

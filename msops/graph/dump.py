@@ -157,7 +157,8 @@ def save_graph(graph: Graph) -> list[str]:
     if folder is None:
         return []
     os.makedirs(folder, exist_ok=True)
-    stem = os.path.join(folder, f"{next(_dump_counter):04d}_{graph.name}_rank{get_rank() if is_initialized() else 0}")
+    rank = get_rank() if is_initialized() else 0
+    stem = os.path.join(folder, f"{next(_dump_counter):04d}_{graph.name}_rank{rank}")
     paths = []
     for ext, text in ((".ir", dump_text(graph)), (".dot", dump_dot(graph))):
         with open(stem + ext, "w", encoding="utf-8") as f:

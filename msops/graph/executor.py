@@ -25,7 +25,8 @@ import numpy as np
 
 from msops.communication import get_rank
 from msops.common.tensor import Parameter, Tensor
-from msops.graph.buffers import FRESH, BufferPlan, alias_roots, plan_buffers
+from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
+                                 plan_buffers)
 from msops.graph.ir import Graph, Node, TupleGetItem
 
 __all__ = ["Executor"]
@@ -98,7 +99,8 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
               fed_params: dict, copied: frozenset) -> _StepSource:
     """The step of `graph`, its writers writing where `plan` says (FRESH: out=None).
 
-    `copied`: ids of outputs that may share a const's memory (returned as copies)."""
+    `copied`: ids of outputs that may share a const's or a Parameter's memory (returned as
+    copies)."""
     src = _StepSource()
     names = _leaves(graph, src, fed_params)
     buffers = [_aligned_bytes(size) for size in plan.nbytes]
@@ -191,14 +193,17 @@ class Executor:
         self._fed_params = {n.id: _FedParameter(n.value, n.feed)
                             for n in graph.parameters if n.feed is not None}
         roots = alias_roots(graph)
-        consts = {n.id for n in graph.consts}
-        self._copied = frozenset(n.id for n in graph.outputs if roots[n.id] & consts)
+        check_parameter_writes(graph, roots)
+        # outputs that may share a const's or a Parameter's memory are returned as copies
+        kept = {n.id for n in graph.consts + graph.parameters}
+        self._copied = frozenset(n.id for n in graph.outputs if roots[n.id] & kept)
         self._out_layouts = [n.layout for n in graph.outputs]
         self._plain_single = len(graph.outputs) == 1 and not graph.output_is_tuple and \
             graph.outputs[0].layout is None
         self._n_inputs = len(graph.inputs)
         # (Parameter, the part of it this rank writes) of each update, after the outputs
         self._updates = [(p, _part(n.layout, p)) for p, n in graph.updates]
+        self._pre_run = tuple(graph.pre_run)
         self._lock = threading.Lock()
         self._step: Callable = self._first_step     # generated at the first run, with buffers
         self._unshared: Callable | None = None
@@ -225,6 +230,8 @@ class Executor:
         if len(arrays) != self._n_inputs:
             raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
                              f"{self._n_inputs}, but got {len(arrays)}.")
+        for hook in self._pre_run:                   # host work of the step (learning rate)
+            hook()
         lock = self._lock
         if not lock.acquire(False):                 # the buffers are in use (another thread)
             values = self._unshared_step()(*arrays)

@@ -153,6 +153,11 @@ class Graph:
         # (Parameter, node of its new value): written into the Parameter after each step
         # (BatchNorm's moving statistics); not outputs, so gradients never seed them
         self.updates: list[tuple[Any, Node]] = []
+        #: a partitioned graph's op strategies, "Net/MatMul-op0" -> strategy (parallel pass)
+        self.strategies: dict[str, tuple] = {}
+        #: host callables the executor runs before each step (an optimizer writing this
+        #: step's learning rate into its Parameter); passes carry them to the graphs they build
+        self.pre_run: list[Callable[[], Any]] = []
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

@@ -22,7 +22,9 @@ from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
-__all__ = ["SymbolicTensor", "trace", "is_tracing", "user_source", "update_parameter"]
+__all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_graph",
+           "node_of", "as_traced",
+           "is_tracing", "user_source", "update_parameter"]
 
 _MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _active: "_Trace | None" = None
@@ -180,6 +182,9 @@ class _Trace:
             else:
                 nodes.append(self.tensor(prim, i, a, like))
         node = self.graph.apply(prim, nodes, user_source())
+        written = prim.assigns_input
+        if written is not None and isinstance(args[written], Parameter):
+            self.params[id(args[written])] = node     # later reads see the written value
         if node.dtype is None:
             return None
         if not node.is_tuple:
@@ -251,6 +256,77 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     _set_outputs(graph, state, result)
     graph.updates = list(state.updates.values())
     return graph
+
+
+def trace_into(graph: Graph, fn: Callable, args: Sequence[Any]) -> Any:
+    """Trace `fn(*args)` into the existing `graph`, after its nodes: a Node in `args` (or in a
+    tuple there) is passed as a traced Tensor, anything else as it is. Parameters already
+    in the graph are read through their nodes (a parallel graph's slices). Returns fn's
+    result (traced Tensors); the graph's outputs are left to the caller."""
+    global _active
+    if _active is not None:
+        raise GraphError(f"'{graph.name}' is extended while '{_active.graph.name}' is traced.")
+    state = _Trace(graph)
+    for node in graph.parameters:
+        state.params.setdefault(id(node.value), node)
+
+    def symbolic(a: Any) -> Any:
+        if isinstance(a, Node):
+            return SymbolicTensor(a, state)
+        if isinstance(a, (tuple, list)):
+            return type(a)(symbolic(t) for t in a)
+        return a
+    sym_args = [symbolic(a) for a in args]
+    _active = state
+    prev = _primitive.set_trace_hook(state.call)
+    try:
+        result = fn(*sym_args)
+    finally:
+        _primitive.set_trace_hook(prev)
+        _active = None
+    if state.updates:                   # update_parameter calls of fn join the graph's
+        updates = {id(p): (p, n) for p, n in graph.updates}
+        updates.update(state.updates)
+        graph.updates = list(updates.values())
+    return result
+
+
+def before_each_run(hook: Callable[[], Any]) -> None:
+    """While tracing: have the compiled graph call `hook()` on the host before each run."""
+    if _active is None:
+        raise GraphError("before_each_run() is for code being traced.")
+    if hook not in _active.graph.pre_run:
+        _active.graph.pre_run.append(hook)
+
+
+def active_graph() -> Graph | None:
+    """The graph being traced, or None."""
+    return None if _active is None else _active.graph
+
+
+def node_of(value: Any) -> Node:
+    """While tracing: the node of a traced Tensor, a Parameter or a captured constant."""
+    if _active is None:
+        raise GraphError("node_of() is for code being traced.")
+    if isinstance(value, SymbolicTensor):
+        return _active.tensor(_NamedCall("grad"), 0, value, None)
+    if isinstance(value, Parameter):
+        return _active.parameter(value)
+    return _active.const(value)
+
+
+def as_traced(node: Node) -> SymbolicTensor:
+    """While tracing: a node of the graph being traced, as a traced Tensor."""
+    if _active is None:
+        raise GraphError("as_traced() is for code being traced.")
+    return SymbolicTensor(node, _active)
+
+
+class _NamedCall:
+    """Stands for a primitive in `_Trace.tensor`'s error message."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def _arg_names(fn: Callable, n: int) -> list[str]:

@@ -1,5 +1,8 @@
 """Cells, as `mindspore.nn`: the Cell base, layers, losses, optimizers and training wrappers."""
+from msops.nn.activation import GELU, FastGelu, LogSoftmax, Sigmoid, Softmax, Tanh
 from msops.nn.cell import Cell
+from msops.nn.embedding import Embedding
+from msops.nn.normalization import LayerNorm
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, ReLU, SequentialCell
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
@@ -7,6 +10,9 @@ from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLos
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
 from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
+from msops.nn.conv import Conv2d
+from msops.nn.pooling import AvgPool2d, MaxPool2d
+from msops.nn.prelu import PReLU
 from msops.nn.learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
                                              LearningRateSchedule, NaturalExpDecayLR,
                                              PolynomialDecayLR, WarmUpLR)
@@ -17,8 +23,11 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
-           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer"]
+           "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",
+           "GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
+           "LayerNorm"]
 __all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "PReLU"]
 __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
             "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
             "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",

@@ -8,7 +8,9 @@ from typing import Any
 from msops import ops
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.shard_layout import Layout
 from msops.common.tensor import Parameter
+from msops.nn.activation import ACTIVATIONS
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.nn.normalization import BatchNorm1d, BatchNorm2d
@@ -84,7 +86,7 @@ class Dropout(Cell):
         return f"p={1.0 - self.keep_prob}"
 
 
-_ACTIVATIONS = {"relu": ReLU}
+_ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS}
 
 
 def get_activation(activation: Any, prim_name: str) -> Any:
@@ -102,7 +104,8 @@ class Dense(Cell):
 
     Input x (N, in_channels); weight (out_channels, in_channels) (MatMul with
     transpose_b=True), bias (out_channels,); output (N, out_channels).
-    `shard(((a, b),))` shards the MatMul as ((a, b), (1, b)) and the bias add as ((a, 1), (1,)).
+    `shard(((a, b),))` shards the MatMul as ((a, b), (1, b)) and the bias add as ((a, 1), (1,));
+    `shard((layout(rows, cols),))` likewise with Layouts.
     """
 
     def __init__(self, in_channels: int, out_channels: int, weight_init: Any = "normal",
@@ -132,6 +135,17 @@ class Dense(Cell):
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
+            return
+        if isinstance(in_strategy[0], Layout):   # x's layout (rows, in): the same cuts
+            lay = in_strategy[0]
+            base = Layout(lay.device_matrix, lay.alias_name)
+            if len(lay.aliases) != 2:
+                raise ValueError(f"For '{self.cls_name}', the layout of x should have 2 "
+                                 f"entries (rows, in_channels), but got {lay!r}.")
+            rows, cols = lay.aliases
+            self.matmul.shard((lay, base("None", cols)))
+            if self.has_bias:
+                self.bias_add.shard((base(rows, "None"), base("None")))
             return
         a, b = in_strategy[0]
         self.matmul.shard(((a, b), (1, b)))

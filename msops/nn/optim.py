@@ -1,15 +1,24 @@
 """Optimizers, as `mindspore.nn`: SGD, Momentum, Adam and AdamWeightDecay, updating their
-Parameters in place.
+Parameters in place with ops.
 
-`optimizer(gradients)` takes one gradient per parameter (the order of `parameters`) and
-writes each new value into its Parameter (`set_data`: compiled graphs read the new value
-at their next step). The update runs in numpy on the host for now: compiling it into the
-training step's graph needs an Assign primitive (a later slice of "Autodiff and training").
+`optimizer(gradients)` takes one gradient per parameter (the order of `parameters`). The
+update is written with primitives and ends in `ops.Assign`, so it runs eagerly in
+PYNATIVE_MODE, is compiled (once per gradient signature) in GRAPH_MODE, and is traced
+into the training step's graph by `TrainOneStepCell` or `ms.jit`: forward, backward and
+update as one schedule. The optimizer's state is Parameters it owns, with MindSpore's
+names: `global_step` (int32 [1]), `learning_rate`, `accum`/`stat` (SGD), `moments`
+(Momentum), `moment1`/`moment2`/`beta1_power`/`beta2_power` (Adam), `moments1`/
+`moments2` (AdamWeightDecay); each per-parameter state is named `<state>.<parameter>`.
+
+The learning rate (a number, a list per step, or a schedule: a callable of the global
+step) is the `learning_rate` Parameter; for a list or a schedule the host writes this
+step's value into it before each step (a compiled graph runs that as a pre-run hook), so
+the compiled step's rate changes per step without a retrace.
 
 In a parallel context a gradient is this rank's slice of its Parameter (it carries the
-Parameter's `layout`): the optimizer updates that slice only, and its moments are slices
-too. A Parameter's data is then current on this rank only inside its slice, which is all
-the compiled graphs of that layout read.
+Parameter's `layout`): the compiled update reads and writes that slice only, and the
+Parameter's per-parameter state is laid out like it. A Parameter's data is then current
+on this rank only inside its slice, which is all the compiled graphs of that layout read.
 """
 from __future__ import annotations
 
@@ -17,10 +26,18 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from msops import context, ops
 from msops.common import validator
+from msops.common.dtype import float64 as ms_float64
 from msops.common.tensor import Parameter, Tensor
 from msops.communication import get_rank
+from msops.graph import tracer
+from msops.graph.executor import Executor
+from msops.graph.ir import Graph, Node
 from msops.nn.cell import Cell
+from msops.parallel.param_layout import record_layout
+from msops.parallel.slices import local_slice
+from msops.pipeline import CompileCache
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay"]
 
@@ -47,7 +64,11 @@ class Optimizer(Cell):
     """The base: `parameters` (Parameters, or a Cell's `trainable_params()`), a
     `learning_rate` (a number; a list/tuple, one per step, the last repeated; or a
     schedule: a callable of the global step, as `nn.LearningRateSchedule`) and
-    `weight_decay` (g + weight_decay * p before the update, applied to every parameter)."""
+    `weight_decay` (g + weight_decay * p before the update, applied to every parameter).
+
+    A subclass creates its state with `_state_like` / `_scalar_state` and writes, with ops,
+    `_update(k, p, g, step)`: the new value of parameter k from its gradient (weight decay
+    added) and this step's scalars (`_step_values`: the rate, ...) in p's dtype."""
 
     _decay_in_gradient = True                         # False: the subclass decays p itself
 
@@ -64,65 +85,174 @@ class Optimizer(Cell):
             raise ValueError(f"For '{name}', the 'weight_decay' should be >= 0, but got "
                              f"{weight_decay}.")
         self.__dict__["parameters"] = params          # not registered: the network owns them
+        self.__dict__["_mirrors"] = []                # (state Parameter, its Parameter)
         self.learning_rate = _check_learning_rate(learning_rate, name)
         self.weight_decay = float(weight_decay)
-        self.global_step = 0                          # steps taken; the schedule's argument
+        self.global_step = Parameter(Tensor(np.zeros(1, np.int32)), "global_step",
+                                     requires_grad=False)
+        first = self.learning_rate if isinstance(self.learning_rate, float) else 0.0
+        self.learning_rate_value = Parameter(Tensor(np.asarray(first, np.float64)),
+                                             "learning_rate", requires_grad=False)
+        self._assign = ops.Assign()
+        self._cast = ops.Cast()
+        self.__dict__["_compiled"] = CompileCache(self._compile_update)
+
+    # -- state -----------------------------------------------------------------------
+    def _state_like(self, prefix: str, init: float = 0.0) -> tuple[Parameter, ...]:
+        """One state Parameter per parameter, of its shape and dtype, named
+        `<prefix>.<name>` and laid out like it in a parallel graph."""
+        states = []
+        for p in self.parameters:
+            s = Parameter(Tensor(np.full(p.shape, init, p.asnumpy().dtype)),
+                          f"{prefix}.{p.name}", requires_grad=False)
+            self._params[s.name] = s
+            self._mirrors.append((s, p))
+            states.append(s)
+        return tuple(states)
+
+    def _scalar_state(self, name: str, value: float) -> Parameter:
+        """A float64 0-d state Parameter (a power of beta), whole on every rank."""
+        s = Parameter(Tensor(np.asarray(value, np.float64)), name, requires_grad=False)
+        self._params[name] = s
+        return s
+
+    # -- the learning rate ----------------------------------------------------------------
+    def _step_count(self) -> int:
+        return int(self.global_step._data[0])
 
     def get_lr(self) -> float:
         """The learning rate of the current step (`global_step`)."""
         lr = self.learning_rate
         if isinstance(lr, tuple):
-            return lr[min(self.global_step, len(lr) - 1)]
+            return lr[min(self._step_count(), len(lr) - 1)]
         if callable(lr):
-            value = lr(self.global_step)
+            value = lr(self._step_count())
             return float(np.asarray(value.asnumpy() if isinstance(value, Tensor) else value))
         return lr
 
-    def _gradients(self, gradients: Sequence[Any]) -> list[tuple[Any, np.ndarray, np.ndarray]]:
-        """Per parameter: (the part updated: a slice index, or () for all of it, its current
-        value, its gradient + weight decay)."""
+    def _write_learning_rate(self) -> None:
+        """Host: this step's rate into the `learning_rate` Parameter (list or schedule)."""
+        np.copyto(self.learning_rate_value._data, self.get_lr())
+        self.learning_rate_value.version += 1
+
+    def _as(self, value64: Any, dtype: Any) -> Any:
+        """A float64 step value (the rate) in a parameter's dtype."""
+        return value64 if dtype == ms_float64 else self._cast(value64, dtype)
+
+    # -- the update --------------------------------------------------------------------
+    def _check_gradients(self, gradients: Sequence[Any]) -> tuple:
+        gradients = tuple(gradients)
         if len(gradients) != len(self.parameters):
             raise ValueError(f"For '{self.cls_name}', the number of gradients should be the "
                              f"number of parameters: {len(self.parameters)}, but got "
                              f"{len(gradients)}.")
-        out = []
-        for p, g in zip(self.parameters, gradients):
-            layout = getattr(g, "layout", None)
-            g = g.asnumpy() if isinstance(g, Tensor) else np.asarray(g)
-            part: Any = ()
-            if layout is not None and tuple(layout.tensor_shape) == tuple(p.shape):
-                part = layout.slice_of(get_rank())         # this rank's slice (parallel)
-            value = p.asnumpy()[part]
-            if g.shape != value.shape:
-                raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
-                                 f"have its shape {list(value.shape)}, but got "
-                                 f"{list(g.shape)}.")
-            decay = self.weight_decay if self._decay_in_gradient else 0.0
-            out.append((part, value, g + decay * value if decay else g))
-        return out
+        return gradients
 
-    @staticmethod
-    def _write(p: Parameter, part: Any, value: np.ndarray) -> None:
-        """Write `value` into `part` of `p` (all of it when part is ())."""
-        if part == ():
-            p.set_data(value)
-            return
-        data = p.asnumpy().copy()
-        data[part] = value
-        p.set_data(data)
+    def construct(self, gradients: Sequence[Any]) -> bool:
+        """Every parameter's update from its gradient, then global_step + 1 (ops only)."""
+        step = self._step_values(self.learning_rate_value)
+        by_dtype: dict = {}
+        for k, (p, g) in enumerate(zip(self.parameters, self._check_gradients(gradients))):
+            if self.weight_decay and self._decay_in_gradient:
+                g = g + p * self.weight_decay
+            values = by_dtype.get(p.dtype)
+            if values is None:
+                values = by_dtype[p.dtype] = {n: self._as(v, p.dtype) for n, v in step.items()}
+            self._assign(p, self._update(k, p, g, values))
+        self._after_update()
+        self._assign(self.global_step, self.global_step + 1)
+        return True
+
+    def _step_values(self, lr: Any) -> dict:
+        """This step's float64 scalars, by name: "lr" (Adam folds its bias correction in)."""
+        return {"lr": lr}
+
+    def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
+        """The new value of parameter k from its gradient and this step's scalars."""
+        raise NotImplementedError(f"For '{self.cls_name}', _update() is not defined.")
+
+    def _after_update(self) -> None:
+        """State written once a step, after every parameter's update."""
 
     def __call__(self, gradients: Sequence[Any]) -> bool:
-        """Update every parameter from its gradient (eagerly, in either mode), then count
-        the step."""
-        done = self.construct(gradients)
-        self.global_step += 1
-        return done
+        """Update every parameter from its gradient: eagerly (PYNATIVE_MODE), traced into the
+        graph being compiled, or as a compiled update graph (GRAPH_MODE)."""
+        gradients = self._check_gradients(gradients)
+        if not isinstance(self.learning_rate, float):
+            if tracer.is_tracing():
+                tracer.before_each_run(self._write_learning_rate)
+            elif context.get_context("mode") != context.GRAPH_MODE:
+                self._write_learning_rate()
+        if tracer.is_tracing() or context.get_context("mode") != context.GRAPH_MODE:
+            return self.construct(gradients)
+        self._compiled.run(self, (_GradientSignature(gradients),) + gradients, ())
+        return True
+
+    # -- compiled -----------------------------------------------------------------------
+    def append_update(self, graph: Graph, grads: Sequence[Node]) -> None:
+        """Trace this optimizer's update of `grads` (one node each) into `graph`."""
+        self.bind_state(graph)
+        tracer.trace_into(graph, self, [tuple(grads)])
+
+    def bind_state(self, graph: Graph) -> None:
+        """Add this optimizer's per-parameter state to `graph` before its update is traced
+        there: each reads and writes the same slice as its parameter's node (a parallel
+        graph's layout), a parameter the graph lacks being added whole."""
+        nodes = {id(n.value): n for n in graph.parameters}
+        for state, p in self._mirrors:
+            if id(state) in nodes:
+                continue
+            like = nodes.get(id(p))
+            if like is None:                                   # unused by the forward: whole
+                like = nodes[id(p)] = graph.add_parameter(p)
+            node = graph.add_parameter(state, like.shape)
+            node.feed, node.layout = like.feed, like.layout
+            if like.layout is not None:
+                record_layout(state, like.layout)
+
+    def _compile_update(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
+        """The update as a graph of its own (GRAPH_MODE, gradients from outside a graph):
+        one input per gradient; each parameter is read as the gradient's slice says."""
+        grads = args[1:]
+        graph = Graph(f"{self.cls_name}.update")
+        inputs = []
+        for p, g in zip(self.parameters, grads):
+            layout = getattr(g, "layout", None)
+            sliced = layout is not None and tuple(layout.tensor_shape) == tuple(p.shape)
+            want = tuple(layout.slice_shape) if sliced else tuple(p.shape)
+            if tuple(g.shape) != want:
+                raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
+                                 f"have its shape {list(want)}, but got {list(g.shape)}.")
+            node = graph.add_parameter(p, want)
+            if sliced:
+                node.layout = layout
+                rank = get_rank()
+                node.feed = (lambda lay: lambda full: local_slice(full, lay, rank))(layout)
+            inputs.append(graph.add_input(g.shape, g.dtype, f"grad.{p.name}"))
+        self.append_update(graph, inputs)
+        graph.outputs, graph.output_is_tuple = [], True
+        return graph, Executor(graph)
+
+
+class _GradientSignature:
+    """The gradients' layouts as a compile-cache argument (the gradients themselves follow
+    it: their shapes and dtypes key the cache too, their arrays are the graph's inputs)."""
+
+    def __init__(self, gradients: tuple) -> None:
+        self._key = tuple(getattr(g, "layout", None) for g in gradients)
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _GradientSignature) and self._key == other._key
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent with momentum (as `mindspore.nn.SGD`, torch's rule):
     v = g at the first step, then v = momentum * v + (1 - dampening) * g;
-    p -= lr * (g + momentum * v) with nesterov, else p -= lr * v (v = g without momentum)."""
+    p -= lr * (g + momentum * v) with nesterov, else p -= lr * v (v = g without momentum).
+    State: `accum` (v) and `stat` (1 until the first step: v starts as g)."""
 
     def __init__(self, params: Sequence[Parameter], learning_rate: float = 0.1,
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
@@ -136,25 +266,30 @@ class SGD(Optimizer):
                              f"zero dampening for nesterov), but got momentum={momentum}, "
                              f"dampening={dampening}, nesterov={nesterov}.")
         self.momentum, self.dampening, self.nesterov = float(momentum), float(dampening), nesterov
-        self.moments: list[np.ndarray | None] = [None] * len(self.parameters)
+        if self.momentum:
+            self.__dict__["accum"] = self._state_like("accum")
+            self.__dict__["stat"] = self._scalar_state("stat", 1.0)
 
-    def construct(self, gradients: Sequence[Any]) -> bool:
-        lr = self.get_lr()
-        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
-                                                      self._gradients(gradients))):
-            step = g
-            if self.momentum:
-                v = self.moments[k]
-                v = g.copy() if v is None else self.momentum * v + (1 - self.dampening) * g
-                self.moments[k] = v
-                step = g + self.momentum * v if self.nesterov else v
-            self._write(p, part, value - lr * step)
-        return True
+    def _step_values(self, lr: Any) -> dict:
+        if not self.momentum:
+            return {"lr": lr}
+        # the gradient's weight in v: 1 at the first step (v = 0 + g), else 1 - dampening
+        return {"lr": lr, "g_weight": 1.0 - (1.0 - self.stat) * self.dampening}
+
+    def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
+        if not self.momentum:
+            return p - step["lr"] * g
+        v = self._assign(self.accum[k], self.accum[k] * self.momentum + g * step["g_weight"])
+        return p - step["lr"] * (g + v * self.momentum if self.nesterov else v)
+
+    def _after_update(self) -> None:
+        if self.momentum:
+            self._assign(self.stat, self.stat * 0.0)
 
 
 class Momentum(Optimizer):
     """Momentum (as `mindspore.nn.Momentum`, ApplyMomentum): v = momentum * v + g (v starts
-    at 0); p -= lr * v, or lr * (g + momentum * v) with use_nesterov."""
+    at 0); p -= lr * v, or lr * (g + momentum * v) with use_nesterov. State: `moments`."""
 
     def __init__(self, params: Sequence[Parameter], learning_rate: float, momentum: float,
                  weight_decay: float = 0.0, use_nesterov: bool = False) -> None:
@@ -165,17 +300,11 @@ class Momentum(Optimizer):
             raise ValueError(f"For '{self.cls_name}', the 'momentum' should be >= 0, but got "
                              f"{momentum}.")
         self.momentum, self.use_nesterov = float(momentum), use_nesterov
-        self.moments: list[np.ndarray | None] = [None] * len(self.parameters)   # v = 0
+        self.__dict__["moments"] = self._state_like("moments")
 
-    def construct(self, gradients: Sequence[Any]) -> bool:
-        lr = self.get_lr()
-        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
-                                                      self._gradients(gradients))):
-            v = self.moments[k]
-            v = self.moments[k] = g.copy() if v is None else self.momentum * v + g
-            step = g + self.momentum * v if self.use_nesterov else v
-            self._write(p, part, value - lr * step)
-        return True
+    def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
+        v = self._assign(self.moments[k], self.moments[k] * self.momentum + g)
+        return p - step["lr"] * (g + v * self.momentum if self.use_nesterov else v)
 
 
 def _check_betas(name: str, beta1: float, beta2: float, eps: float) -> None:
@@ -193,7 +322,8 @@ class Adam(Optimizer):
     m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g**2 (both start at 0);
     lr_t = lr * sqrt(1 - beta2**t) / (1 - beta1**t);
     p -= lr_t * m / (sqrt(v) + eps), or lr_t * (beta1 * m + (1 - beta1) * g) / (sqrt(v) + eps)
-    with use_nesterov. (eps is added after the bias correction, as ApplyAdam.)"""
+    with use_nesterov. (eps is added after the bias correction, as ApplyAdam.)
+    State: `moment1`, `moment2`, `beta1_power`, `beta2_power` (beta**t, float64)."""
 
     def __init__(self, params: Sequence[Parameter], learning_rate: LearningRate = 1e-3,
                  beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
@@ -203,27 +333,30 @@ class Adam(Optimizer):
         validator.check_bool("use_nesterov", use_nesterov, self.cls_name)
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
         self.use_nesterov = use_nesterov
-        self.moments1: list[Any] = [0.0] * len(self.parameters)
-        self.moments2: list[Any] = [0.0] * len(self.parameters)
+        self.__dict__["moment1"] = self._state_like("moment1")
+        self.__dict__["moment2"] = self._state_like("moment2")
+        self.beta1_power = self._scalar_state("beta1_power", 1.0)
+        self.beta2_power = self._scalar_state("beta2_power", 1.0)
+        self._sqrt = ops.Sqrt()
 
-    def construct(self, gradients: Sequence[Any]) -> bool:
-        t = self.global_step + 1
-        b1, b2 = self.beta1, self.beta2
-        lr_t = self.get_lr() * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
-        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
-                                                      self._gradients(gradients))):
-            m = self.moments1[k] = b1 * self.moments1[k] + (1 - b1) * g
-            v = self.moments2[k] = b2 * self.moments2[k] + (1 - b2) * g * g
-            step = b1 * m + (1 - b1) * g if self.use_nesterov else m
-            self._write(p, part, value - lr_t * step / (np.sqrt(v) + self.eps))
-        return True
+    def _step_values(self, lr: Any) -> dict:
+        b1p = self._assign(self.beta1_power, self.beta1_power * self.beta1)
+        b2p = self._assign(self.beta2_power, self.beta2_power * self.beta2)
+        return {"lr": lr * self._sqrt(1.0 - b2p) / (1.0 - b1p)}
+
+    def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
+        b1, b2, lr = self.beta1, self.beta2, step["lr"]
+        m = self._assign(self.moment1[k], self.moment1[k] * b1 + g * (1 - b1))
+        v = self._assign(self.moment2[k], self.moment2[k] * b2 + g * g * (1 - b2))
+        step = m * b1 + g * (1 - b1) if self.use_nesterov else m
+        return p - lr * step / (self._sqrt(v) + self.eps)
 
 
 class AdamWeightDecay(Optimizer):
     """Adam with decoupled weight decay (as `mindspore.nn.AdamWeightDecay`: no bias
     correction, unlike torch's AdamW; the decay is not added to the gradient):
     m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g**2 (both start at 0);
-    p -= lr * (m / (sqrt(v) + eps) + weight_decay * p)."""
+    p -= lr * (m / (sqrt(v) + eps) + weight_decay * p). State: `moments1`, `moments2`."""
 
     _decay_in_gradient = False
 
@@ -233,15 +366,15 @@ class AdamWeightDecay(Optimizer):
         super().__init__(learning_rate, params, weight_decay)
         _check_betas(self.cls_name, beta1, beta2, eps)
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
-        self.moments1: list[Any] = [0.0] * len(self.parameters)
-        self.moments2: list[Any] = [0.0] * len(self.parameters)
+        self.__dict__["moments1"] = self._state_like("moments1")
+        self.__dict__["moments2"] = self._state_like("moments2")
+        self._sqrt = ops.Sqrt()
 
-    def construct(self, gradients: Sequence[Any]) -> bool:
-        lr, b1, b2 = self.get_lr(), self.beta1, self.beta2
-        for k, (p, (part, value, g)) in enumerate(zip(self.parameters,
-                                                      self._gradients(gradients))):
-            m = self.moments1[k] = b1 * self.moments1[k] + (1 - b1) * g
-            v = self.moments2[k] = b2 * self.moments2[k] + (1 - b2) * g * g
-            update = m / (np.sqrt(v) + self.eps) + self.weight_decay * value
-            self._write(p, part, value - lr * update)
-        return True
+    def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
+        b1, b2, lr = self.beta1, self.beta2, step["lr"]
+        m = self._assign(self.moments1[k], self.moments1[k] * b1 + g * (1 - b1))
+        v = self._assign(self.moments2[k], self.moments2[k] * b2 + g * g * (1 - b2))
+        update = m / (self._sqrt(v) + self.eps)
+        if self.weight_decay:
+            update = update + p * self.weight_decay
+        return p - lr * update

@@ -2,15 +2,20 @@
 DistributedGradReducer."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from msops import ops
 from msops.autodiff import value_and_grad
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication.management import GlobalComm, get_group_size
+from msops.graph.dead_nodes import eliminate_dead_nodes
+from msops.graph.executor import Executor
+from msops.graph.ir import Graph
+from msops.graph.tracer import trace_into
 from msops.nn.cell import Cell
 from msops.nn.optim import Optimizer
+from msops.pipeline import CompileCache
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
 
@@ -54,11 +59,12 @@ class TrainOneStepCell(Cell):
     loss) with respect to the optimizer's parameters, scaled by `sens`, then the update.
     Returns the loss.
 
-    In a parallel context (GRAPH_MODE) the loss is the global loss and each gradient this
-    rank's slice of its Parameter (msops.parallel.backward); the optimizer updates that
-    slice. The loss and gradients come from one compiled graph in GRAPH_MODE (once per input
-    signature, `ms.value_and_grad`); the optimizer update runs after it (see nn.optim).
-    So the step itself is not traced: calling it runs `construct` in either mode.
+    GRAPH_MODE: forward, backward and the optimizer's update compiled into one graph, once
+    per input signature, run as one flat schedule (the update's `ops.Assign`s write the
+    Parameters). In a parallel context the forward is partitioned, the local graph
+    differentiated (each gradient this rank's slice of its Parameter, msops.parallel.
+    backward) and the update reads and writes that slice. PYNATIVE_MODE: the same
+    gradient rules on a tape, then the same update ops, eagerly.
     """
 
     def __init__(self, network: Cell, optimizer: Optimizer, sens: float = 1.0) -> None:
@@ -69,16 +75,26 @@ class TrainOneStepCell(Cell):
         self.weights = optimizer.parameters
         self.sens = float(sens)
         self.__dict__["_value_and_grad"] = value_and_grad(network, None, list(self.weights))
+        self.__dict__["_compile_cache"] = CompileCache(self._compile_step)
 
     def construct(self, *inputs: Any) -> Any:
         loss, grads = self._value_and_grad(*inputs)
-        if self.sens != 1.0:
-            grads = tuple(_scaled(g, self.sens) for g in grads)
-        self.optimizer(grads)
+        self.optimizer(self._scaled(grads))
         return loss
 
-    def __call__(self, *inputs: Any) -> Any:
-        return self.construct(*inputs)
+    def _scaled(self, grads: Any) -> tuple:
+        return tuple(grads) if self.sens == 1.0 else tuple(g * self.sens for g in grads)
+
+    def _compile_step(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
+        """Forward + backward (`value_and_grad`'s graph), then the update traced after it;
+        the graph returns the loss."""
+        graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args)
+        outputs, grads = graph.outputs[:n_outputs], graph.outputs[n_outputs:]
+        self.optimizer.bind_state(graph)
+        trace_into(graph, lambda gs: self.optimizer(self._scaled(gs)), [tuple(grads)])
+        graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
+        graph = eliminate_dead_nodes(graph)
+        return graph, Executor(graph)
 
 
 class DistributedGradReducer(Cell):
@@ -110,12 +126,3 @@ class DistributedGradReducer(Cell):
         if self.mean and self.degree != 1:
             out = tuple(g / self.degree for g in out)
         return out
-
-
-def _scaled(grad: Any, sens: float) -> Any:
-    """`grad * sens`, keeping the layout a parallel gradient carries (its slice's place)."""
-    out = grad * sens
-    layout = getattr(grad, "layout", None)
-    if layout is not None:
-        out.layout = layout
-    return out

@@ -6,8 +6,10 @@ from typing import Any
 from msops.primitives import *  # noqa: F401,F403
 from msops.primitives import StopGradient
 from msops.primitives import __all__ as _prim_all
+from msops.ops.functional import *  # noqa: F401,F403
+from msops.ops.functional import __all__ as _functional_all
 
-__all__ = list(_prim_all)
+__all__ = list(_prim_all) + list(_functional_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -38,7 +38,7 @@ _DEFAULTS: dict[str, Any] = {
     # redistribution may move a split between dims with AlltoAll (msops's default: n times
     # fewer bytes than gather-then-slice); False plans with AllGather and Slice only
     "enable_alltoall": True,
-    # stored and validated here; the search itself belongs to the auto_parallel planner
+    # auto_parallel's strategy search (msops.parallel.propagation)
     "search_mode": "recursive_programming",
     "strategy_ckpt_load_file": "",   # JSON strategy file whose strategies ops take
     "strategy_ckpt_save_file": "",   # JSON strategy file written after each compile
@@ -65,7 +65,7 @@ _DEFAULTS: dict[str, Any] = {
 }
 #: MindSpore's older spellings: key -> the key it sets
 _ALIASES = {"auto_parallel_search_mode": "search_mode"}
-SEARCH_MODES = ("recursive_programming", "dynamic_programming", "sharding_propagation")
+SEARCH_MODES = ("recursive_programming", "sharding_propagation", "dynamic_programming")
 #: the gradient AllReduce bucket of comm_fusion mode "auto" (MindSpore's default, 64 MB)
 AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)

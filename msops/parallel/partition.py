@@ -30,14 +30,16 @@ from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
-from msops.parallel.strategy import OpSharding, data_parallel_strategy, shard
+from msops.parallel.op_sharding import batch_layout, resolve, tensor_inputs
+from msops.parallel.propagation import propagate
+from msops.parallel.strategy import OpSharding, data_parallel_strategy
 from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec, ShardedCall, spec_of
 
-__all__ = ["apply_parallel", "annotate_comm_bytes"]
+__all__ = ["apply_parallel", "annotate_comm_bytes", "op_keys"]
 
 
 def apply_parallel(graph: Graph) -> Graph:
@@ -45,11 +47,9 @@ def apply_parallel(graph: Graph) -> Graph:
     if not is_parallel():
         return graph
     mode = pctx.get_auto_parallel_context("parallel_mode")
-    if mode == ParallelMode.AUTO_PARALLEL:
-        raise NotImplementedError("For 'set_auto_parallel_context', parallel_mode "
-                                  "'auto_parallel' (strategy search) is not supported yet: "
-                                  "use 'semi_auto_parallel' with shard() strategies.")
-    return _Partitioner(graph, parallel_device_num(), get_rank(), mode).run()
+    n = parallel_device_num()
+    chosen = propagate(graph, n) if mode == ParallelMode.AUTO_PARALLEL else {}
+    return _Partitioner(graph, n, get_rank(), mode, chosen).run()
 
 
 def _is_make_tuple(node: Node) -> bool:
@@ -66,13 +66,18 @@ def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarra
 class _Partitioner:
     """One pass over the global graph, building the local graph node by node."""
 
-    def __init__(self, graph: Graph, device_num: int, rank: int, mode: str) -> None:
+    def __init__(self, graph: Graph, device_num: int, rank: int, mode: str,
+                 chosen: dict[int, tuple]) -> None:
         self.g = graph
         self.n = device_num
         self.rank = rank
-        self.use_strategies = mode == ParallelMode.SEMI_AUTO_PARALLEL
+        self.use_strategies = mode in (ParallelMode.SEMI_AUTO_PARALLEL,
+                                       ParallelMode.AUTO_PARALLEL)
+        self.chosen = chosen                      # node id -> strategy propagation chose
+        self.keys = op_keys(graph)
         self.full_batch = pctx.get_auto_parallel_context("full_batch")
         self.local = Graph(graph.name)
+        self.local.pre_run = list(graph.pre_run)
         self.redist = Redistributor(self.local, rank)
         self.env: dict[int, Node] = {}            # global node id -> local node
         self.global_of: dict[int, int] = {}       # local input id -> global input id
@@ -97,9 +102,7 @@ class _Partitioner:
         return self.local
 
     def _batch_layout(self, shape: tuple) -> TensorLayout:
-        split = bool(shape) and shape[0] % self.n == 0 and self.n > 1
-        tmap = ((0,) if split else (-1,)) + (-1,) * (len(shape) - 1) if shape else ()
-        return TensorLayout((self.n,), tmap, shape)
+        return batch_layout(shape, self.n)
 
     def _fed_layout(self, index: int, shape: tuple) -> TensorLayout:
         """How fed input `index` lies over the ranks: dataset_strategy's entry (its splits,
@@ -178,7 +181,9 @@ class _Partitioner:
                            in_shapes, [lay.dim_axes for lay in in_layouts],
                            [TensorLayout(dm, m, s).slice_shape
                             for m, s in zip(sh.out_maps, out_shapes)],
-                           lambda axes: self._group(dm, axes), node.source)
+                           lambda axes: self._group(dm, axes), node.source,
+                           [tuple(s.start for s in lay.slice_of(self.rank))
+                            for lay in in_layouts])
         expand = rule_of("expansion", prim)
         out = expand(prim, call) if expand else None
         if out is None:
@@ -197,26 +202,22 @@ class _Partitioner:
         prim = node.prim
         try:
             spec = spec_of(prim, in_shapes, out_shapes, consts)
-            strategy = prim.in_strategy if (self.use_strategies and prim.in_strategy) else \
-                data_parallel_strategy(spec, in_shapes, self.n)
-            sh = shard(prim.name, spec, strategy, in_shapes, self.n)
+            if node.id in self.chosen:              # sharding propagation's choice
+                strategy, out_s = self.chosen[node.id], None
+            elif self.use_strategies and prim.in_strategy:
+                strategy, out_s = prim.in_strategy, prim.out_strategy
+            else:
+                strategy, out_s = data_parallel_strategy(spec, in_shapes, self.n), None
+            sh, out_maps, scattered = resolve(prim, spec, strategy, out_s, in_shapes,
+                                              out_shapes, self.n)
             record_strategy(prim, sh.strategy)
-            out_maps = self._out_maps(prim, sh, out_shapes)
-            return spec, sh, out_maps, _scattered_axes(prim.name, sh, out_maps, out_shapes)
+            self.local.strategies[self.keys[node.id]] = strategy
+            return spec, sh, out_maps, scattered
         except ValueError as err:
             raise ValueError(f"{err}\n  In {node.source}") from None
 
     def _tensor_inputs(self, node: Node) -> tuple[list[Node], dict]:
-        """Global tensor inputs of `node` (a MakeTuple input is unpacked) and its consts."""
-        tensors, consts = [], {}
-        for i, inp in enumerate(node.inputs):
-            if i in node.prim.const_inputs or (inp.kind == "const" and inp.dtype is None):
-                consts[i] = inp.value
-            elif _is_make_tuple(inp):
-                tensors.extend(inp.inputs)
-            else:
-                tensors.append(inp)
-        return tensors, consts
+        return tensor_inputs(node)
 
     def _arg_nodes(self, node: Node, locals_: list[Node], consts: dict) -> list[Node | None]:
         """Per input of `node`: its local tensor (a tuple input packed again), None for consts."""
@@ -230,18 +231,6 @@ class _Partitioner:
             else:
                 out.append(next(it))
         return out
-
-    def _out_maps(self, prim: Any, sh: OpSharding, out_shapes: list) -> tuple:
-        """The outputs' tensor maps: the spec's, or the split the op's out-strategy rule
-        reads from its out strategy."""
-        out_s = prim.out_strategy if self.use_strategies else None
-        if out_s is None:
-            return sh.out_maps
-        rule = rule_of("out_strategy", prim)
-        if rule is None:
-            raise ValueError(f"For '{prim.name}', the 'out_strategy' should be None (the op "
-                             f"has no out-strategy rule), but got {out_s}.")
-        return tuple(sh.map_of(letters) for letters in rule(prim, sh.strategy, out_s, out_shapes))
 
     # -- op-internal communication -----------------------------------------------------
     def _group(self, dm: tuple, axes: Sequence[int]) -> str:
@@ -265,23 +254,11 @@ class _Partitioner:
         return out
 
 
-def _scattered_axes(name: str, sh: OpSharding, out_maps: tuple, out_shapes: list) -> tuple:
-    """The reduced device axes `out_maps` adds to the end of dim 0's split in the spec's
-    output map: a ReduceScatter's axes, major first (so group rank order is block order).
-    Any other difference from the spec's output maps is a ValueError."""
-    if out_maps == sh.out_maps:
-        return ()
-    dm = sh.device_matrix
-    own = TensorLayout(dm, sh.out_maps[0], out_shapes[0]).dim_axes
-    want = TensorLayout(dm, out_maps[0], out_shapes[0]).dim_axes
-    scattered = want[0][len(own[0]):] if own else ()
-    if not own or want != (own[0] + scattered,) + own[1:] or out_maps[1:] != sh.out_maps[1:] \
-            or not set(scattered) <= set(sh.partial_axes) \
-            or scattered != tuple(sorted(scattered, reverse=True)):
-        raise ValueError(f"For '{name}', the output split should add only split reduction "
-                         f"axes to the end of dim 0's split {sh.out_maps[0]} (a ReduceScatter), "
-                         f"but got tensor map {out_maps[0]}.")
-    return scattered
+def op_keys(graph: Graph) -> dict[int, str]:
+    """Node id -> the op's name in strategy read-outs, MindSpore-shaped: "Net/MatMul-op0"
+    (ops numbered in execution order; the graph's structural nodes are not ops)."""
+    ops = [n for n in graph.nodes if not isinstance(n.prim, (TupleGetItem, MakeTuple))]
+    return {n.id: f"{graph.name}/{n.prim.name}-op{k}" for k, n in enumerate(ops)}
 
 
 def annotate_comm_bytes(graph: Graph) -> None:

@@ -26,7 +26,8 @@ __all__ = ["OpSharding", "shard", "data_parallel_strategy", "check_strategy_form
 @dataclass(frozen=True)
 class OpSharding:
     """Device matrix, tensor maps of inputs/outputs, and partial device axes (map indices);
-    `letter_axes` pairs each split letter with its device axis."""
+    `letter_axes` pairs each split letter with its device axis (a tuple of axes, major
+    first, when a Layout splits its dim over several)."""
 
     device_matrix: tuple[int, ...]
     in_maps: tuple[tuple[int, ...], ...]
@@ -46,11 +47,13 @@ class OpSharding:
 
 def _tensor_map(index: dict[str, int], letters: Sequence) -> tuple:
     """Per dim: a letter, None, or a tuple of letters (split over their axes, major first);
-    letters `index` does not place (unsplit) take no axis."""
+    letters `index` does not place (unsplit) take no axis; `index` gives a letter one
+    axis or (from a Layout) a tuple of axes, major first."""
     out = []
     for entry in letters:
         names = entry if isinstance(entry, tuple) else (entry,)
-        axes = tuple(index[l] for l in names if l in index)
+        axes = tuple(a for l in names if l in index
+                     for a in (index[l] if isinstance(index[l], tuple) else (index[l],)))
         out.append(-1 if not axes else axes[0] if len(axes) == 1 else axes)
     return tuple(out)
 

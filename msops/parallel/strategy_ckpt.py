@@ -154,7 +154,11 @@ def apply_strategy_file(net: Any) -> None:
         if item.get("op", prim.name) != prim.name:
             raise ValueError(f"For '{api}', the op '{key}' in '{path}' should be a "
                              f"{prim.name} (the network's '{name}'), but got {item['op']}.")
-        prim.in_strategy = tuple(tuple(s) for s in item["parallel_strategy"])
+        try:
+            prim.shard(tuple(tuple(s) for s in item["parallel_strategy"]), prim.out_strategy)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"For '{api}', the strategy of '{key}' in '{path}' does not fit "
+                             f"the network's {prim.name}: {err}") from None
 
 
 def after_compile(net: Any) -> None:

@@ -4,8 +4,30 @@ from msops.primitives.comm_ops import __all__ as _comm_all
 from msops.primitives.math_ops import *  # noqa: F401,F403
 from msops.primitives.nn_ops import *  # noqa: F401,F403
 from msops.primitives.array_ops import *  # noqa: F401,F403
+from msops.primitives.elementwise_ops import *  # noqa: F401,F403
+from msops.primitives.activation_ops import *  # noqa: F401,F403
+from msops.primitives.reduce_ops import *  # noqa: F401,F403
+from msops.primitives.shape_ops import *  # noqa: F401,F403
+from msops.primitives.gather_ops import *  # noqa: F401,F403
+from msops.primitives.norm_ops import *  # noqa: F401,F403
+from msops.primitives.conv_ops import *  # noqa: F401,F403
+from msops.primitives.pool_ops import *  # noqa: F401,F403
+from msops.primitives.prelu import *  # noqa: F401,F403
+from msops.primitives.neighbor_exchange import *  # noqa: F401,F403
+from msops.primitives import conv_ops as _conv, pool_ops as _pool, prelu as _prelu
+from msops.primitives import neighbor_exchange as _neighbor
 from msops.primitives import math_ops as _math, nn_ops as _nn, array_ops as _array
+from msops.primitives import (elementwise_ops as _elementwise, activation_ops as _activation,
+                              reduce_ops as _reduce, shape_ops as _shape, gather_ops as _gather,
+                              norm_ops as _norm)
+from msops.primitives.state_ops import *  # noqa: F401,F403
+from msops.primitives import state_ops as _state
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
+#: the compute families (each module's __all__ is its ops): tests check each op's rules
+COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
+                    _norm, _conv, _pool, _prelu, _state)
+
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
-           + _math.__all__ + _nn.__all__ + _array.__all__)
+           + [name for family in COMPUTE_FAMILIES for name in family.__all__]
+           + _neighbor.__all__)

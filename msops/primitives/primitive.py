@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.shard_layout import Layout
 from msops.common.tensor import Tensor
 from msops.primitives.lowering import Abstract
 
@@ -73,6 +74,8 @@ def _check_strategy(strategy: Any, arg: str, name: str) -> tuple | None:
     if not isinstance(strategy, tuple):
         raise TypeError(f"For '{name}', the '{arg}' should be a tuple of tuples of ints, "
                         f"but got {type(strategy).__name__}: {strategy!r}.")
+    if any(isinstance(s, Layout) for s in strategy):
+        return _check_layouts(strategy, arg, name)
     for i, s in enumerate(strategy):
         if not isinstance(s, tuple):
             raise TypeError(f"For '{name}', the '{arg}[{i}]' should be a tuple of ints, "
@@ -81,6 +84,25 @@ def _check_strategy(strategy: Any, arg: str, name: str) -> tuple | None:
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"For '{name}', every value of '{arg}[{i}]' should be an int, "
                                 f"but got {type(v).__name__}: {v!r} in {s}.")
+    return strategy
+
+
+def _check_layouts(strategy: tuple, arg: str, name: str) -> tuple:
+    """A strategy of Layouts (msops.parallel.Layout): every entry a called Layout, all over
+    the same device matrix and aliases."""
+    for i, s in enumerate(strategy):
+        if not isinstance(s, Layout):
+            raise TypeError(f"For '{name}', the '{arg}' should be all Layouts or all tuples "
+                            f"of ints, but '{arg}[{i}]' is {type(s).__name__}: {s!r}.")
+        if s.tensor_map is None:
+            raise ValueError(f"For '{name}', '{arg}[{i}]' should be a called Layout (one alias "
+                             f"per tensor dim, e.g. layout('dp', 'None')), but got {s!r}.")
+        first = strategy[0]
+        if (s.device_matrix, s.alias_name) != (first.device_matrix, first.alias_name):
+            raise ValueError(f"For '{name}', every Layout of '{arg}' should share one device "
+                             f"matrix and aliases, but '{arg}[0]' has {first.device_matrix} "
+                             f"{first.alias_name} and '{arg}[{i}]' has {s.device_matrix} "
+                             f"{s.alias_name}.")
     return strategy
 
 
@@ -115,6 +137,9 @@ class Primitive:
     #: the same shape and dtype (element-wise ufuncs): graph mode may then write in place
     #: over an input that dies at this node
     out_may_be_input: bool = False
+    #: the input position of a Parameter the op writes in place (Assign), else None: the
+    #: tracer makes later reads of that Parameter read the op's output (the new value)
+    assigns_input: int | None = None
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}

@@ -22,12 +22,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from msops.train.safetensors_io import CheckpointError
+from msops.train.ckpt_format import write_ckpt
+from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import read_checkpoint_file, resolve_format
 from msops.train.transform import (Shards, merged_parameters, rank_files, read_shards,
                                    transform_checkpoints)
-from msops.train.ckpt_format import write_ckpt
-from msops.train.safetensors_io import write_tensors
 
 __all__ = ["main"]
 
@@ -117,8 +116,12 @@ def _verify(ns: argparse.Namespace) -> int:
               f"every checksum matches and every element is covered exactly once.")
         return 0
     arrays, entries = read_checkpoint_file(ns.path, None, "msops ckpt")
-    checked = "every checksum matches" if entries else \
-        "read whole (no msops per-tensor checksums in this file)"
+    if resolve_format(ns.path, None, "msops ckpt") == "ckpt":
+        checked = "every crc32 it holds matches (per chunk, and the crc_num trailer if any)"
+    elif entries:
+        checked = "every checksum matches"
+    else:
+        checked = "it reads whole (a safetensors file without msops checksums)"
     print(f"OK: {ns.path}: {len(arrays)} tensors; {checked}.")
     return 0
 

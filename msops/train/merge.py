@@ -14,7 +14,8 @@ from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import place_slices
-from msops.train.serialization import load_checkpoint, load_param_into_net
+from msops.train.serialization import load_param_into_net
+from msops.train.transform import merged_parameters, read_shards
 
 __all__ = ["merge_sliced_parameter", "load_distributed_checkpoint"]
 
@@ -60,25 +61,18 @@ def merge_sliced_parameter(sliced_parameters: Sequence[Parameter],
 
 
 def load_distributed_checkpoint(network: Cell, checkpoint_filenames: Sequence[str],
-                                strict_load: bool = False,
-                                format: str | None = None) -> tuple[list[str], list[str]]:
+                                strict_load: bool = False, format: str | None = None, *,
+                                train_strategy_filename: str | None = None,
+                                ) -> tuple[list[str], list[str]]:
     """Load shard files (one per rank of the saving run, in rank order) into `network`,
-    whatever its strategy or rank count: each parameter is merged by its saved layout and
+    whatever its strategy or rank count: each parameter is merged by its layout (the
+    shard files', else `train_strategy_filename`'s, the saving run's strategy file) and
     loaded whole. Returns load_param_into_net's (not loaded, not used)."""
     api = "load_distributed_checkpoint"
     if isinstance(checkpoint_filenames, str) or not checkpoint_filenames:
         raise ValueError(f"For '{api}', the 'checkpoint_filenames' should be a non-empty list "
                          f"of shard files in rank order, but got {checkpoint_filenames!r}.")
-    shards = [load_checkpoint(f, format=format) for f in checkpoint_filenames]
-    names = list(shards[0])
-    for f, s in zip(checkpoint_filenames, shards):
-        if list(s) != names:
-            raise ValueError(f"For '{api}', every shard file should hold the parameters of "
-                             f"'{checkpoint_filenames[0]}' {names}, but '{f}' holds {list(s)}.")
-    merged = {}
-    for name in names:
-        slices = [s[name] for s in shards]
-        # a parameter that no rank splits was saved whole by every rank
-        split = getattr(slices[0], "layout", None) is not None
-        merged[name] = merge_sliced_parameter(slices) if split else slices[0]
+    shards = read_shards(list(checkpoint_filenames), train_strategy_filename, api, format)
+    merged = {name: Parameter(Tensor(full), name=name)
+              for name, full in merged_parameters(shards)}
     return load_param_into_net(network, merged, strict_load=strict_load)

@@ -83,14 +83,14 @@ class Shards:
 
 
 def read_shards(files: list[str], strategy_file: str | None = None,
-                api: str = "transform_checkpoints") -> Shards:
+                api: str = "transform_checkpoints", format: str | None = None) -> Shards:
     """Read every rank's file (each checksum checked) and settle each parameter's layout:
     the files' own, else the strategy file's, else whole. Files that disagree on the
     parameters or layouts, or hold a slice of the wrong shape, are errors naming them."""
     from_strategy = strategy_layouts(strategy_file, api)
     arrays, entries = [], []
     for f in files:
-        a, e = read_checkpoint_file(f, None, api)
+        a, e = read_checkpoint_file(f, format, api)
         arrays.append(a)
         entries.append(e)
     names = list(arrays[0])

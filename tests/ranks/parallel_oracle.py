@@ -20,9 +20,9 @@ def run_serial(make_net, *inputs, train=False):
     return [o.asnumpy() for o in out] if isinstance(out, tuple) else out.asnumpy()
 
 
-def run_parallel(make_net, *inputs, train=False, mode="semi_auto_parallel"):
+def run_parallel(make_net, *inputs, train=False, mode="semi_auto_parallel", **context):
     ms.set_auto_parallel_context(parallel_mode=mode, device_num=get_group_size(),
-                                 full_batch=True)
+                                 full_batch=True, **context)
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         net = make_net()
@@ -36,10 +36,12 @@ def run_parallel(make_net, *inputs, train=False, mode="semi_auto_parallel"):
     return (full if isinstance(out, tuple) else full[0]), graph
 
 
-def check(make_net, *inputs, train=False, rtol=1e-5, atol=1e-5, mode="semi_auto_parallel"):
-    """Assert sharded == serial; returns the local compiled graph."""
+def check(make_net, *inputs, train=False, rtol=1e-5, atol=1e-5, mode="semi_auto_parallel",
+          **context):
+    """Assert sharded == serial; returns the local compiled graph (`context`: more
+    auto-parallel context keys, e.g. search_mode)."""
     want = run_serial(make_net, *inputs, train=train)
-    got, graph = run_parallel(make_net, *inputs, train=train, mode=mode)
+    got, graph = run_parallel(make_net, *inputs, train=train, mode=mode, **context)
     for g, w in zip(got if isinstance(got, list) else [got],
                     want if isinstance(want, list) else [want]):
         assert g.shape == w.shape

@@ -4,7 +4,8 @@ Every rank first trains the serial reference (one process, whole global batches 
 unsharded dataset), then the data-parallel run: each rank reads its shard of the same
 shuffled dataset (num_shards = N, shard_id = rank), batches of 64 / N. The loss of every
 step and the final parameters must match. Also: a tuple dataset_strategy with repeated
-ranks, ModelCheckpoint in a parallel run, and the shard check.
+ranks, semi_auto_parallel with Megatron-split weights and full_batch, ModelCheckpoint in a
+parallel run, the shard check, and enable_alltoall both ways.
 """
 import os
 
@@ -15,6 +16,7 @@ from sklearn.datasets import load_digits
 import msops as ms
 from msops import Tensor, dataset as ds, nn
 from msops.communication import get_group_size, get_rank
+from msops.parallel.param_layout import layouts_of
 from msops.train.callback import Callback
 
 RANKS = (2, 4)
@@ -38,9 +40,12 @@ class Record(Callback):
         self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
 
 
-def train(num_shards=None, shard_id=None, epochs=2, callbacks=()):
+def train(num_shards=None, shard_id=None, epochs=2, callbacks=(), megatron=False):
     ms.set_seed(7)                                  # same weights and shuffles everywhere
     net = nn.SequentialCell([nn.Dense(64, 32, activation="relu"), nn.Dense(32, 10)])
+    if megatron:        # column-split then row-split weights (y = x W^T: W is (out, in))
+        net[0].matmul.shard(((1, 1), (N, 1)))
+        net[1].matmul.shard(((1, N), (1, N)))
     model = ms.Model(net, nn.CrossEntropyLoss(),
                      nn.Momentum(net.trainable_params(), 1.0, 0.9), metrics={"acc"})
     x, y = digits()
@@ -94,6 +99,23 @@ def test_tuple_dataset_strategy_with_repeated_ranks_equals_serial(serial):
     assert_same(train(shards, shard_id)[:2], serial)
 
 
+def test_model_parallel_full_batch_model_train_equals_serial(serial):
+    """semi_auto_parallel, Megatron-split Dense weights, every rank feeding the whole batch
+    (full_batch: the dataset is not sharded)."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                 full_batch=True)
+    assert ds.parallel_shard() == (1, 0)
+    losses, _, model = train(megatron=True)
+    np.testing.assert_allclose(losses, serial[0], rtol=2e-5, atol=2e-6)
+    params = model.train_network.optimizer.parameters
+    layouts = layouts_of(params)
+    assert layouts[params[0].name].layout.slice_shape == (32 // N, 64)   # the split is real
+    for p, want in zip(params, serial[1]):
+        mine = layouts[p.name].layout.slice_of(get_rank())  # the slice this rank updates
+        np.testing.assert_allclose(p.asnumpy()[mine], want[mine], rtol=1e-4, atol=1e-5)
+
+
 def test_model_checkpoint_in_parallel_saves_the_whole_network(tmp_path_factory):
     folder = os.path.join(str(tmp_path_factory.getbasetemp()), "shared_ckpt")
     # every rank must name the same folder: rank 0's path goes to all
@@ -121,3 +143,28 @@ def test_unsharded_dataset_in_data_parallel_is_an_error():
                                          rf"dataset should be read with num_shards={N}, "
                                          rf"shard_id={get_rank()}"):
         train()
+
+
+class TwoRelu(nn.Cell):
+    """ReLU split by rows, then by columns: a permute between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = ms.ops.ReLU().shard(((N, 1),))
+        self.b = ms.ops.ReLU().shard(((1, N),))
+
+    def construct(self, x):
+        return self.b(self.a(x) - 0.5)
+
+
+@pytest.mark.parametrize("alltoall,comm", [(True, "AlltoAll"), (False, "AllGather")])
+def test_enable_alltoall_both_ways_equal_numpy(alltoall, comm):
+    x = np.random.default_rng(2).standard_normal((2 * N, 2 * N)).astype(np.float32)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                 full_batch=True, enable_alltoall=alltoall)
+    net = TwoRelu()
+    graph = net.compile(Tensor(x))
+    assert [n.op for n in graph.nodes if n.is_communication] == [comm]
+    got = ms.parallel.gather_full(net(Tensor(x))).asnumpy()
+    np.testing.assert_allclose(got, np.maximum(np.maximum(x, 0) - 0.5, 0), rtol=1e-6)

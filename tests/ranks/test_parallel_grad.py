@@ -321,3 +321,47 @@ def test_checkpoint_after_parallel_training_equals_serial(tmp_path_factory):
     for name, (value, _) in want.items():
         np.testing.assert_allclose(saved[name].asnumpy(), value, rtol=1e-4, atol=1e-5,
                                    err_msg=name)
+
+
+def _steps_by_hand(make_net, x, y, steps=5):
+    """value_and_grad, then the optimizer called on the (sliced) gradients: its update is
+    compiled alone, each Parameter and moment read and written as the gradient's slice."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = make_net()
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    opt = nn.Momentum(net.trainable_params(), learning_rate=[0.04, 0.02], momentum=0.9)
+    grad_fn = ms.value_and_grad(loss_net, None, opt.parameters)
+    losses = []
+    for _ in range(steps):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        losses.append(float(loss.asnumpy()))
+    return losses, net, opt, grads
+
+
+def test_an_optimizer_called_on_sliced_gradients_updates_each_slice():
+    n, r = get_group_size(), get_rank()
+    x, y = data(16, 16, seed=3), data(16, 8, seed=4)
+    ms.reset_auto_parallel_context()
+    want_losses, want_net, _, _ = _steps_by_hand(lambda: Grid2D(n), x, y)
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=n,
+                                 full_batch=True)
+    try:
+        got_losses, got_net, opt, grads = _steps_by_hand(lambda: Grid2D(n), x, y)
+        for p, w, g in zip(got_net.trainable_params(), want_net.trainable_params(), grads):
+            part = g.layout.slice_of(r)
+            np.testing.assert_allclose(p.asnumpy()[part], w.asnumpy()[part], rtol=1e-4,
+                                       atol=1e-5, err_msg=p.name)
+        assert opt._compiled.traces == 1
+        assert int(opt.global_step.asnumpy()[0]) == 5
+
+        @ms.jit
+        def step(x, y):
+            return ms.value_and_grad(nn.WithLossCell(got_net, nn.MSELoss()), None,
+                                     opt.parameters)(x, y)[0]
+        with pytest.raises(NotImplementedError, match=r"inside a traced graph .* supported "
+                                                      r"stand-alone"):
+            step(x, y)
+    finally:
+        ms.reset_auto_parallel_context()
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-4, atol=1e-6)

@@ -1,0 +1,104 @@
+"""Activation layers: GELU, FastGelu, Sigmoid, Tanh, Softmax, LogSoftmax (MindSpore's names and
+arguments); each wraps its primitive(s), and `shard(((a, b, ...),))` shards them alike.
+`ACTIVATIONS` maps the names `nn.Dense(activation=...)` accepts to these classes."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from msops import ops
+from msops.common import validator
+from msops.nn.cell import Cell
+
+__all__ = ["GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
+
+
+class _Wrapper(Cell):
+    """A layer running one primitive `self.op` on its input."""
+
+    def construct(self, x):
+        return self.op(x)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        self.op.shard(in_strategy, out_strategy)
+
+
+class GELU(_Wrapper):
+    """Gaussian error linear unit: `approximate=True` (default) is the tanh form
+    (`ops.GeLU`); `approximate=False` the exact x * (1 + erf(x / sqrt(2))) / 2 (`ops.Erf`)."""
+
+    def __init__(self, approximate: bool = True) -> None:
+        super().__init__()
+        self.approximate = validator.check_bool("approximate", approximate, self.cls_name)
+        if approximate:
+            self.op = ops.GeLU()
+        else:
+            self.erf, self.add = ops.Erf(), ops.Add()
+            self.scale, self.half, self.mul = ops.Mul(), ops.Mul(), ops.Mul()
+
+    def construct(self, x):
+        if self.approximate:
+            return self.op(x)
+        # Python scalars take x's dtype
+        erf = self.erf(self.scale(x, 1 / math.sqrt(2)))
+        return self.mul(self.half(x, 0.5), self.add(erf, 1.0))
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if self.approximate:
+            self.op.shard(in_strategy, out_strategy)
+            return
+        if in_strategy is None:
+            return
+        s = in_strategy[0]
+        self.erf.shard((s,))
+        for scalar_op in (self.scale, self.half, self.add):
+            scalar_op.shard((s, ()))
+        self.mul.shard((s, s))
+
+    def extend_repr(self) -> str:
+        return f"approximate={self.approximate}"
+
+
+class FastGelu(_Wrapper):
+    """x * sigmoid(1.702 x) (`ops.FastGeLU`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.FastGeLU()
+
+
+class Sigmoid(_Wrapper):
+    """1 / (1 + exp(-x)) (`ops.Sigmoid`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.Sigmoid()
+
+
+class Tanh(_Wrapper):
+    """tanh(x) (`ops.Tanh`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.Tanh()
+
+
+class Softmax(_Wrapper):
+    """softmax along `axis` (`ops.Softmax`)."""
+
+    def __init__(self, axis: Any = -1) -> None:
+        super().__init__()
+        self.op = ops.Softmax(axis)
+
+
+class LogSoftmax(_Wrapper):
+    """log(softmax) along `axis` (`ops.LogSoftmax`)."""
+
+    def __init__(self, axis: int = -1) -> None:
+        super().__init__()
+        self.op = ops.LogSoftmax(axis)
+
+
+#: names accepted by `get_activation` (as MindSpore's), beside nn.layers' "relu"
+ACTIVATIONS = {"gelu": GELU, "fast_gelu": FastGelu, "sigmoid": Sigmoid, "tanh": Tanh,
+               "softmax": Softmax, "logsoftmax": LogSoftmax}

@@ -1,0 +1,77 @@
+"""nn.Conv2d: a 2-D convolution layer with MindSpore's arguments and defaults."""
+from __future__ import annotations
+
+from typing import Any
+
+from msops import ops
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import Parameter
+from msops.nn.cell import Cell
+from msops.nn.initializer import initializer
+from msops.primitives.conv_ops import pair
+
+__all__ = ["Conv2d"]
+
+
+class Conv2d(Cell):
+    """y = Conv2D(x, weight) (+ bias per output channel), NCHW.
+
+    As `mindspore.nn.Conv2d`: pad_mode 'same' by default, `padding` an int or (top, bottom,
+    left, right) for pad_mode 'pad', weight (out_channels, in_channels / group, kh, kw),
+    no bias unless `has_bias`. Initial values: `weight_init` 'normal', `bias_init` 'zeros'
+    (MindSpore 1.x's defaults) or any initializer/Tensor. The primitives are `conv2d` and
+    `bias_add` (shard them directly); `shard(((n, c, 1, 1), (o, c, 1, 1)))` shards the
+    convolution (one entry: the weight's output channels stay whole).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple,
+                 stride: int | tuple = 1, pad_mode: str = "same", padding: int | tuple = 0,
+                 dilation: int | tuple = 1, group: int = 1, has_bias: bool = False,
+                 weight_init: Any = "normal", bias_init: Any = "zeros",
+                 data_format: str = "NCHW", dtype: mstype.Type = mstype.float32) -> None:
+        super().__init__()
+        name = self.cls_name
+        self.in_channels = validator.check_positive_int(in_channels, "in_channels", name)
+        self.out_channels = validator.check_positive_int(out_channels, "out_channels", name)
+        self.group = validator.check_positive_int(group, "group", name)
+        if in_channels % group:
+            raise ValueError(f"For '{name}', the 'in_channels' should be divisible by 'group': "
+                             f"{group}, but got {in_channels}.")
+        self.kernel_size = pair(name, "kernel_size", kernel_size, allow_nchw4=False)
+        self.pad_mode, self.padding = pad_mode, padding
+        self.has_bias = validator.check_bool("has_bias", has_bias, name)
+        self.conv2d = ops.Conv2D(out_channels, self.kernel_size, mode=1, pad_mode=pad_mode,
+                                 pad=padding, stride=stride, dilation=dilation, group=group,
+                                 data_format=data_format)
+        shape = (out_channels, in_channels // group) + self.kernel_size
+        self.weight = Parameter(initializer(weight_init, shape, dtype, "weight_init", name),
+                                name="weight")
+        if has_bias:
+            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
+                                              name), name="bias")
+            # the (C,) bias as (C, 1, 1), with a strategy so it is never split by default
+            self.bias_shape = (out_channels, 1, 1)
+            self.bias_reshape = ops.Reshape().shard(((1,),))
+            self.bias_add = ops.Add().shard(((1, 1, 1, 1), (1, 1, 1)))
+
+    def construct(self, x):
+        y = self.conv2d(x, self.weight)
+        if self.has_bias:
+            y = self.bias_add(y, self.bias_reshape(self.bias, self.bias_shape))
+        return y
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        x = tuple(in_strategy[0])
+        w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1], 1, 1)
+        self.conv2d.shard((x, w))
+        if self.has_bias:
+            self.bias_reshape.shard(((w[0],),))
+            self.bias_add.shard(((x[0], w[0], 1, 1), (w[0], 1, 1)))
+
+    def extend_repr(self) -> str:
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, pad_mode={self.pad_mode}, "
+                f"has_bias={self.has_bias}")

@@ -1,0 +1,160 @@
+"""Functional spellings of the transformer op set, as `mindspore.ops` has them: thin calls of
+the primitives (one shared primitive eagerly, so its lowered kernels are kept; a fresh one
+per call while a graph is traced, since each graph node owns its primitive)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from msops.common import dtype as mstype
+from msops.primitives import primitive as _primitive
+from msops.primitives.activation_ops import FastGeLU, GeLU, LogSoftmax
+from msops.primitives.elementwise_ops import (BiasAdd, Erf, FloorDiv, Greater, GreaterEqual,
+                                              Less, LessEqual, Maximum, Minimum, NotEqual,
+                                              OnesLike, Pow, Select, Sigmoid, Sqrt, Tanh,
+                                              ZerosLike)
+from msops.primitives.gather_ops import Gather, GatherD, GatherNd
+from msops.primitives.math_ops import Add, Cast, Mul
+from msops.primitives.shape_ops import ExpandDims, Squeeze, Tile
+
+__all__ = ["gather", "gather_d", "gather_elements", "gather_nd", "gelu", "fast_gelu",
+           "sigmoid", "tanh", "erf", "log_softmax", "sqrt", "pow", "maximum", "minimum",
+           "floor_div", "select", "greater", "gt", "greater_equal", "ge", "less", "lt",
+           "less_equal", "le", "not_equal", "ne", "zeros_like", "ones_like", "bias_add",
+           "tile", "expand_dims", "squeeze"]
+
+_shared: dict = {}
+
+
+def _prim(cls: type, *attrs: Any) -> Any:
+    """`cls(*attrs)`: shared when eager, fresh while tracing."""
+    if _primitive._trace_hook is not None:
+        return cls(*attrs)
+    key = (cls, attrs)
+    prim = _shared.get(key)
+    if prim is None:
+        prim = _shared[key] = cls(*attrs)
+    return prim
+
+
+def _binary(cls: type, doc: str) -> Callable:
+    def call(input: Any, other: Any) -> Any:
+        return _prim(cls)(input, other)
+    call.__doc__ = doc
+    return call
+
+
+def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0) -> Any:
+    """`Gather(batch_dims)(input_params, input_indices, axis)`."""
+    return _prim(Gather, batch_dims)(input_params, input_indices, axis)
+
+
+def gather_d(x: Any, dim: int, index: Any) -> Any:
+    """`GatherD()(x, dim, index)`."""
+    return _prim(GatherD)(x, dim, index)
+
+
+def gather_elements(input: Any, dim: int, index: Any) -> Any:
+    """The newer name of `gather_d`."""
+    return gather_d(input, dim, index)
+
+
+def gather_nd(input_x: Any, indices: Any) -> Any:
+    """`GatherNd()(input_x, indices)`."""
+    return _prim(GatherNd)(input_x, indices)
+
+
+def gelu(input_x: Any, approximate: str = "none") -> Any:
+    """GELU: `approximate="tanh"` is `GeLU`; "none" (MindSpore's default) the exact
+    x * (1 + erf(x / sqrt(2))) / 2."""
+    if approximate == "tanh":
+        return _prim(GeLU)(input_x)
+    if approximate != "none":
+        raise ValueError(f"For 'gelu', the 'approximate' should be 'none' or 'tanh', but got "
+                         f"{approximate!r}.")
+    erf_part = _prim(Erf)(_prim(Mul)(input_x, 0.7071067811865476))
+    return _prim(Mul)(_prim(Mul)(input_x, 0.5), _prim(Add)(erf_part, 1.0))
+
+
+def fast_gelu(x: Any) -> Any:
+    """`FastGeLU()(x)`."""
+    return _prim(FastGeLU)(x)
+
+
+def sigmoid(input: Any) -> Any:
+    """`Sigmoid()(input)`."""
+    return _prim(Sigmoid)(input)
+
+
+def tanh(input: Any) -> Any:
+    """`Tanh()(input)`."""
+    return _prim(Tanh)(input)
+
+
+def erf(input: Any) -> Any:
+    """`Erf()(input)`."""
+    return _prim(Erf)(input)
+
+
+def log_softmax(logits: Any, axis: int = -1) -> Any:
+    """`LogSoftmax(axis)(logits)`."""
+    return _prim(LogSoftmax, axis)(logits)
+
+
+def sqrt(x: Any) -> Any:
+    """`Sqrt()(x)`."""
+    return _prim(Sqrt)(x)
+
+
+def pow(input: Any, exponent: Any) -> Any:
+    """`Pow()(input, exponent)` (a Python number exponent takes input's dtype)."""
+    return _prim(Pow)(input, exponent)
+
+
+maximum = _binary(Maximum, "`Maximum()(input, other)`.")
+minimum = _binary(Minimum, "`Minimum()(input, other)`.")
+floor_div = _binary(FloorDiv, "`FloorDiv()(input, other)`.")
+greater = gt = _binary(Greater, "`Greater()(input, other)`: input > other.")
+greater_equal = ge = _binary(GreaterEqual, "`GreaterEqual()(input, other)`: input >= other.")
+less = lt = _binary(Less, "`Less()(input, other)`: input < other.")
+less_equal = le = _binary(LessEqual, "`LessEqual()(input, other)`: input <= other.")
+not_equal = ne = _binary(NotEqual, "`NotEqual()(input, other)`: input != other.")
+
+
+def select(cond: Any, x: Any, y: Any) -> Any:
+    """`Select()(cond, x, y)`: x where cond, else y."""
+    return _prim(Select)(cond, x, y)
+
+
+def _like(cls: type, input: Any, dtype: mstype.Type | None) -> Any:
+    out = _prim(cls)(input)
+    return out if dtype is None else _prim(Cast)(out, dtype)
+
+
+def zeros_like(input: Any, dtype: mstype.Type | None = None) -> Any:
+    """Zeros of input's shape, in `dtype` (input's when None)."""
+    return _like(ZerosLike, input, dtype)
+
+
+def ones_like(input: Any, dtype: mstype.Type | None = None) -> Any:
+    """Ones of input's shape, in `dtype` (input's when None)."""
+    return _like(OnesLike, input, dtype)
+
+
+def bias_add(input_x: Any, bias: Any) -> Any:
+    """`BiasAdd()(input_x, bias)`: bias along dim 1."""
+    return _prim(BiasAdd)(input_x, bias)
+
+
+def tile(input: Any, dims: tuple) -> Any:
+    """`Tile()(input, dims)`."""
+    return _prim(Tile)(input, tuple(dims))
+
+
+def expand_dims(input_x: Any, axis: int) -> Any:
+    """`ExpandDims()(input_x, axis)`."""
+    return _prim(ExpandDims)(input_x, axis)
+
+
+def squeeze(input: Any, axis: int | tuple | None = None) -> Any:
+    """`Squeeze(axis)(input)`; None squeezes every dim of size 1."""
+    return _prim(Squeeze, () if axis is None else axis)(input)

@@ -1,0 +1,177 @@
+"""Shape primitives: Tile, ExpandDims, Squeeze (every dtype; shapes, multiples and axes are
+compile-time values). ExpandDims and Squeeze return views of the input, as Reshape does.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.primitives.array_ops import Reshape, check_int_sequence
+from msops.primitives.lowering import out_spec, run_lowered
+from msops.primitives.math_ops import NoAttrPrimitive, ReduceSum
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.sharding import DimSpec, dims
+
+__all__ = ["Tile", "ExpandDims", "Squeeze"]
+
+
+def _any_dtype(prim_name: str, x_dtype: mstype.Type) -> mstype.Type:
+    return validator.check_tensor_dtype_valid("input_x", x_dtype, mstype.all_types, prim_name)
+
+
+class Tile(NoAttrPrimitive):
+    """`Tile()(input_x, multiples)`: x repeated multiples[i] times along dim i; multiples
+    has at least x's rank (x is first given leading dims of 1, as MindSpore does).
+
+    >>> Tile()(Tensor(np.array([[1, 2]], np.int32)), (2, 2)).asnumpy()
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int32)
+    """
+
+    const_inputs = (1,)
+
+    def _multiples(self, x_shape: Sequence[int], multiples: Any) -> list:
+        m = check_int_sequence(self.name, "multiples", multiples)
+        if len(m) < len(x_shape) or any(v < 1 for v in m):
+            raise ValueError(f"For '{self.name}', the 'multiples' should be positive ints, at "
+                             f"least as many as the rank of input_x {list(x_shape)}, but got "
+                             f"{tuple(multiples)}.")
+        return m
+
+    def infer_shape(self, x_shape: list, multiples: Any) -> list:
+        m = self._multiples(x_shape, multiples)
+        padded = [1] * (len(m) - len(x_shape)) + list(x_shape)
+        return [a * b for a, b in zip(m, padded)]
+
+    def infer_dtype(self, x_dtype: mstype.Type, multiples: Any) -> mstype.Type:
+        return _any_dtype(self.name, x_dtype)
+
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        reps = tuple(self._multiples(in_abstracts[0].shape, in_abstracts[1].value))
+
+        def tile(x: np.ndarray, multiples: Any = None, out: np.ndarray | None = None
+                 ) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            np.copyto(out, np.tile(x, reps))
+            return out
+        return tile
+
+
+@sharding_rule(Tile)
+def tile_spec(prim: Tile, ins: list, outs: list, consts: dict) -> DimSpec:
+    """A dim repeated once keeps its letter (and split); a repeated dim stays whole (a
+    rank's block of the output would hold pieces of every copy); new leading dims too."""
+    x = ins[0]
+    m = prim._multiples(x, consts[1])
+    lead = len(m) - len(x)
+    letters = dims(len(x))
+    bad = tuple((letters[j], f"Tile repeats dim {j} {m[lead + j]} times")
+                for j in range(len(x)) if m[lead + j] > 1)
+    return DimSpec((letters,), ((None,) * lead + letters,), unsplittable=bad)
+
+
+@bprop(Tile)
+def tile_bprop(prim: Tile, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """The copies' gradients summed: dout as (m0, s0, m1, s1, ...), summed over the m's."""
+    x = inputs[0]
+    m = prim._multiples(x.shape, inputs[1].value)
+    padded = (1,) * (len(m) - len(x.shape)) + tuple(x.shape)
+    split = tuple(v for pair in zip(m, padded) for v in pair)
+    parts = g.apply(Reshape(), [dout, g.add_const(split)])
+    summed = g.apply(ReduceSum(), [parts, g.add_const(tuple(range(0, len(split), 2)))])
+    return g.apply(Reshape(), [summed, g.add_const(tuple(x.shape))]), None
+
+
+class ExpandDims(NoAttrPrimitive):
+    """`ExpandDims()(input_x, axis)`: x with a dim of 1 inserted at `axis` (in [-rank-1, rank]).
+
+    >>> ExpandDims()(Tensor(np.ones((2, 3), np.float32)), -1).shape
+    (2, 3, 1)
+    """
+
+    const_inputs = (1,)
+
+    def _axis(self, ndim: int, axis: Any) -> int:
+        return validator.check_axis_in_range(axis, ndim + 1, "axis", self.name)
+
+    def infer_shape(self, x_shape: list, axis: Any) -> list:
+        out = list(x_shape)
+        out.insert(self._axis(len(x_shape), axis), 1)
+        return out
+
+    def infer_dtype(self, x_dtype: mstype.Type, axis: Any) -> mstype.Type:
+        return _any_dtype(self.name, x_dtype)
+
+    def kernel(self, x: np.ndarray, axis: Any) -> np.ndarray:
+        return np.expand_dims(x, self._axis(x.ndim, axis))
+
+
+@sharding_rule(ExpandDims)
+def expand_dims_spec(prim: ExpandDims, ins: list, outs: list, consts: dict) -> DimSpec:
+    """x's letters with an unsplit dim inserted."""
+    letters = list(dims(len(ins[0])))
+    letters.insert(prim._axis(len(letters), consts[1]), None)
+    return DimSpec((dims(len(ins[0])),), (tuple(letters),))
+
+
+class Squeeze(PrimitiveWithInfer):
+    """`Squeeze(axis=())(input_x)`: x without the dims of size 1 named by `axis` (an int or
+    a tuple; () = every dim of size 1).
+
+    >>> Squeeze(1)(Tensor(np.ones((2, 1, 3, 1), np.float32))).shape
+    (2, 3, 1)
+    """
+
+    @prim_attr_register
+    def __init__(self, axis: int | tuple = ()) -> None:
+        validator.check_value_type("axis", axis, (int, tuple, list), self.name)
+        for a in (axis,) if isinstance(axis, int) else axis:
+            validator.check_value_type("axis", a, int, self.name)
+
+    def _axes(self, x_shape: Sequence[int]) -> tuple:
+        axis = (self.axis,) if isinstance(self.axis, int) else tuple(self.axis)
+        if not axis:
+            return tuple(d for d, n in enumerate(x_shape) if n == 1)
+        axes = tuple(sorted({validator.check_axis_in_range(a, len(x_shape), "axis", self.name)
+                             for a in axis}))
+        for a in axes:
+            if x_shape[a] != 1:
+                raise ValueError(f"For '{self.name}', the dims named by 'axis' should have size "
+                                 f"1, but x shape {list(x_shape)} has {x_shape[a]} at dim {a}.")
+        return axes
+
+    def infer_shape(self, x_shape: list) -> list:
+        axes = self._axes(x_shape)
+        return [n for d, n in enumerate(x_shape) if d not in axes]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _any_dtype(self.name, x_dtype)
+
+    def kernel(self, x: np.ndarray) -> np.ndarray:
+        return np.squeeze(x, self._axes(x.shape))
+
+
+@sharding_rule(Squeeze)
+def squeeze_spec(prim: Squeeze, ins: list, outs: list, consts: dict) -> DimSpec:
+    """x's letters without the squeezed dims (size 1: never split)."""
+    letters = dims(len(ins[0]))
+    axes = prim._axes(ins[0])
+    return DimSpec((letters,), (tuple(l for d, l in enumerate(letters) if d not in axes),),
+                   unsplittable=tuple((letters[a], "Squeeze removes it") for a in axes))
+
+
+@bprop(ExpandDims, Squeeze)
+def reshape_back_bprop(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout reshaped to x's shape."""
+    dx = g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))])
+    return (dx,) + (None,) * (len(inputs) - 1)
+
