@@ -49,3 +49,31 @@ def test_distributed_sgd_4_ranks_follow_the_serial_loss_curve():
     assert len(runs["serial"]) == 3 and runs["serial"][-1] < runs["serial"][0]  # it learns
     assert runs["4 ranks"] == pytest.approx(runs["serial"], rel=1e-5)
     assert "distributed SGD on 4 rank(s), 16 of every 64-sample batch each" in proc.stdout
+
+
+def test_megatron_mlp_4_ranks_equal_the_serial_run():
+    """examples/megatron_mlp.py: column- then row-split MatMuls (model parallel 2) x data
+    parallel 2 on 4 ranks, TrainOneStepCell + Momentum: its loss curve and final (gathered)
+    parameters equal the serial process's; the script also checks against an in-process
+    serial run and exits non-zero when they differ."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    script, args = str(ROOT / "examples" / "megatron_mlp.py"), ["--steps", "10",
+                                                               "--print_every", "1"]
+    runs = {}
+    for name, cmd in [("serial", [sys.executable, script, "--serial"] + args),
+                      ("4 ranks", ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
+                                   script] + args)]:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        lines = proc.stdout.splitlines()
+        runs[name] = ([float(s.split()[3]) for s in lines if s.startswith("step ")],
+                      {s.split()[1]: float(s.split()[3]) for s in lines if s.startswith("param ")})
+    (serial_curve, serial_params), (curve, params) = runs["serial"], runs["4 ranks"]
+    assert len(serial_curve) == 10 and serial_curve[-1] < 0.7 * serial_curve[0]   # it learns
+    assert curve == pytest.approx(serial_curve, rel=1e-5)
+    assert sorted(params) == ["b1", "b2", "w1", "w2"]
+    assert params == pytest.approx(serial_params, rel=1e-5)
+    assert ("Megatron MLP on 4 rank(s) (data parallel 2 x model parallel 2): 10 steps"
+            in proc.stdout and "loss curve and parameters == the serial run" in proc.stdout)

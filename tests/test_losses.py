@@ -94,6 +94,92 @@ def test_cross_entropy_gradient_matches_finite_differences(case, mode):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
+# (N, C, d1, ..., dK) logits: class dim 1
+LOGITS_3D = RNG.standard_normal((3, C, 5)) * 2
+LOGITS_4D = RNG.standard_normal((2, C, 3, 2)) * 2
+INDICES_3D = RNG.integers(0, C, (3, 5)).astype(np.int32)
+INDICES_4D = RNG.integers(0, C, (2, 3, 2)).astype(np.int64)
+PROBS_3D = np.moveaxis(RNG.dirichlet(np.ones(C), (3, 5)), -1, 1)
+ND_CASES = {   # name: (logits, labels, loss kwargs)
+    "3d_indices": (LOGITS_3D, INDICES_3D, {}),
+    "3d_indices_weight_ignore_smoothing": (LOGITS_3D, INDICES_3D, {
+        "weight": WEIGHT, "ignore_index": 2, "label_smoothing": 0.2}),
+    "3d_indices_none": (LOGITS_3D, INDICES_3D, {"weight": WEIGHT, "reduction": "none"}),
+    "4d_indices_weight_sum": (LOGITS_4D, INDICES_4D, {"weight": WEIGHT, "reduction": "sum"}),
+    "4d_indices_ignore_none": (LOGITS_4D, INDICES_4D, {"ignore_index": 0, "reduction": "none"}),
+    "3d_probabilities": (LOGITS_3D, PROBS_3D, {}),
+    "3d_probabilities_weight_smoothing_none": (LOGITS_3D, PROBS_3D, {
+        "weight": WEIGHT, "label_smoothing": 0.3, "reduction": "none"}),
+}
+
+
+def numpy_cross_entropy_nd(x, y, reduction="mean", **kwargs):
+    """The (N, C, d1, ...) loss as torch defines it: every position of d1.. is a sample."""
+    rows = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    labels = y.reshape(-1) if y.dtype.kind in "iu" else np.moveaxis(y, 1, -1).reshape(rows.shape)
+    loss = numpy_cross_entropy(rows, labels, reduction=reduction, **kwargs)
+    return loss.reshape(x.shape[:1] + x.shape[2:]) if reduction == "none" else loss
+
+
+def test_numpy_nd_reference_is_the_2d_loss_per_position():
+    """The reference itself: position (n, j) of a 3-D input is the 2-D loss of row n of
+    logits[:, :, j]."""
+    got = numpy_cross_entropy_nd(LOGITS_3D, INDICES_3D, reduction="none")
+    for j in range(LOGITS_3D.shape[2]):
+        np.testing.assert_allclose(got[:, j], numpy_cross_entropy(
+            LOGITS_3D[:, :, j], INDICES_3D[:, j], reduction="none"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("case", list(ND_CASES))
+def test_cross_entropy_nd_follows_numpy_and_finite_differences(case, mode):
+    ms.set_context(mode=mode)
+    logits, labels, kwargs = ND_CASES[case]
+    loss = _loss(kwargs)
+    reference = lambda x: numpy_cross_entropy_nd(x, labels, **_numpy_kwargs(kwargs))
+    got = loss(Tensor(logits), Tensor(labels)).asnumpy()
+    np.testing.assert_allclose(got, reference(logits), rtol=1e-12)
+    grad = ms.grad(lambda x, y: loss(x, y), 0)(Tensor(logits), Tensor(labels)).asnumpy()
+    np.testing.assert_allclose(grad, finite_differences(reference, logits), rtol=1e-6,
+                               atol=1e-9)
+
+
+def numpy_nll(x, y, weight=None, ignore_index=-100, reduction="mean"):
+    rows = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    labels = y.reshape(-1)
+    w = np.ones(x.shape[1]) if weight is None else weight
+    keep = labels != ignore_index
+    yk = np.where(keep, labels, 0)
+    loss = np.where(keep, -w[yk] * rows[np.arange(len(labels)), yk], 0.0)
+    if reduction == "mean":
+        return loss.sum() / np.where(keep, w[yk], 0.0).sum()
+    return loss.sum() if reduction == "sum" else loss.reshape(y.shape)
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("logits, labels, kwargs", [
+    (LOGITS, INDICES, {}),
+    (LOGITS, INDICES, {"weight": WEIGHT, "ignore_index": 3}),
+    (LOGITS_3D, INDICES_3D, {"weight": WEIGHT, "reduction": "none"}),
+    (LOGITS_4D, INDICES_4D, {"ignore_index": 1, "reduction": "sum"}),
+], ids=["2d", "2d_weight_ignore", "3d_weight_none", "4d_ignore_sum"])
+def test_nll_loss_follows_numpy_and_finite_differences(logits, labels, kwargs, mode):
+    """nn.NLLLoss on log-probabilities; also equals CrossEntropyLoss after log_softmax."""
+    ms.set_context(mode=mode)
+    kw = dict(kwargs)
+    if "weight" in kw:
+        kw["weight"] = Tensor(kw["weight"])
+    loss = nn.NLLLoss(**kw)
+    logp = np.moveaxis(numpy_log_softmax(np.moveaxis(logits, 1, -1)), -1, 1)
+    got = loss(Tensor(logp), Tensor(labels)).asnumpy()
+    np.testing.assert_allclose(got, numpy_nll(logp, labels, **kwargs), rtol=1e-12)
+    np.testing.assert_allclose(got, nn.CrossEntropyLoss(**kw)(Tensor(logits), Tensor(labels))
+                               .asnumpy(), rtol=1e-10)
+    grad = ms.grad(lambda x, y: loss(x, y), 0)(Tensor(logp), Tensor(labels)).asnumpy()
+    want = finite_differences(lambda x: numpy_nll(x, labels, **kwargs), logp)
+    np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-9)
+
+
 def test_cross_entropy_trains_a_dense_layer():
     """The loss behind WithLossCell + TrainOneStepCell: it goes down."""
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -112,9 +198,21 @@ def test_cross_entropy_errors():
     with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the class-index 'labels' "
                                          r"should have shape \[5\], but got \[5, 1\]"):
         nn.CrossEntropyLoss()(Tensor(LOGITS), Tensor(INDICES.reshape(5, 1)))
-    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the 'logits' should be 2-D "
-                                         r"\(N, C\), but got shape \[4\]"):
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the 'logits' should be "
+                                         r"\(N, C\) or \(N, C, d1, ..., dK\), but got shape \[4\]"):
         nn.CrossEntropyLoss()(Tensor(LOGITS[0]), Tensor(INDICES[:1]))
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the class-index 'labels' "
+                                         r"should have shape \[5, 2\], but got \[5, 3\]"):
+        nn.CrossEntropyLoss()(Tensor(np.zeros((5, 4, 2))), Tensor(np.zeros((5, 3), np.int32)))
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the probability 'labels' "
+                                         r"should have shape \[5, 4, 2\], but got \[5, 2, 4\]"):
+        nn.CrossEntropyLoss()(Tensor(np.zeros((5, 4, 2))), Tensor(np.zeros((5, 2, 4))))
+    with pytest.raises(ValueError, match=r"For 'CrossEntropyLoss', the 'weight' should have "
+                                         r"shape \[C\] for the 4 classes of 'logits': \[4\], "
+                                         r"but got \[3\]"):
+        nn.CrossEntropyLoss(Tensor(np.ones(3)))(Tensor(LOGITS), Tensor(INDICES))
+    with pytest.raises(TypeError, match=r"For 'NLLLoss', the 'labels' should be class indices"):
+        nn.NLLLoss()(Tensor(LOGITS), Tensor(PROBS))
 
 
 @pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])

@@ -108,7 +108,7 @@ def _in_place(node: Node, k: int, plan: dict, last: dict) -> Node | None:
 def plan_buffers(graph: Graph) -> BufferPlan:
     """Assign every writer of `graph` a buffer (or FRESH), reusing the free ones."""
     roots = alias_roots(graph)
-    to_user = frozenset().union(*(roots[n.id] for n in graph.outputs))
+    to_user = frozenset().union(*(roots[n.id] for n in graph.returned()))
     last = _last_uses(graph, roots)
     dying: dict[int, list[int]] = {}
     for w, k in last.items():

@@ -4,8 +4,8 @@ from msops.nn.cell import Cell
 from msops.nn.embedding import Embedding
 from msops.nn.normalization import LayerNorm
 from msops.nn.initializer import initializer, set_seed
-from msops.nn.layers import BatchNorm1d, Dense, Dropout, Flatten, ReLU, SequentialCell
-from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss,
+from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, ReLU, SequentialCell
+from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
@@ -13,8 +13,14 @@ from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell
 from msops.nn.conv import Conv2d
 from msops.nn.pooling import AvgPool2d, MaxPool2d
 from msops.nn.prelu import PReLU
+from msops.nn.learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
+                                             LearningRateSchedule, NaturalExpDecayLR,
+                                             PolynomialDecayLR, WarmUpLR)
+from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
+                                 natural_exp_decay_lr, piecewise_constant_lr,
+                                 polynomial_decay_lr, warmup_lr)
 
-__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
+__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",
@@ -22,3 +28,8 @@ __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "Sequen
            "LayerNorm"]
 __all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
 __all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "PReLU"]
+__all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
+            "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR", "piecewise_constant_lr",
+            "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
+            "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
+__all__ += ["NLLLoss"]

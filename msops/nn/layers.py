@@ -1,5 +1,5 @@
-"""Layers: Dense, ReLU, Flatten, Dropout, BatchNorm1d and SequentialCell (MindSpore's arguments and
-names)."""
+"""Layers: Dense, ReLU, Flatten, Dropout and SequentialCell (MindSpore's arguments and names);
+BatchNorm1d/2d live in nn.normalization (re-exported here)."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -13,9 +13,10 @@ from msops.common.tensor import Parameter
 from msops.nn.activation import ACTIVATIONS
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
+from msops.nn.normalization import BatchNorm1d, BatchNorm2d
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell"]
+__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell"]
 
 
 class ReLU(Cell):
@@ -154,63 +155,6 @@ class Dense(Cell):
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"has_bias={self.has_bias}")
-
-
-class BatchNorm1d(Cell):
-    """Batch normalization over the channels of x (N, C): gamma * x_hat + beta.
-
-    Parameters `gamma`, `beta` (trainable when affine) and `moving_mean`,
-    `moving_variance` (never trainable), all (C,). Training mode (`set_train()`)
-    normalises with the batch statistics, inference with the moving ones
-    (`use_batch_statistics` True/False forces one). The moving statistics are not
-    updated in training mode yet (that needs in-graph parameter assignment).
-    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
-    """
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
-                 affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
-                 moving_mean_init: Any = "zeros", moving_var_init: Any = "ones",
-                 use_batch_statistics: bool | None = None, dtype: mstype.Type = mstype.float32
-                 ) -> None:
-        super().__init__()
-        name = self.cls_name
-        self.num_features = validator.check_positive_int(num_features, "num_features", name)
-        validator.check_value_type("momentum", momentum, (float, int), name)
-        if not 0 <= momentum <= 1:
-            raise ValueError(f"For '{name}', the 'momentum' should be in [0, 1], "
-                             f"but got {momentum}.")
-        self.eps, self.momentum = eps, momentum
-        self.use_batch_statistics = use_batch_statistics
-        shape = (num_features,)
-
-        def param(init, arg, trainable):
-            return Parameter(initializer(init, shape, dtype, arg, name), requires_grad=trainable)
-        self.gamma = param(gamma_init, "gamma_init", affine)
-        self.beta = param(beta_init, "beta_init", affine)
-        self.moving_mean = param(moving_mean_init, "moving_mean_init", False)
-        self.moving_variance = param(moving_var_init, "moving_var_init", False)
-        # MindSpore's momentum weighs the old statistic; the primitive's weighs the new one.
-        self.bn_train = ops.BatchNorm(is_training=True, epsilon=float(eps),
-                                      momentum=1.0 - momentum)
-        self.bn_infer = ops.BatchNorm(is_training=False, epsilon=float(eps),
-                                      momentum=1.0 - momentum)
-
-    def construct(self, x):
-        use_batch = self.training if self.use_batch_statistics is None \
-            else self.use_batch_statistics
-        bn = self.bn_train if use_batch else self.bn_infer
-        return bn(x, self.gamma, self.beta, self.moving_mean, self.moving_variance)[0]
-
-    def _shard_primitives(self, in_strategy, out_strategy) -> None:
-        if in_strategy is None:
-            return
-        x = in_strategy[0]
-        full = (x,) + ((x[1],),) * 4
-        self.bn_train.shard(full, out_strategy)
-        self.bn_infer.shard(full, out_strategy)
-
-    def extend_repr(self) -> str:
-        return f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}"
 
 
 class SequentialCell(Cell):

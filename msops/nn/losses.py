@@ -1,5 +1,5 @@
 """Losses: SoftmaxCrossEntropyWithLogits (MindSpore's nn version, with sparse labels), MSELoss,
-L1Loss and CrossEntropyLoss, built from primitives (their gradients come from the
+L1Loss, CrossEntropyLoss and NLLLoss, built from primitives (their gradients come from the
 primitives' rules)."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.nn.cell import Cell
 
-__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss"]
+__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
+           "NLLLoss"]
 
 
 class LossBase(Cell):
@@ -101,37 +102,112 @@ class L1Loss(LossBase):
         return self.get_loss(self.add(self.relu(d), self.relu(self.neg(d))))
 
 
-class CrossEntropyLoss(LossBase):
-    """Cross entropy of logits (N, C) against class indices (N,) (ints) or class
-    probabilities (N, C) (the logits' dtype), as `mindspore.nn.CrossEntropyLoss` / torch.
+class _ClassLoss(LossBase):
+    """The machinery of the class-dim losses: logits (N, C) or (N, C, d1, ..., dK) (class
+    dim 1, as torch/MindSpore) are moved to rows of (N * d1 * ... * dK, C) (a Transpose and
+    a Reshape, which differentiate), the per-row losses computed there, and 'none' gives
+    them back as (N, d1, ..., dK).
 
-    With p = log_softmax(logits), w the class `weight` (C,) (ones by default), s the
-    `label_smoothing` and C the number of classes, per sample n:
-    indices:  l_n = m_n * ((1 - s) * -w[y_n] p[n, y_n] + s / C * -sum_c w_c p[n, c]), where
-              m_n = 0 for y_n == ignore_index; 'mean' divides sum(l) by sum(m_n * w[y_n]);
-    probabilities: l_n = -sum_c w_c ((1 - s) t[n, c] + s / C) p[n, c]; 'mean' divides by N.
-    Output (N,) for reduction='none', else a 0-d Tensor.
+    Class-index labels (ints, shape (N, d1, ..., dK)) with class weights w (ones by
+    default), ignore_index and label smoothing s, per row r with y_r its class:
+        l_r = m_r * ((1 - s) * -w[y_r] logp[r, y_r] + s / C * -sum_c w_c logp[r, c]),
+    m_r = 0 where y_r == ignore_index; 'mean' divides sum(l) by sum(m_r * w[y_r]).
     """
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(self, weight: Tensor | None, ignore_index: int, reduction: str,
+                 label_smoothing: float) -> None:
         super().__init__(reduction)
         name = self.cls_name
         if weight is not None:
             validator.check_value_type("weight", weight, Tensor, name)
+            if len(weight.shape) != 1:
+                raise ValueError(f"For '{name}', the 'weight' should be 1-D (C,), but got shape "
+                                 f"{list(weight.shape)}.")
         validator.check_int("ignore_index", ignore_index, name)
-        validator.check_value_type("label_smoothing", label_smoothing, (int, float), name)
-        if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"For '{name}', the 'label_smoothing' should be in [0, 1], but "
-                             f"got {label_smoothing}.")
         self.weight, self.ignore_index = weight, ignore_index
         self.label_smoothing = float(label_smoothing)
         self.sub, self.mul, self.div, self.neg = ops.Sub(), ops.Mul(), ops.RealDiv(), ops.Neg()
         self.add, self.exp, self.log, self.equal, self.cast = (
             ops.Add(), ops.Exp(), ops.Log(), ops.Equal(), ops.Cast())
         self.reduce_max, self.sum_keep = ops.ReduceMax(keep_dims=True), ops.ReduceSum(True)
-        self.one_hot, self.reshape = ops.OneHot(), ops.Reshape()
+        self.one_hot, self.reshape, self.transpose = ops.OneHot(), ops.Reshape(), ops.Transpose()
         self._const = _Constants()
+
+    def _rows(self, logits, labels, what: str) -> tuple:
+        """(logits as (M, C) rows, labels as (M,) or (M, C), the shape of 'none', C)."""
+        name, shape = self.cls_name, tuple(logits.shape)
+        if len(shape) < 2:
+            raise ValueError(f"For '{name}', the '{what}' should be (N, C) or (N, C, d1, ..., "
+                             f"dK), but got shape {list(shape)}.")
+        classes = shape[1]
+        if self.weight is not None and tuple(self.weight.shape) != (classes,):
+            raise ValueError(f"For '{name}', the 'weight' should have shape [C] for the "
+                             f"{classes} classes of '{what}': [{classes}], but got "
+                             f"{list(self.weight.shape)}.")
+        out_shape = shape[:1] + shape[2:]
+        indices = labels.dtype in mstype.int_type + mstype.uint_type
+        want = out_shape if indices else shape
+        if tuple(labels.shape) != want:
+            kind = "class-index 'labels'" if indices else "probability 'labels'"
+            raise ValueError(f"For '{name}', the {kind} should have shape {list(want)}, but "
+                             f"got {list(labels.shape)}.")
+        if len(shape) == 2:
+            return logits, labels, out_shape, classes
+        rows = int(np.prod(out_shape))
+        perm = (0,) + tuple(range(2, len(shape))) + (1,)          # the class dim last
+        logits = self.reshape(self.transpose(logits, perm), (rows, classes))
+        labels = self.reshape(labels, (rows,)) if indices else \
+            self.reshape(self.transpose(labels, perm), (rows, classes))
+        return logits, labels, out_shape, classes
+
+    def _index_loss(self, logp, labels, classes: int) -> tuple:
+        """(per-row loss (M,), the 'mean' denominator sum(m_r * w[y_r])) of class indices."""
+        dtype, rows, s = logp.dtype, logp.shape[0], self.label_smoothing
+        weight = self.weight if self.weight is not None else self._const(1.0, dtype)
+        ignored = self.equal(labels, Tensor(np.array(self.ignore_index,
+                                                     mstype.dtype_to_nptype(labels.dtype))))
+        mask = self.sub(self._const(1.0, dtype), self.cast(ignored, dtype))         # (M,)
+        hot = self.one_hot(labels, classes, self._const(1.0, dtype), self._const(0.0, dtype))
+        hot = self.mul(self.mul(hot, self.reshape(mask, (rows, 1))), weight)        # m w[y]
+        loss = self.neg(self.reduce_sum(self.mul(hot, logp), -1))                   # (M,)
+        if s:
+            smooth = self.neg(self.reduce_sum(self.mul(logp, weight), -1))
+            loss = self.add(self.mul(loss, self._const(1.0 - s, dtype)),
+                            self.mul(self.mul(smooth, mask), self._const(s / classes, dtype)))
+        return loss, self.reduce_sum(hot)
+
+    def _reduced(self, loss, out_shape: tuple, denominator=None):
+        """'none': the losses as out_shape; 'sum'; 'mean' (over `denominator` when given)."""
+        if self.reduction == "none":
+            return loss if len(out_shape) == 1 else self.reshape(loss, out_shape)
+        if self.reduction == "mean" and denominator is not None:
+            return self.div(self.reduce_sum(loss), denominator)
+        return self.get_loss(loss)
+
+
+class CrossEntropyLoss(_ClassLoss):
+    """Cross entropy of logits (N, C) or (N, C, d1, ..., dK) against class indices (N,) /
+    (N, d1, ..., dK) (ints) or class probabilities of the logits' shape (the logits'
+    dtype), as `mindspore.nn.CrossEntropyLoss` / torch.
+
+    With p = log_softmax(logits) over the class dim 1, w the class `weight` (C,) (ones by
+    default), s the `label_smoothing` and C the number of classes, per sample n (each
+    position of d1..dK is a sample too):
+    indices:  l_n = m_n * ((1 - s) * -w[y_n] p[n, y_n] + s / C * -sum_c w_c p[n, c]), where
+              m_n = 0 for y_n == ignore_index; 'mean' divides sum(l) by sum(m_n * w[y_n]);
+    probabilities: l_n = -sum_c w_c ((1 - s) t[n, c] + s / C) p[n, c]; 'mean' divides by
+              the number of samples (N * d1 * ... * dK).
+    Output (N, d1, ..., dK) for reduction='none', else a 0-d Tensor.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        validator.check_value_type("label_smoothing", label_smoothing, (int, float),
+                                   type(self).__name__)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"For '{type(self).__name__}', the 'label_smoothing' should be in "
+                             f"[0, 1], but got {label_smoothing}.")
+        super().__init__(weight, ignore_index, reduction, label_smoothing)
 
     def _log_softmax(self, x):
         """x - max - log(sum(exp(x - max))) over the class axis (the max carries no gradient:
@@ -140,36 +216,36 @@ class CrossEntropyLoss(LossBase):
         return self.sub(shifted, self.log(self.sum_keep(self.exp(shifted), -1)))
 
     def construct(self, logits, labels):
-        name, dtype = self.cls_name, logits.dtype
-        if len(logits.shape) != 2:
-            raise ValueError(f"For '{name}', the 'logits' should be 2-D (N, C), but got shape "
-                             f"{list(logits.shape)}.")
-        n, classes = logits.shape
+        dtype = logits.dtype
+        logits, labels, out_shape, classes = self._rows(logits, labels, "logits")
         logp = self._log_softmax(logits)
-        weight = self.weight if self.weight is not None else self._const(1.0, dtype)
-        s = self.label_smoothing
         if labels.dtype in mstype.int_type + mstype.uint_type:
-            if list(labels.shape) != [n]:
-                raise ValueError(f"For '{name}', the class-index 'labels' should have shape "
-                                 f"{[n]}, but got {list(labels.shape)}.")
-            ignored = self.equal(labels, Tensor(np.array(self.ignore_index,
-                                                         mstype.dtype_to_nptype(labels.dtype))))
-            mask = self.sub(self._const(1.0, dtype), self.cast(ignored, dtype))       # (N,)
-            hot = self.one_hot(labels, classes, self._const(1.0, dtype), self._const(0.0, dtype))
-            hot = self.mul(self.mul(hot, self.reshape(mask, (n, 1))), weight)      # m w[y]
-            loss = self.neg(self.reduce_sum(self.mul(hot, logp), -1))              # (N,)
-            if s:
-                smooth = self.neg(self.reduce_sum(self.mul(logp, weight), -1))
-                loss = self.add(self.mul(loss, self._const(1.0 - s, dtype)),
-                                self.mul(self.mul(smooth, mask), self._const(s / classes, dtype)))
-            if self.reduction == "mean":
-                return self.div(self.reduce_sum(loss), self.reduce_sum(hot))
-            return self.get_loss(loss)
-        if list(labels.shape) != [n, classes]:
-            raise ValueError(f"For '{name}', the probability 'labels' should have the logits' "
-                             f"shape {[n, classes]}, but got {list(labels.shape)}.")
+            loss, denominator = self._index_loss(logp, labels, classes)
+            return self._reduced(loss, out_shape, denominator)
+        s = self.label_smoothing
+        weight = self.weight if self.weight is not None else self._const(1.0, dtype)
         if s:
             labels = self.add(self.mul(labels, self._const(1.0 - s, dtype)),
                               self._const(s / classes, dtype))
         loss = self.neg(self.reduce_sum(self.mul(self.mul(labels, weight), logp), -1))
-        return self.get_loss(loss)
+        return self._reduced(loss, out_shape)
+
+
+class NLLLoss(_ClassLoss):
+    """Negative log-likelihood of log-probabilities (N, C) or (N, C, d1, ..., dK) against
+    class indices (N,) / (N, d1, ..., dK), as `mindspore.nn.NLLLoss` / torch:
+    l_n = -w[y_n] * logits[n, y_n], 0 where y_n == ignore_index; 'mean' divides sum(l) by
+    the summed weights of the samples not ignored. Output (N, d1, ..., dK) for 'none'.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, ignore_index, reduction, 0.0)
+
+    def construct(self, logits, labels):
+        if labels.dtype not in mstype.int_type + mstype.uint_type:
+            raise TypeError(f"For '{self.cls_name}', the 'labels' should be class indices (an "
+                            f"int Tensor), but got {labels.dtype}.")
+        logits, labels, out_shape, classes = self._rows(logits, labels, "logits")
+        loss, denominator = self._index_loss(logits, labels, classes)
+        return self._reduced(loss, out_shape, denominator)

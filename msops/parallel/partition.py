@@ -89,6 +89,7 @@ class _Partitioner:
         for node in self.g.nodes:
             self._visit(node)
         self.local.outputs = [self._value(o) for o in self.g.outputs]
+        self.local.updates = [(p, self._value(v)) for p, v in self.g.updates]
         self.local.output_is_tuple = self.g.output_is_tuple
         # inputs never consumed still need a local node so the executor can bind them
         for node in self.g.inputs:
