@@ -11,7 +11,7 @@ mpi4py and numpy in the same run, ABBA-alternated, medians over the ranks' worst
 
   blocking      Allreduce(bucket); backward compute
   nonblocking   req = Iallreduce(bucket); backward compute; req.Wait()
-  +Test         the same, with req.Test() between the compute's nodes (9 of them), the
+  +Test         the same, with req.Test() after each of 8 row blocks of dx, the
                 progress a generated step could make without a progress thread
 
 and prints the overlap won as a fraction of the shorter of the two parts (1 = the
