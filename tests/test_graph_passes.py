@@ -216,3 +216,27 @@ def test_astype_traces_a_cast_and_len_is_static():
     out = Executor(g)([f32(1.5, 2.5, -1)]).asnumpy()
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, [3, 5, -2])
+
+
+def test_schedule_early_moves_nodes_right_after_their_inputs():
+    """Hoisted nodes land right after their last input (at the start when they read only
+    leaves), keep their own order, and the step computes the same values."""
+    from msops.graph.schedule import schedule_early
+    from msops.primitives.math_ops import Exp, Neg
+
+    g = Graph("hoist")
+    x = g.add_input((3,), ms.float32)
+    a = g.apply(Neg(), [x])
+    b = g.apply(Exp(), [a])
+    c = g.apply(Exp(), [b])
+    d = g.apply(Neg(), [a])                  # reads a: belongs right after a
+    e = g.apply(Exp(), [d])                  # reads d: right after d
+    f = g.apply(Neg(), [x])                  # reads only the input: first
+    g.outputs = [c, e, f]
+    schedule_early(g, [d, e, f])
+    assert [n.id for n in g.nodes] == [f.id, a.id, d.id, e.id, b.id, c.id]
+    v = f32(0.5, -1, 2)
+    got = Executor(g).run([v])
+    np.testing.assert_allclose(got[0], np.exp(np.exp(-v)), rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.exp(v), rtol=1e-6)
+    np.testing.assert_allclose(got[2], -v)

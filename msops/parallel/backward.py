@@ -13,7 +13,9 @@ network, so two things make its gradient the serial network's gradient:
   input); the gradient of the shared value is the sum of the copies' gradients, an
   AllReduce(sum) over exactly that group, after which every gradient is this rank's
   slice of the serial gradient, in its leaf's layout. The reductions are fused into
-  buckets (comm_fusion's allreduce size, MindSpore's setting): fewer, larger collectives.
+  buckets (comm_fusion's allreduce size, MindSpore's setting): fewer, larger collectives,
+  formed in the order the backward completes the gradients and each scheduled right
+  after its last gradient (`graph.schedule.schedule_early`).
 
 No op is named: only layouts and replica groups are read.
 """
@@ -26,6 +28,7 @@ import numpy as np
 
 from msops.communication import create_group_partition
 from msops.graph.ir import Graph, Node
+from msops.graph.schedule import schedule_early
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
 from msops.parallel.partition import annotate_comm_bytes
@@ -56,10 +59,14 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
     (this rank's slice of the serial gradient).
 
     Gradients reduced over the same group with the same dtype are fused into buckets of
-    at most `bucket_bytes` (a gradient larger than that is a bucket alone), in leaf
-    order: one AllReduce of the flattened, concatenated bucket, sliced and reshaped back.
+    at most `bucket_bytes` (a gradient larger than that is a bucket alone), in the order
+    the backward completes them (the last layer's first): one AllReduce of the flattened,
+    concatenated bucket, sliced and reshaped back. Each bucket's reduction is scheduled
+    right after the node completing its last gradient, so it is issued while the
+    backward of the earlier layers is still to run.
     """
     out = list(grads)
+    done_at = {n.id: k for k, n in enumerate(graph.nodes)}   # where each gradient completes
     pending: dict[tuple, list[int]] = {}          # (group, dtype) -> leaf indices
     for k, leaf in enumerate(leaves):
         layout = leaf.layout
@@ -67,10 +74,13 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
             group = create_group_partition(groups_over(layout.device_matrix,
                                                        layout.replica_axes()))
             pending.setdefault((group, grads[k].dtype), []).append(k)
+    first = len(graph.nodes)
     for (group, _), ks in pending.items():
+        ks = sorted(ks, key=lambda k: done_at.get(grads[k].id, -1))     # stable: ties in leaf order
         for bucket in _buckets(ks, [_nbytes(grads[k]) for k in ks], bucket_bytes):
             for k, g in zip(bucket, _all_reduce(graph, group, [grads[k] for k in bucket])):
                 out[k] = g
+    schedule_early(graph, graph.nodes[first:])
     for k, (leaf, g) in enumerate(zip(leaves, out)):
         if g.layout is not None and g.layout != leaf.layout:   # one node, two leaves' grads
             g = out[k] = graph.apply(Identity(), [g])

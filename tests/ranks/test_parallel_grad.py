@@ -77,7 +77,7 @@ class DenseNet(nn.Cell):
 
 #: (full_batch, gradients_mean, bucket MB or None for auto, gradient AllReduces)
 DP_CASES = [(True, False, None, 1), (False, False, None, 1), (False, True, None, 1),
-            (True, False, 2.1 / 2 ** 10, 2),       # 2.1 KiB: w1 (2 KiB) + b1, then w2 + b2
+            (True, False, 2.1 / 2 ** 10, 2),       # 2.1 KiB: w2 + b2 (done first), then w1 + b1
             (True, False, 1e-6, 4)]                # smaller than any gradient: one each
 
 
@@ -93,6 +93,63 @@ def test_data_parallel_dense(full_batch, gradients_mean, bucket_mb, reductions):
     # the loss's AllReduce and its transpose, then the buckets of the 2 weights and 2
     # biases; the batch-split input's gradient needs none
     assert comm_ops(graph) == ["AllReduce"] * (2 + reductions)
+
+
+class Dense3(nn.Cell):
+    """Three equal Dense layers: 288 bytes of gradient each (weight 256, bias 32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.SequentialCell([nn.Dense(8, 8, weight_init=data(8, 8, seed=k),
+                                                  activation="relu" if k < 2 else None)
+                                         for k in range(3)])
+        self.mean = ops.ReduceMean()
+
+    def construct(self, x):
+        y = self.layers(x)
+        return self.mean(y * y)
+
+
+def _ancestors(node):
+    seen, stack = {}, [node]
+    while stack:
+        n = stack.pop()
+        if n.id not in seen:
+            seen[n.id] = n
+            stack.extend(n.inputs)
+    return seen
+
+
+def test_buckets_are_issued_as_soon_as_complete():
+    """Buckets are formed in the order the backward completes the gradients (the last
+    layer's first) and each AllReduce runs right after its bucket's last gradient, before
+    the earlier layers' backward: 600 bytes = layers 3 + 2, then layer 1."""
+    fusion = {"allreduce": {"mode": "size", "config": 600 / 2 ** 20}}
+    graph = check_grads(Dense3, data(8, 8), mode="data_parallel", comm_fusion=fusion)
+    n_out = len(graph.outputs) - 6                 # the loss, then 3 x (weight, bias) grads
+    grads = graph.outputs[n_out:]
+    pos = {n.id: k for k, n in enumerate(graph.nodes)}
+
+    def bucket_of(g):                              # the AllReduce a reduced gradient comes from
+        return max((n for n in _ancestors(g).values() if n.op == "AllReduce"),
+                   key=lambda n: pos[n.id])
+
+    a1, a2, a3 = (bucket_of(grads[2 * k]) for k in range(3))
+    assert a2 is a3 and a1 is not a3
+    assert all(bucket_of(g) is a for g, a in zip(grads[1::2], (a1, a2, a3)))   # biases
+    # layer 1's weight-gradient MatMul (the [8, 8] one the first bucket does not need)
+    # runs after the first bucket's AllReduce
+    late = [n for i, n in _ancestors(a1).items()
+            if n.op == "MatMul" and n.shape == (8, 8) and i not in _ancestors(a3)]
+    assert len(late) == 1 and pos[late[0].id] > pos[a3.id]
+    # and the first bucket's AllReduce follows its last gradient at once
+    # (its only inputs since then: the flatten/concat of that bucket)
+    first_grad = max((n for n in _ancestors(a3).values()
+                      if n.prim is not None and n.op not in ("Reshape", "Concat",
+                                                              "MakeTuple", "AllReduce")),
+                     key=lambda n: pos[n.id])
+    between = graph.nodes[pos[first_grad.id] + 1:pos[a3.id]]
+    assert all(n.op in ("Reshape", "Concat", "MakeTuple") for n in between), between
 
 
 class MegatronMLP(nn.Cell):
