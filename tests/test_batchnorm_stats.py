@@ -1,13 +1,12 @@
 """BatchNorm1d/2d's moving statistics in training: MindSpore's convention
 (moving = momentum * moving + (1 - momentum) * batch statistic, the batch's biased
-variance) against numpy, written back in PYNATIVE_MODE and after the compiled step in
-GRAPH_MODE (`update_parameter`), through calls, gradient functions and TrainOneStepCell."""
+variance) against numpy, written back by ops.Assign in PYNATIVE_MODE and in the compiled
+step in GRAPH_MODE, through calls, gradient functions and TrainOneStepCell."""
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn
-from msops.graph.tracer import update_parameter
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
 CASES = {   # name: (make the layer, input shape, the channel axis)
@@ -87,39 +86,3 @@ def test_which_calls_update(mode):
     h = xs[0] @ np.ones((3, 4)) + dense.bias.asnumpy()
     np.testing.assert_allclose(net[1].moving_mean.asnumpy(), 0.1 * h.mean(0), rtol=1e-5,
                                atol=1e-6)
-
-
-def test_update_parameter_checks_its_arguments():
-    p = Parameter(Tensor(np.zeros(3, np.float32)), name="p")
-    with pytest.raises(ValueError, match=r"For 'update_parameter', the new value of 'p' "
-                                         r"should have its shape and dtype \[3\] Float32, "
-                                         r"but got \[2\] Float32"):
-        update_parameter(p, Tensor(np.zeros(2, np.float32)))
-    with pytest.raises(TypeError, match="the 'param' should be a Parameter"):
-        update_parameter(Tensor(np.zeros(3, np.float32)), Tensor(np.zeros(3, np.float32)))
-    update_parameter(p, Tensor(np.ones(3, np.float32)))           # eagerly: at once
-    np.testing.assert_array_equal(p.asnumpy(), np.ones(3))
-
-
-def test_graph_mode_writes_after_the_step():
-    """In a compiled construct the Parameter is read before its update is written, and the
-    value written is a copy the next step cannot overwrite."""
-    ms.set_context(mode=ms.GRAPH_MODE)
-
-    class Counter(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.count = Parameter(Tensor(np.zeros(2, np.float32)), requires_grad=False)
-
-        def construct(self, x):
-            new = self.count + x
-            update_parameter(self.count, new)
-            return self.count * 1.0             # the value before the update
-
-    net = Counter()
-    outs = [net(Tensor(np.full(2, 1.5, np.float32))).asnumpy() for _ in range(3)]
-    np.testing.assert_array_equal(outs, [[0, 0], [1.5, 1.5], [3, 3]])
-    np.testing.assert_array_equal(net.count.asnumpy(), [4.5, 4.5])
-    graph = net.compile(Tensor(np.zeros(2, np.float32)))
-    assert graph.updates[0][0] is net.count
-    assert f"  count <- %{graph.updates[0][1].id}" in graph.dump()

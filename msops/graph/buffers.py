@@ -43,7 +43,7 @@ def alias_roots(graph: Graph) -> dict[int, frozenset]:
     for n in graph.consts:
         roots[n.id] = frozenset((n.id,)) if isinstance(n.value, np.ndarray) else frozenset()
     for node in graph.nodes:
-        if node.prim.writes_output:
+        if node.prim.writes_output or node.prim.fresh_outputs:
             roots[node.id] = frozenset((node.id,))
         else:
             consts, written = node.prim.const_inputs, node.prim.assigns_input
@@ -108,7 +108,7 @@ def _in_place(node: Node, k: int, plan: dict, last: dict) -> Node | None:
 def plan_buffers(graph: Graph) -> BufferPlan:
     """Assign every writer of `graph` a buffer (or FRESH), reusing the free ones."""
     roots = alias_roots(graph)
-    to_user = frozenset().union(*(roots[n.id] for n in graph.returned()))
+    to_user = frozenset().union(*(roots[n.id] for n in graph.outputs))
     last = _last_uses(graph, roots)
     dying: dict[int, list[int]] = {}
     for w, k in last.items():

@@ -1,5 +1,4 @@
-"""Dead-node elimination: drop what no graph output, parameter update (or side effect)
-depends on."""
+"""Dead-node elimination: drop what no graph output (or side effect) depends on."""
 from __future__ import annotations
 
 from msops.graph.ir import Graph, Node
@@ -14,7 +13,7 @@ def eliminate_dead_nodes(graph: Graph) -> Graph:
     Send/Receive/Barrier in MindSpore) are kept even when their value is unused.
     """
     live: set[int] = set()
-    roots = graph.returned() + [n for n in graph.nodes if _has_side_effect(n)]
+    roots = list(graph.outputs) + [n for n in graph.nodes if _has_side_effect(n)]
     stack = roots
     while stack:
         node = stack.pop()

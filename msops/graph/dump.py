@@ -86,8 +86,6 @@ def dump_text(graph: Graph) -> str:
             line += f"  # {_short_source(node.source)}"
         lines.append(line)
     outs = ", ".join(f"%{n.id}" for n in graph.outputs)
-    for param, node in graph.updates:          # written into the Parameter after the step
-        lines.append(f"  {param.name} <- %{node.id}")
     lines.append(f"  return {'(' + outs + ')' if graph.output_is_tuple else outs}")
     lines.append("}")
     return "\n".join(lines)

@@ -23,7 +23,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.communication import get_rank
 from msops.common.tensor import Parameter, Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
@@ -106,7 +105,7 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
     names = _leaves(graph, src, fed_params)
     buffers = [_aligned_bytes(size) for size in plan.nbytes]
     views: dict[tuple, str] = {}
-    outputs = {n.id for n in graph.returned()}
+    outputs = {n.id for n in graph.outputs}
     last_read = {i.id: k for k, n in enumerate(graph.nodes) for i in n.inputs}
     made = {n.id for n in graph.inputs + graph.parameters if n.feed is not None}
     for k, node in enumerate(graph.nodes):
@@ -136,7 +135,7 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
         dead_names = sorted({names[n.id] for n in dead if n.id in made and n.id not in outputs})
         if dead_names:                            # drop what nobody reads any more
             src.lines.append(f"del {', '.join(dead_names)}")
-    results = [names[n.id] + (".copy()" if n.id in copied else "") for n in graph.returned()]
+    results = [names[n.id] + (".copy()" if n.id in copied else "") for n in graph.outputs]
     src.lines.append(f"return [{', '.join(results)}]")
     return src
 
@@ -172,14 +171,6 @@ def _lower(node: Node) -> Callable | None:
     return kernel
 
 
-def _part(layout: Any, param: Parameter) -> tuple | None:
-    """The part of `param` a new value laid out as `layout` covers on this rank (None:
-    all of it)."""
-    if layout is None or tuple(layout.slice_shape) == tuple(param.shape):
-        return None
-    return layout.slice_of(get_rank())
-
-
 def _as_tensor(value: Any) -> Tensor | None:
     if value is None:
         return None
@@ -210,8 +201,6 @@ class Executor:
         self._plain_single = len(graph.outputs) == 1 and not graph.output_is_tuple and \
             graph.outputs[0].layout is None
         self._n_inputs = len(graph.inputs)
-        # (Parameter, the part of it this rank writes) of each update, after the outputs
-        self._updates = [(p, _part(n.layout, p)) for p, n in graph.updates]
         self._pre_run = tuple(graph.pre_run)
         self._lock = threading.Lock()
         self._step: Callable = self._first_step     # generated at the first run, with buffers
@@ -243,26 +232,11 @@ class Executor:
             hook()
         lock = self._lock
         if not lock.acquire(False):                 # the buffers are in use (another thread)
-            values = self._unshared_step()(*arrays)
-        else:
-            try:
-                values = self._step(*arrays)
-            finally:
-                lock.release()
-        return self._write_back(values) if self._updates else values
-
-    def _write_back(self, values: list) -> list:
-        """Write the parameters' new values (the step's last ones; this rank's part of a
-        sliced Parameter) and return the outputs."""
-        n = len(values) - len(self._updates)
-        for (param, part), value in zip(self._updates, values[n:]):
-            if part is None:
-                param.set_data(np.array(value, copy=True))
-            else:
-                data = param.asnumpy().copy()
-                data[part] = value
-                param.set_data(data)
-        return values[:n]
+            return self._unshared_step()(*arrays)
+        try:
+            return self._step(*arrays)
+        finally:
+            lock.release()
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
         """Like `run`, with the outputs as Tensors (a tuple when construct returned one).

@@ -150,9 +150,6 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.output_is_tuple = False
-        # (Parameter, node of its new value): written into the Parameter after each step
-        # (BatchNorm's moving statistics); not outputs, so gradients never seed them
-        self.updates: list[tuple[Any, Node]] = []
         #: host callables the executor runs before each step (an optimizer writing this
         #: step's learning rate into its Parameter); passes carry them to the graphs they build
         self.pre_run: list[Callable[[], Any]] = []
@@ -222,10 +219,6 @@ class Graph:
         return self.apply(MakeTuple(), list(nodes), source)
 
     # -- inspection -------------------------------------------------------------------
-    def returned(self) -> list[Node]:
-        """What a step hands back: the outputs, then the parameters' new values."""
-        return self.outputs + [n for _, n in self.updates] if self.updates else self.outputs
-
     def all_nodes(self) -> list[Node]:
         return self.inputs + self.parameters + self.nodes
 

@@ -22,7 +22,7 @@ from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_graph",
            "node_of", "as_traced",
-           "is_tracing", "user_source", "update_parameter"]
+           "is_tracing", "user_source"]
 
 _active: "_Trace | None" = None
 
@@ -116,7 +116,6 @@ class _Trace:
         self.graph = graph
         self.params: dict[int, Node] = {}
         self.consts: dict[int, tuple[Any, Node]] = {}
-        self.updates: dict[int, tuple[Parameter, Node]] = {}    # id(Parameter) -> new value
 
     def parameter(self, p: Parameter) -> Node:
         node = self.params.get(id(p))
@@ -179,33 +178,6 @@ class _Trace:
                      for k in range(len(node.dtype)))
 
 
-def update_parameter(param: Parameter, value: Any) -> None:
-    """Give `param` the value `value` (a Tensor of its shape and dtype) once the step has run.
-
-    Eagerly (PYNATIVE_MODE, or outside any trace) it is written at once. In a traced
-    construct the graph records it (`Graph.updates`): the compiled step hands the value
-    back with its outputs and the executor writes it into the Parameter after the step
-    (this rank's slice of it in a parallel graph); reads of `param` in the same step see
-    the old value. The last update of a Parameter in one construct wins.
-    """
-    if not isinstance(param, Parameter):
-        raise TypeError(f"For 'update_parameter', the 'param' should be a Parameter, but got "
-                        f"{type(param).__name__}.")
-    if tuple(value.shape) != tuple(param.shape) or value.dtype != param.dtype:
-        raise ValueError(f"For 'update_parameter', the new value of '{param.name}' should have "
-                         f"its shape and dtype {list(param.shape)} {param.dtype}, but got "
-                         f"{list(value.shape)} {value.dtype}.")
-    state = _active
-    if state is None:
-        param.set_data(value)
-        return
-    if not isinstance(value, SymbolicTensor) or value._owner is not state:
-        raise GraphError(f"For 'update_parameter', the new value of '{param.name}' should be a "
-                         f"Tensor computed in the traced construct, but got "
-                         f"{type(value).__name__}, at {user_source()}.")
-    state.updates[id(param)] = (param, value._node)
-
-
 def _dtype_witness(prim: Any, args: Sequence[Any]) -> np.ndarray | None:
     """A 0-d array of the first tensor argument's dtype: Python scalars take that dtype."""
     for i, a in enumerate(args):
@@ -240,7 +212,6 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
         _primitive.set_trace_hook(prev)
         _active = None
     _set_outputs(graph, state, result)
-    graph.updates = list(state.updates.values())
     return graph
 
 
@@ -266,15 +237,10 @@ def trace_into(graph: Graph, fn: Callable, args: Sequence[Any]) -> Any:
     _active = state
     prev = _primitive.set_trace_hook(state.call)
     try:
-        result = fn(*sym_args)
+        return fn(*sym_args)
     finally:
         _primitive.set_trace_hook(prev)
         _active = None
-    if state.updates:                   # update_parameter calls of fn join the graph's
-        updates = {id(p): (p, n) for p, n in graph.updates}
-        updates.update(state.updates)
-        graph.updates = list(updates.values())
-    return result
 
 
 def before_each_run(hook: Callable[[], Any]) -> None:

@@ -5,8 +5,8 @@ BatchNorm training (`set_train()`, or `use_batch_statistics=True`) normalises wi
 mean and biased variance and updates the moving statistics, MindSpore's momentum convention:
     moving = momentum * moving + (1 - momentum) * batch statistic   (momentum 0.9 by default)
 with the batch's biased variance, as MindSpore's CPU kernel (its GPU/Ascend kernels fold in
-N / (N - 1), cuDNN's unbiased running variance). The update is written back after the call:
-at once in PYNATIVE_MODE, after the compiled step in GRAPH_MODE (`update_parameter`). In a
+N / (N - 1), cuDNN's unbiased running variance). The update is written back by `ops.Assign`:
+at once in PYNATIVE_MODE, as a node of the compiled step in GRAPH_MODE. In a
 parallel graph with the batch split, the statistics are the global batch's (the primitive's
 expansion AllReduces them), so the moving statistics equal the serial network's.
 Inference uses the moving statistics.
@@ -19,7 +19,6 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Parameter
-from msops.graph.tracer import update_parameter
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 
@@ -107,6 +106,7 @@ class _BatchNorm(Cell):
         kw = dict(epsilon=float(eps), momentum=1.0 - momentum, data_format=data_format)
         self.bn_train = ops.BatchNorm(is_training=True, **kw)
         self.bn_infer = ops.BatchNorm(is_training=False, **kw)
+        self.assign = ops.Assign()
 
     def construct(self, x):
         if len(x.shape) != self.ndim:
@@ -119,8 +119,8 @@ class _BatchNorm(Cell):
                                  self.moving_variance)[0]
         y, moving_mean, moving_variance, _, _ = self.bn_train(
             x, self.gamma, self.beta, self.moving_mean, self.moving_variance)
-        update_parameter(self.moving_mean, moving_mean)
-        update_parameter(self.moving_variance, moving_variance)
+        self.assign(self.moving_mean, moving_mean)
+        self.assign(self.moving_variance, moving_variance)
         return y
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:

@@ -27,6 +27,7 @@ from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
 from msops.parallel.context import ParallelMode, is_parallel, parallel_device_num
 from msops.parallel.device_matrix import groups_over
+from msops.common.shard_layout import Layout
 from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import record_layout
 from msops.parallel.redistribution_emit import Redistributor
@@ -89,7 +90,6 @@ class _Partitioner:
         for node in self.g.nodes:
             self._visit(node)
         self.local.outputs = [self._value(o) for o in self.g.outputs]
-        self.local.updates = [(p, self._value(v)) for p, v in self.g.updates]
         self.local.output_is_tuple = self.g.output_is_tuple
         # inputs never consumed still need a local node so the executor can bind them
         for node in self.g.inputs:
@@ -189,7 +189,9 @@ class _Partitioner:
         prim = node.prim
         try:
             spec = spec_of(prim, in_shapes, out_shapes, consts)
-            if node.id in self.chosen:              # sharding propagation's choice
+            if prim.assigns_input is not None:      # a write keeps its Parameter's layout
+                strategy, out_s = self._written_layout(node, len(in_shapes)), None
+            elif node.id in self.chosen:            # sharding propagation's choice
                 strategy, out_s = self.chosen[node.id], None
             elif self.use_strategies and prim.in_strategy:
                 strategy, out_s = prim.in_strategy, prim.out_strategy
@@ -201,6 +203,19 @@ class _Partitioner:
             return spec, sh, out_maps, scattered
         except ValueError as err:
             raise ValueError(f"{err}\n  In {node.source}") from None
+
+    def _written_layout(self, node: Node, n_inputs: int) -> tuple:
+        """The strategy of an op writing a Parameter in place (`assigns_input`): the layout
+        the Parameter is bound with (replicated if nothing read it yet), for every input."""
+        local = self._value(node.inputs[node.prim.assigns_input])
+        lay = local.layout
+        names = tuple(f"axis{i}" for i in range(len(lay.device_matrix)))
+
+        def alias(k: int) -> str:
+            return "None" if k == -1 else names[len(names) - 1 - k]
+        dims = tuple(tuple(alias(k) for k in m) if isinstance(m, tuple) else alias(m)
+                     for m in lay.tensor_map)
+        return (Layout(tuple(lay.device_matrix), names)(*dims),) * n_inputs
 
     def _tensor_inputs(self, node: Node) -> tuple[list[Node], dict]:
         return tensor_inputs(node)

@@ -256,6 +256,8 @@ class BatchNorm(PrimitiveWithInfer):
         repeat them.
     """
 
+    fresh_outputs = True            # every output is a new array (copies, even inference's)
+
     @prim_attr_register
     def __init__(self, is_training: bool = False, epsilon: float = 1e-5, momentum: float = 0.1,
                  data_format: str = "NCHW") -> None:

@@ -140,6 +140,9 @@ class Primitive:
     #: the same shape and dtype (element-wise ufuncs): graph mode may then write in place
     #: over an input that dies at this node
     out_may_be_input: bool = False
+    #: True when every output is a new array, never a view of an input, though the op does
+    #: not plan its buffers (`writes_output`): its outputs share no memory with its inputs
+    fresh_outputs: bool = False
     #: the input position of a Parameter the op writes in place (Assign), else None: the
     #: tracer makes later reads of that Parameter read the op's output (the new value)
     assigns_input: int | None = None
