@@ -13,6 +13,7 @@ from msops.nn.wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell
 from msops.nn.conv import Conv2d
 from msops.nn.pooling import AvgPool2d, MaxPool2d
 from msops.nn.prelu import PReLU
+from msops.nn.grad_accumulation import GradAccumulationCell
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -22,3 +23,4 @@ __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "Sequen
            "LayerNorm"]
 __all__ += ["WithEvalCell", "Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
 __all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "PReLU"]
+__all__ += ["GradAccumulationCell"]
