@@ -2,13 +2,14 @@
 
 micro_size micro-batches (nn.GradAccumulationCell, sens = 1/micro_size since the cell sums
 the micro losses) and k mini-steps of batch b (grad_accumulation_step=k) each equal one
-step on the whole batch, computed serially on every rank (stand-alone, no communication)."""
+step on the whole batch, computed serially on every rank (stand-alone, no communication);
+data parallel with and without optimizer sharding."""
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, nn
-from msops.communication import get_group_size
+from msops.communication import get_group_size, get_rank
 
 RANKS = (2, 4, 8)
 
@@ -40,7 +41,19 @@ def whole_batch_steps(optimizer, x, y):
     return losses, [p.asnumpy().copy() for p in net.trainable_params()]
 
 
-@pytest.fixture(params=["serial", "data_parallel"])
+def check_params(net, want, parallel):
+    """Each parameter equals the whole-batch run; under optimizer sharding only this
+    rank's stored shard is current, so that is compared."""
+    layouts = net.parameter_layout_dict if parallel == "opt_shard" else {}
+    if parallel == "opt_shard":
+        assert any(lay.opt_shard_group for lay in layouts.values())
+    for got, w in zip(net.trainable_params(), want):
+        part = layouts[got.name].layout.slice_of(get_rank()) if got.name in layouts else ...
+        np.testing.assert_allclose(got.asnumpy()[part], w[part], rtol=1e-4, atol=1e-6,
+                                   err_msg=got.name)
+
+
+@pytest.fixture(params=["serial", "data_parallel", "opt_shard"])
 def parallel(request):
     yield request.param
     ms.reset_auto_parallel_context()
@@ -48,7 +61,10 @@ def parallel(request):
 
 def set_mode(parallel, **keys):
     ms.reset_auto_parallel_context()
-    if parallel == "data_parallel":
+    if parallel == "opt_shard":                     # the parallel optimizer too
+        keys = dict(keys, enable_parallel_optimizer=True,
+                    parallel_optimizer_config={"parallel_optimizer_threshold": 0})
+    if parallel != "serial":
         ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=get_group_size(),
                                      full_batch=True, **keys)
     else:
@@ -70,8 +86,7 @@ def test_micro_batches_equal_one_step_on_the_whole_batch(name, parallel):
     # the cell returns the sum of the micro losses: micro × the whole batch's mean loss
     # only at the first step (same weights); afterwards the weights match, checked below
     np.testing.assert_allclose(losses[0], micro * want_losses[0], rtol=1e-5)
-    for got, w in zip(net.trainable_params(), want):
-        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-4, atol=1e-6)
+    check_params(net, want, parallel)
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
@@ -88,5 +103,4 @@ def test_mini_steps_equal_one_step_on_k_times_the_batch(name, parallel):
         for i in range(k):
             step(Tensor(x[i * rows:(i + 1) * rows]), Tensor(y[i * rows:(i + 1) * rows]))
     assert int(opt.global_step.asnumpy()[0]) == STEPS          # applied once every k calls
-    for got, w in zip(net.trainable_params(), want):
-        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-4, atol=1e-6)
+    check_params(net, want, parallel)
