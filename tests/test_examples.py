@@ -15,6 +15,7 @@ ROOT = Path(__file__).parent.parent
     ("quantized_alltoallv.py", "quantized AllToAllV pipeline on 4 ranks"),
     ("checkpoint.py", "checkpoint on 4 ranks: whole and shard files load back stand-alone"),
     ("sharding_propagation.py", "sharding propagation == serial on 4 ranks"),
+    ("optimizer_sharding.py", "sharded parameters: 0.bias, 0.weight, 1.bias, 1.weight, 2.bias"),
 ])
 def test_example_runs_on_4_ranks(script, expect):
     cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py", str(ROOT / "examples" / script)]

@@ -196,8 +196,8 @@ def test_errors(sim):
     sim(2, 0)
     ms.set_context(mode=ms.GRAPH_MODE)
     x = Tensor(np.ones(3, np.float32))
-    with pytest.raises(NotImplementedError, match=r"For '_MiniStepAllGather', there is no "
-                                                  r"backward rule: the gradient-accumulation"):
+    with pytest.raises(TypeError, match=r"For '_MiniStepAllGather', the 'z' should be a "
+                                        r"Parameter \(the gradient accumulation buffer"):
         ms.grad(lambda x: ops._MiniStepAllGather()(x, x))(x)
     with pytest.raises(TypeError, match=r"For 'grad', the 'grad_position' should be a "
                                         r"non-negative int"):

@@ -113,8 +113,8 @@ def test_backward_rules_sit_beside_their_ops():
     from msops.primitives.rules import bprop
     assert rule_of("bprop", ops.BatchMatMul) is math_ops.matmul_bprop      # via _MatMulBase
     assert rule_of("bprop", ops.AllGather) is comm_ops.allgather_bprop
-    assert rule_of("bprop", ops._MicroStepAllGather) is None
-    assert "gradient-accumulation" in reason_without("bprop", ops._MiniStepAllGather)
+    assert rule_of("bprop", ops._MicroStepAllGather) is comm_ops.microstep_allgather_bprop
+    assert rule_of("bprop", ops._MiniStepAllGather) is comm_ops.ministep_allgather_bprop
 
     class Fresh(PrimitiveWithInfer):
         pass

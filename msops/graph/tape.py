@@ -46,6 +46,7 @@ class Tape:
         self.nodes: list[Node] = []
         self._next_id = 0
         self._of: dict[int, tuple[Tensor, Node]] = {}     # id(Tensor) -> (it, its node)
+        self._params: dict[int, Parameter] = {}             # parameter node id -> Parameter
 
     def _new(self, kind: str, value: Any, **kw: Any) -> Node:
         shape, dtype = _abstract(value) if value is not None else ((), None)
@@ -72,6 +73,8 @@ class Tape:
         for i, n in enumerate(inputs):
             if i in prim.const_inputs or (n.kind == "const" and n.dtype is None):
                 args.append(n.value)
+            elif n.kind == "parameter":       # the Parameter itself: a backward may Assign it
+                args.append(self._params[n.id])
             elif n.is_tuple:
                 args.append(tuple(Tensor._wrap(v) for v in n.value))
             else:
@@ -101,6 +104,7 @@ class Tape:
         hit = self._of.get(id(p))
         if hit is None:
             node = self._new("parameter", p._data, name=p.name)
+            self._params[node.id] = p
             self._bind(p, node)
             return node
         return hit[1]

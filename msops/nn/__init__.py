@@ -19,6 +19,7 @@ from msops.nn.learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, 
 from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
+from msops.nn.grad_accumulation import GradAccumulationCell
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -33,3 +34,4 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 __all__ += ["NLLLoss"]
+__all__ += ["GradAccumulationCell"]

@@ -39,7 +39,7 @@ from msops.parallel.param_layout import record_layout
 from msops.parallel.slices import local_slice
 from msops.pipeline import CompileCache
 
-__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay"]
+__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "bind_mirrors"]
 
 LearningRate = Union[float, Sequence[float], Callable[[int], Any]]
 
@@ -198,17 +198,7 @@ class Optimizer(Cell):
         """Add this optimizer's per-parameter state to `graph` before its update is traced
         there: each reads and writes the same slice as its parameter's node (a parallel
         graph's layout), a parameter the graph lacks being added whole."""
-        nodes = {id(n.value): n for n in graph.parameters}
-        for state, p in self._mirrors:
-            if id(state) in nodes:
-                continue
-            like = nodes.get(id(p))
-            if like is None:                                   # unused by the forward: whole
-                like = nodes[id(p)] = graph.add_parameter(p)
-            node = graph.add_parameter(state, like.shape)
-            node.feed, node.layout = like.feed, like.layout
-            if like.layout is not None:
-                record_layout(state, like.layout)
+        bind_mirrors(graph, self._mirrors)
 
     def _compile_update(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """The update as a graph of its own (GRAPH_MODE, gradients from outside a graph):
@@ -232,6 +222,23 @@ class Optimizer(Cell):
         self.append_update(graph, inputs)
         graph.outputs, graph.output_is_tuple = [], True
         return graph, Executor(graph)
+
+
+def bind_mirrors(graph: Graph, mirrors: Sequence[tuple[Parameter, Parameter]]) -> None:
+    """Add each state Parameter of `mirrors` ((state, its parameter) pairs) to `graph`,
+    reading and writing the same slice as its parameter's node (a parallel graph's
+    layout); a parameter the graph lacks is added whole."""
+    nodes = {id(n.value): n for n in graph.parameters}
+    for state, p in mirrors:
+        if id(state) in nodes:
+            continue
+        like = nodes.get(id(p))
+        if like is None:                                   # unused by the forward: whole
+            like = nodes[id(p)] = graph.add_parameter(p)
+        node = graph.add_parameter(state, like.shape)
+        node.feed, node.layout = like.feed, like.layout
+        if like.layout is not None:
+            record_layout(state, like.layout)
 
 
 class _GradientSignature:

@@ -14,7 +14,9 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace_into
 from msops.nn.cell import Cell
-from msops.nn.optim import Optimizer
+from msops.nn.grad_accumulation import MiniSteps
+from msops.nn.optim import Optimizer, bind_mirrors
+from msops.parallel.context import get_auto_parallel_context
 from msops.pipeline import CompileCache
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
@@ -65,6 +67,10 @@ class TrainOneStepCell(Cell):
     differentiated (each gradient this rank's slice of its Parameter, msops.parallel.
     backward) and the update reads and writes that slice. PYNATIVE_MODE: the same
     gradient rules on a tape, then the same update ops, eagerly.
+
+    With `grad_accumulation_step=k` (auto-parallel context) the optimizer applies once every
+    k calls, on the mean of the k calls' gradients (`MiniSteps`): the other calls only add
+    their gradients into `accu_grads.<name>` buffers (their own compiled graph).
     """
 
     def __init__(self, network: Cell, optimizer: Optimizer, sens: float = 1.0) -> None:
@@ -76,11 +82,43 @@ class TrainOneStepCell(Cell):
         self.sens = float(sens)
         self.__dict__["_value_and_grad"] = value_and_grad(network, None, list(self.weights))
         self.__dict__["_compile_cache"] = CompileCache(self._compile_step)
+        self.__dict__["_mini"] = None                 # MiniSteps under grad_accumulation_step
+
+    def _mini_steps(self) -> MiniSteps | None:
+        """The mini-step accumulation the context asks for (None: k = 1)."""
+        k = get_auto_parallel_context("grad_accumulation_step")
+        if k == 1:
+            return None
+        if self._mini is None or self._mini.k != k:
+            self.__dict__["_mini"] = MiniSteps(self.weights, k)
+        return self._mini
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        mini = self._mini_steps()
+        out = super().__call__(*args, **kwargs)
+        if mini is not None:
+            mini.calls += 1
+        return out
+
+    def _train_flags(self) -> tuple:
+        """An accumulating call and an applying call compile to different graphs."""
+        flags = super()._train_flags()
+        return flags if self._mini is None else flags + (self._mini.applies(),)
 
     def construct(self, *inputs: Any) -> Any:
         loss, grads = self._value_and_grad(*inputs)
-        self.optimizer(self._scaled(grads))
+        self._update(self._scaled(grads))
         return loss
+
+    def _update(self, grads: tuple) -> None:
+        """The optimizer's update, or this mini-step's accumulation (ops only)."""
+        mini = self._mini
+        if mini is None:
+            self.optimizer(grads)
+        elif mini.applies():
+            self.optimizer(mini.drain(grads))
+        else:
+            mini.accumulate(grads)
 
     def _scaled(self, grads: Any) -> tuple:
         return tuple(grads) if self.sens == 1.0 else tuple(g * self.sens for g in grads)
@@ -91,7 +129,9 @@ class TrainOneStepCell(Cell):
         graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args)
         outputs, grads = graph.outputs[:n_outputs], graph.outputs[n_outputs:]
         self.optimizer.bind_state(graph)
-        trace_into(graph, lambda gs: self.optimizer(self._scaled(gs)), [tuple(grads)])
+        if self._mini is not None:
+            bind_mirrors(graph, self._mini.mirrors)
+        trace_into(graph, lambda gs: self._update(self._scaled(gs)), [tuple(grads)])
         graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
         graph = eliminate_dead_nodes(graph)
         return graph, Executor(graph)

@@ -6,7 +6,7 @@ from typing import Any, Iterable, NamedTuple
 
 from msops.parallel.layout import TensorLayout
 
-__all__ = ["ParameterLayout", "record_layout", "layouts_of"]
+__all__ = ["ParameterLayout", "record_layout", "record_opt_shard_group", "layouts_of"]
 
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
 # call, a gradient or training step): after parallel training only that slice of the
@@ -14,19 +14,32 @@ __all__ = ["ParameterLayout", "record_layout", "layouts_of"]
 _latest: "weakref.WeakKeyDictionary[Any, TensorLayout]" = weakref.WeakKeyDictionary()
 
 
+# Parameter -> the group its storage is sharded over by the parallel optimizer
+_opt_groups: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
 def record_layout(param: Any, layout: TensorLayout) -> None:
-    """Remember `layout` as `param`'s (called by the partition pass)."""
+    """Remember `layout` as `param`'s (called by the partition pass); a layout recorded
+    later without `record_opt_shard_group` clears the opt-shard group."""
     _latest[param] = layout
+    _opt_groups.pop(param, None)
 
 
-def _entry(lay: TensorLayout) -> "ParameterLayout":
+def record_opt_shard_group(param: Any, group: str) -> None:
+    """Remember the group the parallel optimizer shards `param` over (after its layout,
+    which is then the stored shard's)."""
+    _opt_groups[param] = group
+
+
+def _entry(lay: TensorLayout, group: str) -> "ParameterLayout":
     return ParameterLayout(list(lay.device_matrix), list(lay.tensor_map),
-                           list(lay.slice_shape), 0, True, "", lay)
+                           list(lay.slice_shape), 0, True, group, lay)
 
 
 def layouts_of(params: Iterable[Any]) -> dict[str, "ParameterLayout"]:
     """Name -> layout of each of `params` that a partitioned graph has laid out."""
-    return {p.name: _entry(_latest[p]) for p in params if p in _latest}
+    return {p.name: _entry(_latest[p], _opt_groups.get(p, "")) for p in params
+            if p in _latest}
 
 
 class ParameterLayout(NamedTuple):
@@ -34,7 +47,8 @@ class ParameterLayout(NamedTuple):
     `[dev_matrix, tensor_map, slice_shape, field_size, uniform_split, opt_shard_group]`.
 
     `tensor_map` counts device axes from the right (-1: not split); `layout` is the
-    TensorLayout itself (full shape included)."""
+    TensorLayout itself (full shape included). Under the parallel optimizer the layout is
+    the stored shard's (dim 0 also split over `opt_shard_group`, the replica group)."""
 
     dev_matrix: list
     tensor_map: list

@@ -29,7 +29,8 @@ from msops.parallel.context import ParallelMode, is_parallel, parallel_device_nu
 from msops.parallel.device_matrix import groups_over
 from msops.common.shard_layout import Layout
 from msops.parallel.layout import TensorLayout
-from msops.parallel.param_layout import record_layout
+from msops.parallel.opt_shard import opt_shard_layout
+from msops.parallel.param_layout import record_layout, record_opt_shard_group
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
 from msops.parallel.propagation import propagate
@@ -139,6 +140,12 @@ class _Partitioner:
             feed = _slicer(layout, self.rank)
             if node.kind == "input" and self.full_batch:
                 return self._bind_leaf(node, layout, feed)
+            stored = opt_shard_layout(node.value, layout) if node.kind == "parameter" else None
+            if stored is not None:            # the parallel optimizer: stored as a shard
+                local = self._bind_leaf(node, stored, _slicer(stored, self.rank))
+                record_opt_shard_group(node.value, create_group_partition(
+                    groups_over(layout.device_matrix, layout.replica_axes())))
+                return self.redist.convert(local, stored, layout, node.source)
             if node.kind in ("parameter", "const"):
                 return self._bind_leaf(node, layout, feed)
             raise AssertionError(f"node {node} used before it was visited")

@@ -645,9 +645,40 @@ def allgather_bprop(prim: AllGather, inputs: list, out: Any, dout: Any, g: Any) 
     return (dx,)
 
 
-declare_without("bprop", _MiniStepAllGather, _MicroStepAllGather,
-                reason="the gradient-accumulation backward (optimizer sharding) belongs to the "
-                       "parallel backward, which is not built yet")
+def _scaled_slice(prim: _AccumulationAllGather, grad: Any, g: Any) -> Any:
+    """This rank's rows of `grad` summed over the group (ReduceScatter: the reduce-then-slice
+    in one collective), × 1/rank_size when mean_flag."""
+    dx = g.apply(ReduceScatter(ReduceOp.SUM, prim.group), [grad])
+    if prim.mean_flag:
+        dx = g.apply(Mul(), [dx, scalar(g, 1.0 / prim.rank_size, dx.dtype)])
+    return dx
+
+
+@bprop(_MiniStepAllGather)
+def ministep_allgather_bprop(prim: _MiniStepAllGather, inputs: list, out: Any, dout: Any,
+                             g: Any) -> tuple:
+    """Mini-step accumulation: z += dout (written into the Parameter z in place, by an
+    Assign), then this rank's slice of z reduced over the group (× 1/rank_size when
+    mean_flag). z gets no gradient. z must be a Parameter of x's gathered shape."""
+    from msops.primitives.state_ops import Assign      # state_ops imports math_ops
+    z = inputs[1]
+    if z.kind != "parameter":
+        raise TypeError(f"For '{prim.name}', the 'z' should be a Parameter (the gradient "
+                        f"accumulation buffer its backward adds into), but got a "
+                        f"{z.kind} value.")
+    total = g.apply(Assign(), [z, g.apply(Add(), [z, dout])])
+    return _scaled_slice(prim, total, g), None
+
+
+@bprop(_MicroStepAllGather)
+def microstep_allgather_bprop(prim: _MicroStepAllGather, inputs: list, out: Any, dout: Any,
+                              g: Any) -> tuple:
+    """Micro-step accumulation: z already holds the gradient accumulated over the step's
+    micro-batches (the accumulation cell adds into it); its reduce-scatter over the group
+    (× 1/rank_size when mean_flag) is x's gradient. dout only orders the collective after
+    the last micro-batch's backward in MindSpore (`depend(z, dout)`); here the backward is
+    appended after dout's nodes and a graph runs in node order. z gets no gradient."""
+    return _scaled_slice(prim, inputs[1], g), None
 
 
 @bprop(AllReduce)
