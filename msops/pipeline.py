@@ -148,6 +148,12 @@ class CompileCache:
             self._last = (key, executor)
         return executor(tensor_arrays(args, []))
 
+    def last_graph(self) -> Graph | None:
+        """The graph the last call ran (None before any call): for inspecting a compiled
+        step's parameters and collectives."""
+        executor = self._last[1]
+        return None if executor is None else executor.graph
+
     def clear(self) -> None:
         self._entries.clear()
         self._last = (None, None)
