@@ -429,9 +429,11 @@ def test_reshape_changing_dim0_runs_replicated(semi):
 
 @pytest.mark.parametrize("shape,strategy,match", [
     ((6, 8), ((4, 1),), r"For 'Reshape', input 0 dim 0 cannot be split \(Reshape \(8, 6\) -> "
-                        r"\(6, 8\) splits only dim 0, and only when it keeps dim 0\), but the "
+                        r"\(6, 8\) splits only the leading dim of each block of merged or split dims\), "
+                        r"but the "
                         r"strategy gives it 4"),
-    ((8, 3, 2), ((1, 2),), r"For 'Reshape', input 0 dim 1 cannot be split"),
+    # 6 -> (3, 2): a split of 6 by 2 keeps its block's leading dim 3, which 2 cannot divide
+    ((8, 3, 2), ((1, 2),), r"the 'tensor_shape\[1\]' should be divisible by 2"),
 ])
 def test_reshape_strategy_errors(semi, shape, strategy, match):
     semi(4)
