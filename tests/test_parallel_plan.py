@@ -421,6 +421,23 @@ def test_reshape_keeping_dim0_keeps_its_split(semi, strategy):
     assert reshape.layout.tensor_map == (0, -1, -1)
 
 
+@pytest.mark.parametrize("x_shape,shape,strategy,local,tensor_map", [
+    # attention's heads: (B*S, 3d) -> (B, S, H, 3dh), rows over 2 ranks and columns over 2
+    ((16, 12), (4, 4, 2, 6), ((2, 2),), (2, 4, 1, 6), (1, -1, 0, -1)),
+    # and back: (B, S, H, dh) -> (B*S, d)
+    ((4, 4, 2, 6), (16, 12), ((2, 1, 2, 1),), (8, 6), (1, 0)),
+])
+def test_reshape_keeps_the_split_of_each_blocks_leading_dim(semi, x_shape, shape, strategy,
+                                                            local, tensor_map):
+    """A Megatron attention's head reshapes run locally (no collective), keeping the row and
+    head splits (values: examples/transformer.py == serial, tests/test_examples.py)."""
+    semi(4, rank=3)
+    x = np.arange(np.prod(x_shape), dtype=np.float32).reshape(x_shape)
+    graph = ReshapeNet(shape, strategy).compile(Tensor(x))
+    assert [n.op for n in graph.nodes] == ["Reshape"]
+    assert graph.nodes[-1].shape == local and graph.nodes[-1].layout.tensor_map == tensor_map
+
+
 def test_reshape_changing_dim0_runs_replicated(semi):
     semi(4, rank=2)
     graph = ReshapeNet((6, 8)).compile(Tensor(np.ones((8, 6), np.float32)))
