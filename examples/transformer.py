@@ -25,10 +25,11 @@ import numpy as np
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
-from msops.communication import get_group_size, get_rank, init
+from msops.communication import get_group, get_group_size, get_rank, init
 from msops.parallel import gather_full
 
 VOCAB, SEQ, HIDDEN, HEADS, LAYERS, BATCH, STEPS = 32, 8, 16, 2, 2, 8, 20
+MP = 2                  # model-parallel ranks (they split the 2 heads); the rest is "dp"
 RTOL, ATOL = 1e-4, 1e-5
 
 
@@ -53,7 +54,7 @@ class Attention(nn.Cell):
     "mp" gives each rank whole heads, as Megatron does."""
 
     def __init__(self, rng: np.random.Generator, batch: int, dp: int, mp: int,
-                 shard: bool) -> None:
+                 shard: str | bool) -> None:
         super().__init__()
         self.batch, self.dh = batch, HIDDEN // HEADS
         self.w_qkv = Parameter(weight(rng, HIDDEN, 3 * HIDDEN), name="w_qkv")
@@ -96,7 +97,7 @@ class Attention(nn.Cell):
 class Mlp(nn.Cell):
     """Dense -> GeLU -> Dense, Megatron's column then row split."""
 
-    def __init__(self, rng: np.random.Generator, dp: int, mp: int, shard) -> None:
+    def __init__(self, rng: np.random.Generator, dp: int, mp: int, shard: str | bool) -> None:
         super().__init__()
         self.w_up = Parameter(weight(rng, HIDDEN, 4 * HIDDEN), name="w_up")
         self.w_down = Parameter(weight(rng, 4 * HIDDEN, HIDDEN), name="w_down")
@@ -114,7 +115,8 @@ class Mlp(nn.Cell):
 class Block(nn.Cell):
     """Pre-LayerNorm residual block: x + attn(ln1(x)), then + mlp(ln2(.))."""
 
-    def __init__(self, rng, batch, dp, mp, shard) -> None:
+    def __init__(self, rng: np.random.Generator, batch: int, dp: int, mp: int,
+                 shard: str | bool) -> None:
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm((HIDDEN,)), nn.LayerNorm((HIDDEN,))
         self.attn = Attention(rng, batch, dp, mp, shard)
@@ -136,7 +138,8 @@ class GPT(nn.Cell):
     returns the mean next-token cross entropy. `shard`: "all" (every op's Megatron
     strategy), "few" (only the MatMuls': sharding propagation plans the rest) or False."""
 
-    def __init__(self, batch: int, dp: int = 1, mp: int = 1, shard="all", seed: int = 0) -> None:
+    def __init__(self, batch: int, dp: int = 1, mp: int = 1, shard: str | bool = "all",
+                 seed: int = 0) -> None:
         super().__init__()
         rng = np.random.default_rng(seed)
         self.batch = batch
@@ -154,8 +157,7 @@ class GPT(nn.Cell):
             self.add_pos.shard(((dp, 1, 1), (1, 1)))
             self.reshape.shard(((dp, 1, 1),))
             self.ln_f.shard(((dp, 1),))
-            self.head.shard(((dp, 1), (1, 1)))
-        if shard:
+        if shard:                                # the tied table whole: rows over "dp"
             self.head.shard(((dp, 1), (1, 1)))
 
     def construct(self, ids, labels):
@@ -194,15 +196,21 @@ def full_params(net: GPT, layouts: dict | None = None) -> dict:
 
 
 def block_collectives(graph) -> list[str]:
-    """The collectives a compiled graph runs inside the blocks' attention and MLP (nodes,
+    """The collectives a compiled graph runs inside the blocks' attention and MLP, in
+    execution order, as "AllReduce(mp)" (over this rank's "mp" group) or "Op(ranks)" (nodes,
     backward ones too, carry the source line of the call that made them)."""
     lines = set()
     for cell in (Attention, Mlp):
         code, first = inspect.getsourcelines(cell.construct)
-        lines.update(f"{os.path.basename(__file__)}:{first + k}:" for k in range(len(code)))
-    return [n.op for n in graph.nodes
-            if n.is_communication and n.source and any(n.source.startswith(l) or
-                                                       f"/{l}" in n.source for l in lines)]
+        lines.update(f"{os.path.basename(__file__)}:{first + k}" for k in range(len(code)))
+    mp_group = tuple(get_rank() // MP * MP + k for k in range(MP))   # mp is the inner axis
+    found = []
+    for n in graph.nodes:
+        where = os.path.basename((n.source or "").split(": ")[0])
+        if n.is_communication and where in lines:
+            ranks = tuple(get_group(n.prim.group).ranks)
+            found.append(f"{n.op}({'mp' if ranks == mp_group else ranks})")
+    return found
 
 
 def main(argv=None) -> int:
@@ -212,8 +220,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     init()
     n, rank = get_group_size(), get_rank()
-    mp = 2 if n % 2 == 0 and n > 1 else 1
-    dp = n // mp
+    if n > 1 and (n % MP or BATCH % (n // MP)):
+        raise ValueError(f"For 'transformer.py', the number of ranks should be 1 or {MP} x a "
+                         f"divisor of the batch {BATCH}, but got {n}.")
+    mp, dp = MP, n // MP
     ids_np, labels_np = corpus(BATCH, SEQ, VOCAB)
     ids, labels = Tensor(ids_np), Tensor(labels_np)
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -244,15 +254,17 @@ def main(argv=None) -> int:
              all(np.allclose(got[k], want[k], rtol=RTOL, atol=ATOL) for k in want))
     # Megatron: per block one AllReduce after attention and one after the MLP (the row
     # splits), and in backward their mirrors (the column splits' input gradients)
-    megatron = ["AllReduce"] * 2 * LAYERS
+    megatron = ["AllReduce(mp)"] * 2 * LAYERS
     planned = forward == megatron and backward == megatron
     if rank == 0:
         mode = "sharding propagation" if args.propagate else "Megatron strategies"
         print(f"GPT on {n} ranks (dp={dp}, mp={mp}, {mode}), {STEPS} Adam steps")
         print("parallel losses:", " ".join(f"{v:.4f}" for v in got_losses))
-        print(f"per block: forward {forward[:2]}, backward {backward[:2]}; "
-              f"all {LAYERS} blocks: {len(forward)} forward, {len(backward)} backward "
-              f"(Megatron predicts {len(megatron)} AllReduce each)")
+        for b in range(LAYERS):      # the backward runs the blocks in reverse order
+            back = backward[len(backward) - 2 * (b + 1):len(backward) - 2 * b]
+            print(f"block {b}: forward {forward[2 * b:2 * b + 2]}, backward {back}")
+        print(f"all {LAYERS} blocks: {len(forward)} forward, {len(backward)} backward "
+              f"collectives (Megatron predicts {len(megatron)} AllReduce over mp each)")
         print(f"max |loss diff| {loss_diff:.3g}, max |param diff| {param_diff:.3g} vs serial")
         if close and planned:
             print(f"transformer == serial on {n} ranks"

@@ -66,4 +66,4 @@ def test_transformer_example_on_8_ranks():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "transformer == serial on 8 ranks" in proc.stdout
-    assert "4 forward, 4 backward (Megatron predicts 4 AllReduce each)" in proc.stdout
+    assert "4 forward, 4 backward collectives (Megatron predicts 4 AllReduce over mp each)" in proc.stdout
