@@ -438,10 +438,12 @@ def test_reshape_keeps_the_split_of_each_blocks_leading_dim(semi, x_shape, shape
     assert graph.nodes[-1].shape == local and graph.nodes[-1].layout.tensor_map == tensor_map
 
 
-def test_reshape_changing_dim0_runs_replicated(semi):
+@pytest.mark.parametrize("x_shape,shape", [((8, 6), (6, 8)), ((16, 8), (2, 64))])
+def test_reshape_changing_dim0_runs_replicated(semi, x_shape, shape):
+    """The data-parallel default splits dim 0 only when the split divides the output's too."""
     semi(4, rank=2)
-    graph = ReshapeNet((6, 8)).compile(Tensor(np.ones((8, 6), np.float32)))
-    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == (6, 8)
+    graph = ReshapeNet(shape).compile(Tensor(np.ones(x_shape, np.float32)))
+    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == shape
 
 
 @pytest.mark.parametrize("shape,strategy,match", [
@@ -450,7 +452,8 @@ def test_reshape_changing_dim0_runs_replicated(semi):
                         r"but the "
                         r"strategy gives it 4"),
     # 6 -> (3, 2): a split of 6 by 2 keeps its block's leading dim 3, which 2 cannot divide
-    ((8, 3, 2), ((1, 2),), r"the 'tensor_shape\[1\]' should be divisible by 2"),
+    ((8, 3, 2), ((1, 2),), r"For 'Reshape', output 0 dim 1 of size 3 \(shape \(8, 3, 2\)\) "
+                           r"should be divisible by the split 2"),
 ])
 def test_reshape_strategy_errors(semi, shape, strategy, match):
     semi(4)
