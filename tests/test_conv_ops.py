@@ -346,9 +346,9 @@ class PoolNet(nn.Cell):
      r"tile it \(stride == kernel, no padding\)"),
     (lambda: PoolNet(((1, 1, 1, 2),), ops.AvgPool(3, 2, "same")),
      r"For 'AvgPool', input 0 dim 3 cannot be split"),
-    # windows tile H, but 8 / 4 = 2 output rows do not split 4 ways (the pass's layout check)
+    # windows tile H, but 8 / 4 = 2 output rows do not split 4 ways (the pass's output check)
     (lambda: PoolNet(((1, 1, 4, 1),), ops.MaxPool(4, 4)),
-     r"the 'tensor_shape\[2\]' should be divisible by 4 .*but got 2"),
+     r"For 'MaxPool', output 0 dim 2 of size 2 .* should be divisible by the split 4"),
 ])
 def test_spatial_and_group_splits_are_refused(sim, make, match):
     sim(4, 1)

@@ -16,9 +16,17 @@ ROOT = Path(__file__).parent.parent
     ("checkpoint.py", "checkpoint on 4 ranks: whole and shard files load back stand-alone"),
     ("sharding_propagation.py", "sharding propagation == serial on 4 ranks"),
     ("optimizer_sharding.py", "sharded parameters: 0.bias, 0.weight, 1.bias, 1.weight, 2.bias"),
+
+
+    # the flagship GPT: 20 Adam steps, loss curve and parameters == serial, and exactly
+    # Megatron's AllReduces per block (forward and backward); also with propagation
+    ("transformer.py", "transformer == serial on 4 ranks"),
+    ("transformer.py --propagate", "transformer == serial on 4 ranks (sharding propagation)"),
 ])
 def test_example_runs_on_4_ranks(script, expect):
-    cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py", str(ROOT / "examples" / script)]
+    script, *flags = script.split()
+    cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
+           str(ROOT / "examples" / script)] + flags
     # the script's folder comes first on sys.path: put this checkout's msops before any
     # installed one (an editable install may point at another worktree)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -78,3 +86,15 @@ def test_megatron_mlp_4_ranks_equal_the_serial_run():
     assert params == pytest.approx(serial_params, rel=1e-5)
     assert ("Megatron MLP on 4 rank(s) (data parallel 2 x model parallel 2): 10 steps"
             in proc.stdout and "loss curve and parameters == the serial run" in proc.stdout)
+
+
+def test_transformer_example_on_8_ranks():
+    """The flagship at dp=4 x mp=2: still equal to serial, still Megatron's collectives."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    cmd = ["mpiexec", "-n", "8", sys.executable, "-m", "mpi4py",
+           str(ROOT / "examples" / "transformer.py")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "transformer == serial on 8 ranks" in proc.stdout
+    assert "4 forward, 4 backward collectives (Megatron predicts 4 AllReduce over mp each)" in proc.stdout

@@ -421,17 +421,39 @@ def test_reshape_keeping_dim0_keeps_its_split(semi, strategy):
     assert reshape.layout.tensor_map == (0, -1, -1)
 
 
-def test_reshape_changing_dim0_runs_replicated(semi):
+@pytest.mark.parametrize("x_shape,shape,strategy,local,tensor_map", [
+    # attention's heads: (B*S, 3d) -> (B, S, H, 3dh), rows over 2 ranks and columns over 2
+    ((16, 12), (4, 4, 2, 6), ((2, 2),), (2, 4, 1, 6), (1, -1, 0, -1)),
+    # and back: (B, S, H, dh) -> (B*S, d)
+    ((4, 4, 2, 6), (16, 12), ((2, 1, 2, 1),), (8, 6), (1, 0)),
+])
+def test_reshape_keeps_the_split_of_each_blocks_leading_dim(semi, x_shape, shape, strategy,
+                                                            local, tensor_map):
+    """A Megatron attention's head reshapes run locally (no collective), keeping the row and
+    head splits (values: examples/transformer.py == serial, tests/test_examples.py)."""
+    semi(4, rank=3)
+    x = np.arange(np.prod(x_shape), dtype=np.float32).reshape(x_shape)
+    graph = ReshapeNet(shape, strategy).compile(Tensor(x))
+    assert [n.op for n in graph.nodes] == ["Reshape"]
+    assert graph.nodes[-1].shape == local and graph.nodes[-1].layout.tensor_map == tensor_map
+
+
+@pytest.mark.parametrize("x_shape,shape", [((8, 6), (6, 8)), ((16, 8), (2, 64))])
+def test_reshape_changing_dim0_runs_replicated(semi, x_shape, shape):
+    """The data-parallel default splits dim 0 only when the split divides the output's too."""
     semi(4, rank=2)
-    graph = ReshapeNet((6, 8)).compile(Tensor(np.ones((8, 6), np.float32)))
-    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == (6, 8)
+    graph = ReshapeNet(shape).compile(Tensor(np.ones(x_shape, np.float32)))
+    assert [n.op for n in graph.nodes] == ["Reshape"] and graph.nodes[0].shape == shape
 
 
 @pytest.mark.parametrize("shape,strategy,match", [
     ((6, 8), ((4, 1),), r"For 'Reshape', input 0 dim 0 cannot be split \(Reshape \(8, 6\) -> "
-                        r"\(6, 8\) splits only dim 0, and only when it keeps dim 0\), but the "
+                        r"\(6, 8\) splits only the leading dim of each block of merged or split dims\), "
+                        r"but the "
                         r"strategy gives it 4"),
-    ((8, 3, 2), ((1, 2),), r"For 'Reshape', input 0 dim 1 cannot be split"),
+    # 6 -> (3, 2): a split of 6 by 2 keeps its block's leading dim 3, which 2 cannot divide
+    ((8, 3, 2), ((1, 2),), r"For 'Reshape', output 0 dim 1 of size 3 \(shape \(8, 3, 2\)\) "
+                           r"should be divisible by the split 2"),
 ])
 def test_reshape_strategy_errors(semi, shape, strategy, match):
     semi(4)

@@ -33,7 +33,22 @@ def resolve(prim: Any, spec: DimSpec, strategy: tuple, out_strategy: tuple | Non
     else:
         sh = shard(prim.name, spec, strategy, in_shapes, device_num)
     out_maps = _out_maps(prim, sh, strategy, out_strategy, out_shapes)
+    _check_outputs_divisible(prim.name, sh, out_maps, out_shapes)
     return sh, out_maps, scattered_axes(prim.name, sh, out_maps, out_shapes)
+
+
+def _check_outputs_divisible(name: str, sh: OpSharding, out_maps: tuple,
+                             out_shapes: Sequence) -> None:
+    """An output dim sharing a split input letter (a Reshape's (8, 6) -> (8, 3, 2) puts
+    the 6's split on the 3) must divide by it too: say so in the op's terms."""
+    for i, (m, shp) in enumerate(zip(out_maps, out_shapes)):
+        for d, axes in enumerate(m):
+            parts = prod(sh.axis_size(k) for k in (axes if isinstance(axes, tuple) else (axes,))
+                         if k >= 0)                          # -1: not split
+            if shp[d] >= 0 and shp[d] % parts:
+                raise ValueError(f"For '{name}', output {i} dim {d} of size {shp[d]} (shape "
+                                 f"{tuple(shp)}) should be divisible by the split {parts} the "
+                                 f"strategy {sh.strategy} gives it, but it is not.")
 
 
 def _out_maps(prim: Any, sh: OpSharding, strategy: tuple, out_s: tuple | None,

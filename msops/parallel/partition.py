@@ -203,7 +203,7 @@ class _Partitioner:
             elif self.use_strategies and prim.in_strategy:
                 strategy, out_s = prim.in_strategy, prim.out_strategy
             else:
-                strategy, out_s = data_parallel_strategy(spec, in_shapes, self.n), None
+                strategy, out_s = data_parallel_strategy(spec, in_shapes, self.n, out_shapes), None
             sh, out_maps, scattered = resolve(prim, spec, strategy, out_s, in_shapes,
                                               out_shapes, self.n)
             record_strategy(prim, sh.strategy)

@@ -228,7 +228,7 @@ class _Search:
                 return
             op = self.ops[rest[0]]
             self.chosen[rest[0]] = op.choice(data_parallel_strategy(op.spec, op.in_shapes,
-                                                                    self.n))
+                                                                    self.n, op.out_shapes))
             queue.append(rest[0])
 
     def sweep(self) -> None:

@@ -85,17 +85,46 @@ class Reshape(NoAttrPrimitive):
         return contiguous(x.reshape(tuple(shape)))
 
 
+def _leading_pairs(x: Sequence[int], out: Sequence[int]) -> list[tuple[int, int]]:
+    """(x dim, out dim) pairs that start the same block of the row-major order: between two
+    common boundaries of the dims' running products, the first x dim and the first out dim
+    split alike (k contiguous pieces of either are the same elements, k dividing both)."""
+    pairs, i, j = [], 0, 0
+    while i < len(x) and j < len(out):
+        while i < len(x) and x[i] == 1:
+            i += 1
+        while j < len(out) and out[j] == 1:
+            j += 1
+        if i == len(x) or j == len(out):
+            break
+        if max(x[i], out[j]) % min(x[i], out[j]) == 0:     # else no split fits both
+            pairs.append((i, j))
+        px, py = x[i], out[j]
+        i, j = i + 1, j + 1
+        while px != py:
+            if px < py:
+                px, i = px * x[i], i + 1
+            else:
+                py, j = py * out[j], j + 1
+    return pairs
+
+
 @sharding_rule(Reshape)
 def reshape_spec(prim: Reshape, ins: list, outs: list, consts: dict) -> DimSpec:
-    """Only dim 0 may split, and only when the reshape keeps it: it is then one letter in
-    and out (the local Reshape takes this rank's slice of the shape: `reshape_local`)."""
+    """The leading dim of each block of merged or split dims keeps its split ((B*S, 3d) ->
+    (B, S, H, 3dh) keeps a split of B*S on B and of 3d on H: the heads); the other dims
+    stay whole. The local Reshape takes this rank's slice of the shape (`reshape_local`)."""
     x, out = ins[0], outs[0]
-    x_letters, out_letters = dims(len(x), prefix="x"), dims(len(out), prefix="y")
-    if x and out and x[0] == out[0]:
-        x_letters, out_letters = ("b",) + x_letters[1:], ("b",) + out_letters[1:]
-    reason = f"Reshape {x} -> {out} splits only dim 0, and only when it keeps dim 0"
-    return DimSpec((x_letters,), (out_letters,),
-                   unsplittable=tuple((l, reason) for l in x_letters if l != "b"))
+    x_letters, out_letters = list(dims(len(x), prefix="x")), list(dims(len(out), prefix="y"))
+    shared = set()
+    for k, (i, j) in enumerate(_leading_pairs(x, out)):
+        x_letters[i] = out_letters[j] = f"s{k}"
+        shared.add(f"s{k}")
+    reason = (f"Reshape {x} -> {out} splits only the leading dim of each block of merged "
+              f"or split dims")
+    return DimSpec((tuple(x_letters),), (tuple(out_letters),),
+                   unsplittable=tuple((l, reason) for l in x_letters
+                                      if l not in shared))
 
 
 @expansion_rule(Reshape)

@@ -100,7 +100,10 @@ class MatMulReshape(nn.Cell):
 
 @pytest.mark.parametrize("shape,comm,rows", [
     ((16, 2, 4), [], 16 // N),                # dim 0 kept: the row split carries over
-    ((8, 16), ["AllGather"], 8),              # dim 0 changed: gathered, then replicated
+    ((8, 16), [], 8 // N),                    # (16 rows) -> (8, 16): 16 rows split by N
+                                              # are 8 // N of the new rows: no collective
+    # dim 0 16 -> 2: a split of 2 fits both; a larger N does not: gathered, then replicated
+    ((2, 64), [] if N == 2 else ["AllGather"], 1 if N == 2 else 2),
 ])
 def test_reshape_after_split_rows_equals_numpy(shape, comm, rows):
     x, w = data(16, 32), data(32, 8)
