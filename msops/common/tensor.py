@@ -157,10 +157,22 @@ class Parameter(Tensor):
         super().__init__(default_input)
         # a Parameter owns its array: in-place writes (ops.Assign) never reach the caller's
         self._data = self._data.copy()
+        self._named(name, requires_grad, layerwise_parallel)
+
+    def _named(self, name: str | None, requires_grad: bool, layerwise_parallel: bool) -> None:
         self.name = name
         self.requires_grad = requires_grad
         self.layerwise_parallel = layerwise_parallel
         self.version = 0            # bumped by set_data: compiled graphs re-slice on change
+
+    @classmethod
+    def _adopt(cls, arr: np.ndarray, name: str) -> "Parameter":
+        """A Parameter owning `arr`, an array nobody else holds (just read from a file):
+        no copy."""
+        param = cls.__new__(cls)
+        Tensor.__init__(param, arr)
+        param._named(name, True, False)
+        return param
 
     def set_data(self, data: Any) -> "Parameter":
         """Replace the value (same dtype; a copy, which the Parameter owns: ops.Assign writes

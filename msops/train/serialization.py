@@ -190,7 +190,7 @@ def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: b
     for name, arr in arrays.items():
         if choice_func is not None and not choice_func(name):
             continue
-        param = Parameter(Tensor(arr), name=name)
+        param = Parameter._adopt(arr, name)          # the array was just read: no copy
         meta = entries.get(name, {})
         if meta.get("slice"):
             lay = meta["layout"]
