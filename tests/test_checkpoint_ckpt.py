@@ -106,7 +106,7 @@ def test_ckpt_round_trip_dtypes(tmp_path, dtype):
 
 
 def test_ckpt_net_round_trip_and_format_argument(tmp_path):
-    from tests.test_checkpoint import Net, params
+    from test_checkpoint import Net, params    # tests/ is on sys.path (rootdir conftest)
     net = Net(seed=3)
     path = str(tmp_path / "net.bin")
     ms.save_checkpoint(net, path, format="ckpt", crc_check=True)

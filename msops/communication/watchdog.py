@@ -254,6 +254,8 @@ def _fire(call: _Call, why: str) -> None:
     sys.stderr.flush()
     sys.stdout.flush()
     del reqs
+    # a short grace: mpiexec relays the report before the abort tears its pipes down
+    time.sleep(0.2)
     MPI.COMM_WORLD.Abort(EXIT_CODE)
 
 
