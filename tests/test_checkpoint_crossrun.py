@@ -1,5 +1,5 @@
-"""Train on 4 ranks, save shards, reshard them for 2 ranks with another strategy, load
-into a fresh 2-rank run and train on: the losses and final parameters equal training
+"""Train on 4 ranks, save shards, reshard them for 2 (or 8) ranks with another strategy,
+load into a fresh run on that many ranks and train on: the losses and final parameters equal training
 the serial network without the interruption. Two real mpiexec launches."""
 import json
 import os
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import msops as ms
 
@@ -26,13 +27,14 @@ def _mpiexec(n, *args):
     assert proc.returncode == 0, f"{' '.join(cmd)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
-def test_save_on_4_ranks_resume_on_2_with_another_strategy(tmp_path):
+@pytest.mark.parametrize("resume_ranks", [2, 8])
+def test_save_on_4_ranks_resume_on_another_count_and_strategy(tmp_path, resume_ranks):
     ms.reset_auto_parallel_context()
     ms.set_context(mode=ms.GRAPH_MODE)
     serial = run.MLP()
     want_losses = run.steps(serial, 2 * run.STEPS)
     _mpiexec(4, "save", str(tmp_path))
-    _mpiexec(2, "resume", str(tmp_path))
+    _mpiexec(resume_ranks, "resume", str(tmp_path))
     got_losses = json.load(open(tmp_path / "losses_save.json")) + \
         json.load(open(tmp_path / "losses_resume.json"))
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5, atol=1e-6)
@@ -44,4 +46,5 @@ def test_save_on_4_ranks_resume_on_2_with_another_strategy(tmp_path):
     # the last compile (the training step's) named the ops under the step's cells
     saved = json.load(open(tmp_path / "strategy_resume.json"))["parallel_strategy_item"]
     m1 = [v for k, v in saved.items() if k.endswith("m1")]
-    assert [v["parallel_strategy"] for v in m1] == [[[2, 1], [1, 1]]], saved
+    want = [[list(d) for d in run.RESUME_AS[resume_ranks][0]]]
+    assert [v["parallel_strategy"] for v in m1] == want, saved

@@ -1,7 +1,7 @@
 """Run by tests/test_checkpoint_crossrun.py under mpiexec (not a pytest file).
 
     crossrun_checkpoint.py save   DIR   # 4 ranks: 3 steps, shards + strategy file saved
-    crossrun_checkpoint.py resume DIR   # 2 ranks, another strategy: reshard, load, 3 steps
+    crossrun_checkpoint.py resume DIR   # 2 or 8 ranks, another strategy: reshard, load, 3 steps
 
 `resume` reshards the 4-rank shards offline for its own strategy (transform_checkpoints,
 on rank 0), loads them with load_distributed_checkpoint, trains on and writes the final
@@ -47,9 +47,11 @@ class MLP(nn.Cell):
 
 
 X, Y = Tensor(data(16, 16, seed=3)), Tensor(data(16, 8, seed=4))
-#: 4 ranks: Megatron column then row split; 2 ranks: a batch x hidden grid
+#: 4 ranks: Megatron column then row split; resumed on 2 ranks: a batch x hidden grid, on
+#: 8 ranks: batch x Megatron
 SAVE_AS = (((1, 1), (1, 4)), ((1, 4), (4, 1)))
-RESUME_AS = (((2, 1), (1, 1)), ((1, 1), (1, 2)))
+RESUME_AS = {2: (((2, 1), (1, 1)), ((1, 1), (1, 2))),
+             8: (((2, 1), (1, 4)), ((2, 4), (4, 1)))}
 
 
 def steps(net, n):
@@ -73,7 +75,7 @@ def main(phase, folder):
         ms.save_checkpoint(net, os.path.join(shard_dir, "net.safetensors"),
                            integrated_save=False)
     else:
-        net = MLP(*RESUME_AS, seed=10)                 # other values: the load must win
+        net = MLP(*RESUME_AS[n], seed=10)                 # other values: the load must win
         net.compile(X)                                 # writes this run's strategy file
         resharded = os.path.join(folder, "resharded")
         if rank == 0:
