@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
+# the script's folder comes first on sys.path: put this checkout's msops before any
+# installed one (an editable install may point at another worktree)
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
 @pytest.mark.parametrize("script,expect", [
@@ -27,11 +31,7 @@ def test_example_runs_on_4_ranks(script, expect):
     script, *flags = script.split()
     cmd = ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
            str(ROOT / "examples" / script)] + flags
-    # the script's folder comes first on sys.path: put this checkout's msops before any
-    # installed one (an editable install may point at another worktree)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT, env=ENV)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert expect in proc.stdout
 
@@ -44,15 +44,13 @@ def test_distributed_sgd_4_ranks_follow_the_serial_loss_curve():
     """The seeds' synchronous SGD: 4 ranks, each on its quarter of every global batch,
     AllReduce-averaged gradients == the serial run's gradient of the whole batch."""
     pytest.importorskip("sklearn")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     script, epochs = str(ROOT / "examples" / "distributed_sgd.py"), ["--epochs", "3"]
     runs = {}
     for name, cmd in [("serial", [sys.executable, script, "--serial"] + epochs),
                       ("4 ranks", ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
                                    script] + epochs)]:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT,
-                              env=env)
+                              env=ENV)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         runs[name] = _loss_curve(proc.stdout)
     assert len(runs["serial"]) == 3 and runs["serial"][-1] < runs["serial"][0]  # it learns
@@ -65,8 +63,6 @@ def test_megatron_mlp_4_ranks_equal_the_serial_run():
     parallel 2 on 4 ranks, TrainOneStepCell + Momentum: its loss curve and final (gathered)
     parameters equal the serial process's; the script also checks against an in-process
     serial run and exits non-zero when they differ."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     script, args = str(ROOT / "examples" / "megatron_mlp.py"), ["--steps", "10",
                                                                "--print_every", "1"]
     runs = {}
@@ -74,7 +70,7 @@ def test_megatron_mlp_4_ranks_equal_the_serial_run():
                       ("4 ranks", ["mpiexec", "-n", "4", sys.executable, "-m", "mpi4py",
                                    script] + args)]:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT,
-                              env=env)
+                              env=ENV)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         lines = proc.stdout.splitlines()
         runs[name] = ([float(s.split()[3]) for s in lines if s.startswith("step ")],
@@ -90,11 +86,9 @@ def test_megatron_mlp_4_ranks_equal_the_serial_run():
 
 def test_transformer_example_on_8_ranks():
     """The flagship at dp=4 x mp=2: still equal to serial, still Megatron's collectives."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     cmd = ["mpiexec", "-n", "8", sys.executable, "-m", "mpi4py",
            str(ROOT / "examples" / "transformer.py")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, env=ENV)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "transformer == serial on 8 ranks" in proc.stdout
     assert "4 forward, 4 backward collectives (Megatron predicts 4 AllReduce over mp each)" in proc.stdout
