@@ -27,7 +27,8 @@ from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace
 from msops.parallel.backward import output_seed, reduce_leaf_gradients
-from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
+from msops.parallel.context import (ParallelMode, get_auto_parallel_context, grad_bucket_bytes,
+                                    is_parallel)
 from msops.pipeline import CompileCache, partition, tensor_arrays, trace_inputs
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
@@ -52,6 +53,20 @@ def _check_weights(api: str, weights: Any) -> tuple[Parameter, ...] | None:
         raise TypeError(f"For '{api}', the 'weights' should be a Parameter, or a list or "
                         f"ParameterTuple of Parameters, but got {weights!r}.")
     return tuple(items)
+
+
+def _check_pynative_parallel(api: str) -> None:
+    """PYNATIVE_MODE differentiates each rank's own computation: in data_parallel that is
+    the rank's local loss (its gradients are reduced by nn.DistributedGradReducer, or by
+    TrainOneStepCell, as in MindSpore); a sharded network needs the partition pass, which
+    runs on a compiled graph only (MindSpore, too, requires GRAPH_MODE or jit for it)."""
+    mode = get_auto_parallel_context("parallel_mode")
+    if is_parallel() and mode != ParallelMode.DATA_PARALLEL:
+        raise RuntimeError(
+            f"For '{api}', the parallel mode '{mode}' (set_auto_parallel_context("
+            f"parallel_mode=...)) should run in GRAPH_MODE (set_context(mode=ms.GRAPH_MODE)) "
+            f"or inside ms.jit, but got PYNATIVE_MODE: PYNATIVE_MODE supports "
+            f"'data_parallel' and 'stand_alone' only.")
 
 
 def _name(fn: Callable) -> str:
@@ -211,15 +226,15 @@ class _GradFunction:
         if tracer.is_tracing():
             return self._run_inline(args)
         graph_mode = context.get_context("mode") == context.GRAPH_MODE
-        if is_parallel() and (not graph_mode or self.sens_param):
+        if not graph_mode:
+            _check_pynative_parallel(self.api)
+            return self._run_eagerly(args)
+        if is_parallel() and self.sens_param:
             raise NotImplementedError(
                 f"For '{self.api}', gradients in parallel mode "
                 f"'{get_auto_parallel_context('parallel_mode')}' are implemented in "
-                f"GRAPH_MODE without a sens argument, but got "
-                f"{'sens_param=True' if graph_mode else 'PYNATIVE_MODE'}. Use GRAPH_MODE "
-                f"(and scale the gradients instead of passing a sens).")
-        if not graph_mode:
-            return self._run_eagerly(args)
+                f"GRAPH_MODE without a sens argument, but got sens_param=True. Scale the "
+                f"gradients instead of passing a sens.")
         flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
         graph, executor = self._cache.get(self.fn, args, flags)
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])

@@ -219,10 +219,10 @@ def test_parallel_gradients_pynative_or_sens_not_implemented(sim):
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=2)
     x, y = Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 4), np.float32))
     try:
-        with pytest.raises(NotImplementedError, match=r"For 'grad', gradients in parallel mode "
-                                                      r"'semi_auto_parallel' are implemented "
-                                                      r"in GRAPH_MODE without a sens argument, "
-                                                      r"but got PYNATIVE_MODE"):
+        with pytest.raises(RuntimeError, match=r"For 'grad', the parallel mode "
+                                               r"'semi_auto_parallel' \(set_auto_parallel_"
+                                               r"context\(parallel_mode=...\)\) should run in "
+                                               r"GRAPH_MODE .* but got PYNATIVE_MODE"):
             ms.grad(Net())(x, y)
         ms.set_context(mode=ms.GRAPH_MODE)
         with pytest.raises(NotImplementedError, match=r"but got sens_param=True"):

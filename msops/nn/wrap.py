@@ -12,11 +12,11 @@ from msops.communication.management import GlobalComm, get_group_size
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph
-from msops.graph.tracer import trace_into
+from msops.graph.tracer import is_tracing as tracing, trace_into
 from msops.nn.cell import Cell
 from msops.nn.grad_accumulation import MiniSteps
 from msops.nn.optim import Optimizer, bind_mirrors
-from msops.parallel.context import get_auto_parallel_context
+from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
 from msops.pipeline import CompileCache
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
@@ -83,6 +83,14 @@ class TrainOneStepCell(Cell):
         self.__dict__["_value_and_grad"] = value_and_grad(network, None, list(self.weights))
         self.__dict__["_compile_cache"] = CompileCache(self._compile_step)
         self.__dict__["_mini"] = None                 # MiniSteps under grad_accumulation_step
+        # as MindSpore: in data_parallel (hybrid_parallel) mode the step owns a reducer of
+        # the gradients, mean from `gradients_mean`. It acts in PYNATIVE_MODE, where each
+        # rank differentiates its local loss; the compiled step's backward reduces already.
+        self.reducer_flag = get_auto_parallel_context("parallel_mode") in (
+            ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL)
+        self.grad_reducer = DistributedGradReducer(
+            self.weights, get_auto_parallel_context("gradients_mean"),
+            get_group_size()) if self.reducer_flag else None
 
     def _mini_steps(self) -> MiniSteps | None:
         """The mini-step accumulation the context asks for (None: k = 1)."""
@@ -107,8 +115,16 @@ class TrainOneStepCell(Cell):
 
     def construct(self, *inputs: Any) -> Any:
         loss, grads = self._value_and_grad(*inputs)
-        self._update(self._scaled(grads))
+        self._update(self._reduced(self._scaled(grads)))
         return loss
+
+    def _reduced(self, grads: tuple) -> tuple:
+        """The gradients through `grad_reducer` when it is needed: PYNATIVE_MODE data
+        parallel (each rank's local gradients) and hybrid_parallel (compiled stand-alone);
+        a partitioned graph's backward has reduced them already."""
+        if self.grad_reducer is None or (tracing() and is_parallel()):
+            return grads
+        return self.grad_reducer(grads)
 
     def _update(self, grads: tuple) -> None:
         """The optimizer's update, or this mini-step's accumulation (ops only)."""
@@ -131,7 +147,8 @@ class TrainOneStepCell(Cell):
         self.optimizer.bind_state(graph)
         if self._mini is not None:
             bind_mirrors(graph, self._mini.mirrors)
-        trace_into(graph, lambda gs: self._update(self._scaled(gs)), [tuple(grads)])
+        trace_into(graph, lambda gs: self._update(self._reduced(self._scaled(gs))),
+                   [tuple(grads)])
         graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
         graph = eliminate_dead_nodes(graph)
         return graph, Executor(graph)
