@@ -25,11 +25,12 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph import tracer
-from msops.graph.tracer import trace
+from msops.graph.tracer import trace, trace_into
 from msops.parallel.backward import output_seed, reduce_leaf_gradients
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context, grad_bucket_bytes,
                                     is_parallel)
-from msops.pipeline import CompileCache, partition, tensor_arrays, trace_inputs
+from msops.pipeline import (CompileCache, DeferredGradient, partition, tensor_arrays,
+                            trace_inputs)
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
 
@@ -67,6 +68,76 @@ def _check_pynative_parallel(api: str) -> None:
             f"parallel_mode=...)) should run in GRAPH_MODE (set_context(mode=ms.GRAPH_MODE)) "
             f"or inside ms.jit, but got PYNATIVE_MODE: PYNATIVE_MODE supports "
             f"'data_parallel' and 'stand_alone' only.")
+
+
+#: while a parallel step is traced the second time: (the gradient function, its graph's
+#: outputs and gradients, its output count, whether its output is a tuple, called yet)
+_replay: list[tuple] = []
+
+
+class _Slot:
+    """The k-th Tensor input of a step, in graph-input order."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _step_input_indices(a: Any, graph: Graph, order: list[int]) -> Any:
+    """A gradient function's argument in a parallel step's first trace, its traced Tensors
+    as `_Slot`s of the step's inputs (their indices appended to `order`)."""
+    if isinstance(a, tracer.SymbolicTensor):
+        node = a._node
+        k = next((k for k, n in enumerate(graph.inputs) if n is node), None)
+        if k is None:
+            raise NotImplementedError(f"For 'grad', a parallel step's gradient function should "
+                                      f"take the step's own Tensor inputs, but got a computed "
+                                      f"Tensor, at {tracer.user_source()}.")
+        order.append(k)
+        return _Slot(k)
+    if isinstance(a, Tensor):
+        raise NotImplementedError(f"For 'grad', a parallel step's gradient function should "
+                                  f"take the step's own Tensor inputs, but got a "
+                                  f"{'Parameter' if isinstance(a, Parameter) else 'captured'} "
+                                  f"Tensor, at {tracer.user_source()}.")
+    if isinstance(a, (tuple, list)):
+        return type(a)(_step_input_indices(t, graph, order) for t in a)
+    return a
+
+
+def _is_input(a: Any) -> bool:
+    return isinstance(a, (Tensor, np.ndarray))
+
+
+def _flat_tensors(args: Sequence[Any], out: list) -> list:
+    """The step's Tensor arguments in graph-input order (as the tracer makes its inputs)."""
+    for a in args:
+        if _is_input(a):
+            out.append(a)
+        elif isinstance(a, (tuple, list)) and any(_is_input(t) for t in a):
+            _flat_tensors(a, out)
+    return out
+
+
+def _marked(args: Any) -> Any:
+    """`args` with each Tensor that becomes a graph input replaced by a `_Slot`."""
+    counter = iter(range(1 << 62))
+
+    def mark(a: Any) -> Any:
+        if _is_input(a):
+            return _Slot(next(counter))
+        if isinstance(a, (tuple, list)) and any(_is_input(t) for t in a):
+            return type(a)(mark(t) for t in a)
+        return a
+    return [mark(a) for a in args]
+
+
+def _substitute(a: Any, values: Any) -> Any:
+    """`a` with each `_Slot` replaced: by values[k] (a list), or by the next of an iterator."""
+    if isinstance(a, _Slot):
+        return values[a.k] if isinstance(values, list) else next(values)
+    if isinstance(a, (tuple, list)):
+        return type(a)(_substitute(t, values) for t in a)
+    return a
 
 
 def _name(fn: Callable) -> str:
@@ -204,11 +275,7 @@ class _GradFunction:
         """Called inside a graph being traced (`ms.jit`, a construct): fn's forward and its
         backward are traced into that graph, so the caller's step is one graph."""
         if is_parallel():
-            raise NotImplementedError(
-                f"For '{self.api}', a gradient function called inside a traced graph "
-                f"(ms.jit, a Cell's construct) is supported stand-alone, but got parallel "
-                f"mode '{get_auto_parallel_context('parallel_mode')}'. Call it outside the "
-                f"jit function, or train with nn.TrainOneStepCell.")
+            return self._in_parallel_step(args)
         graph = tracer.active_graph()
         fn_args = args[:-1] if self.sens_param else args
         by_position = {k: tracer.node_of(a) for k, a in enumerate(fn_args)
@@ -220,6 +287,76 @@ class _GradFunction:
                                tracer.node_of, lambda k, o, s: tracer.node_of(s))
         values = [tracer.as_traced(n) for n in outputs + grads]
         return self._results(values, len(outputs), out_is_tuple)
+
+    # -- inside a parallel step (ms.jit, a Cell's construct) ----------------------------
+    def _in_parallel_step(self, args: Sequence[Any]) -> Any:
+        """A parallel step is compiled as TrainOneStepCell's: this function's partitioned
+        forward and local backward first (`build_graph`), then the rest of the step traced
+        after it. The first trace stops here (DeferredGradient, caught by the pipeline);
+        while the rest is traced this call returns the built graph's outputs and gradients."""
+        mode = get_auto_parallel_context("parallel_mode")
+        where = f"a parallel step (ms.jit or a Cell's construct, parallel mode '{mode}')"
+        if _replay:                                     # the second trace
+            owner, nodes, n_outputs, out_is_tuple, used = _replay[-1]
+            if used or owner._signature() != self._signature():
+                raise NotImplementedError(
+                    f"For '{self.api}', {where} should call one gradient function, once, but "
+                    f"got another call at {tracer.user_source()}.")
+            _replay[-1] = (owner, nodes, n_outputs, out_is_tuple, True)
+            return self._results([tracer.as_traced(x) for x in nodes], n_outputs, out_is_tuple)
+        if self.sens_param:
+            raise NotImplementedError(f"For '{self.api}', {where} supports gradient functions "
+                                      f"without a sens argument, but got sens_param=True.")
+        graph = tracer.active_graph()
+        if graph.nodes:
+            first = graph.nodes[0]
+            raise NotImplementedError(
+                f"For '{self.api}', in {where} the gradient function should be called first, "
+                f"on the step's own Tensor inputs (its forward is partitioned before the rest "
+                f"of the step is traced), but got '{first.op}' before it, at {first.source}.")
+        order: list[int] = []
+        grad_args = [_step_input_indices(a, graph, order) for a in args]
+        if order != list(range(len(graph.inputs))):
+            raise NotImplementedError(
+                f"For '{self.api}', in {where} the gradient function should take the step's "
+                f"Tensor inputs, each once and in order, but got inputs {order} of "
+                f"{len(graph.inputs)}, at {tracer.user_source()}.")
+        raise DeferredGradient(
+            f"For '{self.api}', a gradient function called inside a traced graph is compiled "
+            f"as a parallel step only by ms.jit or a Cell's call, but got it inside another "
+            f"gradient's graph (parallel mode '{mode}').",
+            lambda step, step_args, name: self._compile_parallel_step(step, step_args, name,
+                                                                      grad_args))
+
+    def _signature(self) -> tuple:
+        """What makes two gradient functions the same one (a step may make its gradient
+        function anew each time it is traced): fn's kind, what is differentiated, the
+        flags."""
+        fn = self.fn
+        kind = getattr(fn, "__code__", None) or type(getattr(fn, "__self__", fn))
+        return (kind, self.positions, tuple(id(w) for w in self.weights or ()), self.has_aux,
+                self.sens_param, self.with_value, self.single_position, self.single_weight)
+
+    def _compile_parallel_step(self, step: Callable, step_args: Sequence[Any], name: str,
+                               grad_args: list) -> Graph:
+        """`step` compiled around this gradient function: its forward + backward graph, then
+        the rest of `step` traced after it (the optimizer's update on each rank's slices)."""
+        flat = _flat_tensors(step_args, [])
+        graph, n_outputs, out_is_tuple = self.build_graph(
+            [_substitute(a, flat) for a in grad_args])
+        graph.name = name
+        inputs = iter(graph.inputs)
+        node_args = [_substitute(a, inputs) for a in _marked(step_args)]
+        _replay.append((self, list(graph.outputs), n_outputs, out_is_tuple, False))
+        try:
+            trace_into(graph, step, node_args, outputs=True)
+        finally:
+            used = _replay.pop()[-1]
+        if not used:
+            raise NotImplementedError(f"For '{self.api}', {name} called its gradient function "
+                                      f"once while traced, but not when traced again: a "
+                                      f"parallel step should call it unconditionally.")
+        return eliminate_dead_nodes(graph)
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:

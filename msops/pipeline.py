@@ -27,7 +27,7 @@ from msops.parallel.spmd_check import check_same_program
 from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 
 __all__ = ["compile_graph", "compile_function", "partition", "CompileCache", "signature",
-           "tensor_arrays", "trace_inputs"]
+           "tensor_arrays", "trace_inputs", "DeferredGradient"]
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
@@ -39,10 +39,29 @@ def compile_function(fn: Callable, args: Sequence[Any], name: str,
                      cell: Any = None) -> tuple[Graph, Executor]:
     """Trace `fn(*args)` (a construct, or a function under `ms.jit`) and build this rank's
     executor for it."""
-    graph = trace(fn, trace_inputs(args), name)
-    graph = partition(eliminate_dead_nodes(graph), name, cell)
+    try:
+        graph = trace(fn, trace_inputs(args), name)
+    except DeferredGradient as deferred:   # a parallel training step: compiled around it
+        graph = deferred.compile_step(fn, args, name)
+    else:
+        graph = partition(eliminate_dead_nodes(graph), name, cell)
     save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
+
+
+class DeferredGradient(NotImplementedError):
+    """Raised by a gradient function called while a step is traced in a parallel context.
+
+    Its forward must be partitioned before it is differentiated, so the step cannot be
+    traced in one pass: `compile_step(fn, args, name)` (msops.autodiff) builds the
+    gradient function's partitioned forward and local backward and traces the rest of
+    `fn` after it, as TrainOneStepCell's step. Uncaught (a gradient of such a step), it
+    reads as the refusal in its message."""
+
+    def __init__(self, message: str, compile_step: Callable[[Callable, Sequence[Any], str],
+                                                            Graph]) -> None:
+        super().__init__(message)
+        self.compile_step = compile_step
 
 
 def partition(graph: Graph, name: str, cell: Any = None) -> Graph:

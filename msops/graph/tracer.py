@@ -20,7 +20,8 @@ from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
-__all__ = ["SymbolicTensor", "trace", "trace_into", "before_each_run", "active_graph",
+__all__ = ["SymbolicTensor", "trace", "trace_into", "adopt_parameters", "before_each_run",
+           "active_graph",
            "node_of", "as_traced",
            "is_tracing", "user_source"]
 
@@ -215,11 +216,12 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     return graph
 
 
-def trace_into(graph: Graph, fn: Callable, args: Sequence[Any]) -> Any:
+def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = False) -> Any:
     """Trace `fn(*args)` into the existing `graph`, after its nodes: a Node in `args` (or in a
     tuple there) is passed as a traced Tensor, anything else as it is. Parameters already
     in the graph are read through their nodes (a parallel graph's slices). Returns fn's
-    result (traced Tensors); the graph's outputs are left to the caller."""
+    result (traced Tensors); with `outputs` it becomes the graph's outputs, else they are
+    left to the caller."""
     global _active
     if _active is not None:
         raise GraphError(f"'{graph.name}' is extended while '{_active.graph.name}' is traced.")
@@ -237,10 +239,22 @@ def trace_into(graph: Graph, fn: Callable, args: Sequence[Any]) -> Any:
     _active = state
     prev = _primitive.set_trace_hook(state.call)
     try:
-        return fn(*sym_args)
+        result = fn(*sym_args)
     finally:
         _primitive.set_trace_hook(prev)
         _active = None
+    if outputs:
+        _set_outputs(graph, state, result)
+    return result
+
+
+def adopt_parameters() -> None:
+    """While tracing: Parameters added to the graph beside the tracer (an optimizer's state
+    bound to its parameters' slices) are read through those nodes from now on."""
+    if _active is None:
+        raise GraphError("adopt_parameters() is for code being traced.")
+    for node in _active.graph.parameters:
+        _active.params.setdefault(id(node.value), node)
 
 
 def before_each_run(hook: Callable[[], Any]) -> None:

@@ -183,6 +183,9 @@ class Optimizer(Cell):
                 tracer.before_each_run(self._write_learning_rate)
             elif context.get_context("mode") != context.GRAPH_MODE:
                 self._write_learning_rate()
+        if tracer.is_tracing():      # the state reads and writes its parameter's slice
+            self.bind_state(tracer.active_graph())
+            tracer.adopt_parameters()
         if tracer.is_tracing() or context.get_context("mode") != context.GRAPH_MODE:
             return self.construct(gradients)
         self._compiled.run(self, (_GradientSignature(gradients),) + gradients, ())

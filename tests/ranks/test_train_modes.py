@@ -8,6 +8,8 @@ and as the serial network on the whole batch.
 import numpy as np
 import pytest
 
+from parallel_oracle import comm_ops
+
 import msops as ms
 from msops import Tensor, nn
 from msops.communication import get_group_size, get_rank
@@ -126,5 +128,124 @@ def test_pynative_semi_auto_parallel_is_refused():
                                                r"GRAPH_MODE .* or inside ms.jit, but got "
                                                r"PYNATIVE_MODE"):
             ms.value_and_grad(net, None, net.trainable_params())(X, Y)
+    finally:
+        ms.reset_auto_parallel_context()
+
+
+class Megatron(nn.Cell):
+    """W1 split by columns, W2 by rows (semi_auto_parallel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Dense(16, 32, weight_init=data(32, 16))
+        self.d1.matmul.shard(((1, 1), (N, 1)))
+        self.d1.bias_add.shard(((1, N), (N,)))
+        self.act = nn.ReLU()
+        self.act.relu.shard(((1, N),))
+        self.d2 = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
+        self.d2.matmul.shard(((1, N), (1, N)))
+
+    def construct(self, x):
+        return self.d2(self.act(self.d1(x)))
+
+
+def _train_jit(make_net, optimizer, x, y, parallel=None, cell=False, **context):
+    """STEPS of MindSpore 2.x's loop: value_and_grad + the optimizer in one ms.jit step (or
+    in a Cell's construct, GRAPH_MODE). Returns (losses, {name: (array, layout)})."""
+    ms.reset_auto_parallel_context()
+    if parallel:
+        ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, **context)
+    try:
+        ms.set_context(mode=ms.GRAPH_MODE if cell else ms.PYNATIVE_MODE)
+        net = make_net()
+        loss_net = nn.WithLossCell(net, nn.MSELoss())
+        opt = OPTIMIZERS[optimizer](net.trainable_params())
+        grad_fn = ms.value_and_grad(loss_net, None, opt.parameters)
+
+        def step(x, y):
+            loss, grads = grad_fn(x, y)
+            opt(grads)
+            return loss
+
+        if cell:
+            class Step(nn.Cell):
+                def construct(self, x, y):
+                    return step(x, y)
+            run = Step()
+        else:
+            run = ms.jit(step)
+        losses = [float(run(x, y).asnumpy()) for _ in range(STEPS)]
+        graph = (run._compile_cache if cell else run._cache).last_graph()
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    layouts = {id(p.value): p.layout for p in graph.parameters}
+    return np.array(losses), {p.name: (p.asnumpy().copy(), layouts.get(id(p)))
+                              for p in net.trainable_params()}, graph
+
+
+def _step_graph(make_net, optimizer, x, y, parallel, **context):
+    """TrainOneStepCell's compiled parallel step (GRAPH_MODE), after one call."""
+    ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, **context)
+    try:
+        ms.set_context(mode=ms.GRAPH_MODE)
+        net = make_net()
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                   OPTIMIZERS[optimizer](net.trainable_params()))
+        step(x, y)
+        return step._compile_cache.last_graph()
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+JIT_CASES = {       # (network, parallel mode, fed batch is the rank's slice, context)
+    "data_parallel": (DenseDP, "data_parallel", True, {}),
+    "megatron": (Megatron, "semi_auto_parallel", False, {"full_batch": True}),
+}
+
+
+@pytest.mark.parametrize("cell", [False, True], ids=["jit", "cell"])
+@pytest.mark.parametrize("case", sorted(JIT_CASES))
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_gradient_inside_a_parallel_step_equals_serial(optimizer, case, cell):
+    """`loss, grads = grad_fn(x, y); opt(grads)` in an ms.jit function (PYNATIVE_MODE) or a
+    Cell's construct (GRAPH_MODE) compiles TrainOneStepCell's parallel step: the same
+    collectives, each rank updating its slice, the serial parameters after STEPS."""
+    make, parallel, sliced, context = JIT_CASES[case]
+    want_losses, want, _ = _train_jit(make, optimizer, X, Y)
+    x, y = (local(X), local(Y)) if sliced else (X, Y)
+    losses, got, graph = _train_jit(make, optimizer, x, y, parallel, cell=cell, **context)
+    for name, (value, layout) in got.items():
+        part = layout.slice_of(R)
+        np.testing.assert_allclose(value[part], want[name][0][part], rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-5)
+    reference = _step_graph(make, optimizer, x, y, parallel, **context)
+    assert comm_ops(graph) == comm_ops(reference) and comm_ops(graph)
+
+
+def test_parallel_step_refusals():
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N)
+    try:
+        net = nn.WithLossCell(DenseDP(), nn.MSELoss())
+        grad_fn = ms.value_and_grad(net, None, net.trainable_params())
+
+        @ms.jit
+        def scaled_first(x, y):
+            return grad_fn(x * 2, y)[0]
+
+        @ms.jit
+        def swapped(x, y):
+            return grad_fn(y, x)[0]
+        with pytest.raises(NotImplementedError, match=r"For 'value_and_grad', in a parallel "
+                                                      r"step .* should be called first, on the "
+                                                      r"step's own Tensor inputs .* but got "
+                                                      r"'Mul' before it"):
+            scaled_first(local(X), local(Y))
+        with pytest.raises(NotImplementedError, match=r"should take the step's Tensor inputs, "
+                                                      r"each once and in order, but got "
+                                                      r"inputs \[1, 0\] of 2"):
+            swapped(local(X), local(Y))
     finally:
         ms.reset_auto_parallel_context()
