@@ -344,31 +344,131 @@ class AllToAllV(Collective):
 AlltoAllV = AllToAllV
 
 
+class AllToAllVGrad(AllToAllV):
+    """The transpose of AllToAllV's derived form, `grad(dout, recv_counts)`: the receive
+    side is given and the send side derived, rank i sending rank j (from dout, packed in
+    rank order) the count j expects from i. One int64 Allgather of every rank's
+    [status, dout elements, recv counts] gives each rank its send counts and lets every
+    rank check every rank's dout size alike (no rank hangs on a bad one). Output: 1-D,
+    sum(recv_counts) * block_size elements, packed in rank order. The backward of the
+    derived form (its receive counts known only at run time) and, the other way, its own
+    backward is the derived form."""
+
+    const_inputs = (1,)
+
+    def infer_shape(self, x_shape: list, recv_counts: Any) -> list:
+        return [sum(_counts_value(self, "recv_counts", recv_counts)) * self.block_size]
+
+    def infer_dtype(self, x_dtype: mstype.Type, recv_counts: Any) -> mstype.Type:
+        return tensor_dtype(self, x_dtype)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return self.kernel
+
+    def kernel(self, x: np.ndarray, recv_counts: Any) -> np.ndarray:
+        n, b = self.rank_size, self.block_size
+        try:
+            rc = _counts_value(self, "recv_counts", recv_counts)
+        except (TypeError, ValueError):
+            self._send_invalid_header()
+            raise
+        comm, me, matrix = self._comm(), self._group.rank, self._header_matrix()
+        header = np.zeros(1 + 2 * n, np.int64)
+        header[0], header[1], header[1 + n:] = -b * x.dtype.itemsize, x.size, rc
+        try:
+            call(self, comm.Allgather, *bufs(header, matrix))
+            expected = matrix[:, 1 + n:]            # expected[j, i]: rank j's count from i
+            if matrix[0, 0] == 0 or (matrix[:, 0] != matrix[0, 0]).any() or \
+                    (matrix[:, 1] != expected.sum(axis=0) * b).any():
+                raise ValueError(
+                    f"For '{self.name}', every rank's input should hold the blocks the "
+                    f"others expect from it (sum over ranks j of recv_counts[i] blocks of "
+                    f"{b}), but got (elements, wanted) by group rank: "
+                    f"{list(zip(matrix[:, 1].tolist(), (expected.sum(axis=0) * b).tolist()))}"
+                    f" (or another rank's invalid counts).")
+            sc = expected[:, me].tolist()
+            t = mstype.mpi_move_type(x.dtype)
+            out = np.empty(sum(rc) * b, x.dtype)
+            comm.Alltoallv([np.ascontiguousarray(x).reshape(-1),
+                            ([c * b for c in sc], [d * b for d in _packed_displs(sc)]), t],
+                           [out, ([c * b for c in rc], [d * b for d in _packed_displs(rc)]), t])
+        except Exception as err:
+            reraise(self, err)
+        return out
+
+
+@bprop(AllToAllVGrad)
+def alltoallv_grad_bprop(prim: AllToAllVGrad, inputs: list, out: Any, dout: Any,
+                         g: Any) -> tuple:
+    """Its transpose is the derived form: each block goes back to the rank it came from."""
+    back = AllToAllV(prim.group, prim.block_size, prim.check_counts)
+    return g.apply(back, [dout, g.add_const(tuple(inputs[1].value))]), None
+
+
 @bprop(AllToAllV)
 def alltoallv_bprop(prim: AllToAllV, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """AllToAllV with the send and receive sides swapped: every block goes back where it
-    came from, reshaped to x. Needs the explicit forms, with x's blocks sent exactly once
-    each (the send side tiles x), so that the swapped receive side tiles x's gradient."""
-    from msops.primitives.array_ops import Reshape      # array_ops imports math_ops
+    came from. dout's blocks (this rank's receive side) are sent back; the blocks x sent
+    come back packed (the derived form's receive counts, known only at run time, through
+    AllToAllVGrad, which derives its send side). When x's send side tiles x exactly once
+    they are received in place; otherwise each block is added at its place in a zero
+    gradient (a block sent twice gets both gradients, an element never sent none)."""
     x, counts = inputs[0], [tuple(c.value) for c in inputs[1:]]
+    b, numel = prim.block_size, int(np.prod(x.shape))
+    sc = counts[0]
+    sd = counts[1] if len(counts) == 4 else _packed_displs(sc)
     if len(counts) == 1:
-        raise NotImplementedError(f"For '{prim.name}', there is no backward rule for the "
-                                  f"derived form (x, send_counts) yet: its receive counts are "
-                                  f"known only at run time. Pass the receive side too.")
-    numel, b = int(np.prod(x.shape)), prim.block_size
-    if len(counts) == 2:
-        sent, back = counts[0], (counts[1], counts[0])
-        tiles = True
+        packed = g.apply(AllToAllVGrad(prim.group, b), [dout, g.add_const(sc)])
     else:
-        sent, back = counts[0], (counts[2], counts[3], counts[0], counts[1])
-        spans = sorted((d, c) for c, d in zip(counts[0], counts[1]) if c)
-        tiles = all(d == end for (d, _), end in
-                    zip(spans, itertools.accumulate([0] + [c for _, c in spans])))
-    if not tiles or sum(sent) * b != numel:
-        raise NotImplementedError(f"For '{prim.name}', there is no backward rule when the "
-                                  f"blocks sent do not tile x exactly once: x has {numel} "
-                                  f"elements, the send side covers {sum(sent) * b} "
-                                  f"(send counts {list(sent)}).")
-    swapped = AllToAllV(prim.group, b, prim.check_counts)
-    flat = g.apply(swapped, [dout] + [g.add_const(c) for c in back])
-    return (g.apply(Reshape(), [flat, g.add_const(tuple(x.shape))]),) + (None,) * len(counts)
+        rc, rd = (counts[2], counts[3]) if len(counts) == 4 else (counts[1],
+                                                                   _packed_displs(counts[1]))
+        swapped = AllToAllV(prim.group, b, prim.check_counts)
+        if _tiles(sc, sd, numel // b if numel % b == 0 else -1):
+            flat = g.apply(swapped, [dout] + [g.add_const(c) for c in (rc, rd, sc, sd)])
+            return (_reshaped(g, flat, x.shape),) + (None,) * len(counts)
+        packed = g.apply(swapped, [dout] + [g.add_const(c) for c in
+                                            (rc, rd, sc, _packed_displs(sc))])
+    if tuple(sd) == _packed_displs(sc) and sum(sc) * b == numel:
+        return (_reshaped(g, packed, x.shape),) + (None,) * len(counts)
+    return (_reshaped(g, _scatter_add(g, packed, sc, sd, b, numel, x.dtype), x.shape),) + \
+        (None,) * len(counts)
+
+
+def _tiles(counts: Sequence[int], displs: Sequence[int], total: int) -> bool:
+    """Whether the blocks (counts, displs) cover 0..total exactly once."""
+    spans = sorted((d, c) for c, d in zip(counts, displs) if c)
+    end = 0
+    for d, c in spans:
+        if d != end:
+            return False
+        end = d + c
+    return end == total
+
+
+def _reshaped(g: Any, flat: Any, shape: Sequence[int]) -> Any:
+    from msops.primitives.array_ops import Reshape      # array_ops imports math_ops
+    return g.apply(Reshape(), [flat, g.add_const(tuple(shape))])
+
+
+def _scatter_add(g: Any, packed: Any, counts: Sequence[int], displs: Sequence[int], b: int,
+                 numel: int, dtype: Any) -> Any:
+    """The gradient of x from the packed blocks it sent: block j (packed at its rank-order
+    place) added at displs[j] of a zero vector of x's numel elements."""
+    from msops.primitives.array_ops import Concat, StridedSlice
+    from msops.primitives.math_ops import Add
+
+    def zeros(k: int) -> Any:
+        return g.add_const(np.zeros(k, dtype.np_dtype))
+    total, start = None, 0
+    for c, d in zip(counts, displs):
+        if c:
+            piece = g.apply(StridedSlice(), [packed, g.add_const((start * b,)),
+                                             g.add_const(((start + c) * b,)), g.add_const((1,))])
+            parts = [zeros(d * b)] if d else []
+            parts.append(piece)
+            if numel - (d + c) * b:
+                parts.append(zeros(numel - (d + c) * b))
+            placed = piece if len(parts) == 1 else g.apply(Concat(0), [g.make_tuple(parts)])
+            total = placed if total is None else g.apply(Add(), [total, placed])
+        start += c
+    return zeros(numel) if total is None else total
