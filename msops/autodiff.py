@@ -18,6 +18,7 @@ import numpy as np
 
 from msops import context
 from msops.common.tensor import Parameter, Tensor
+from msops.communication import get_rank
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
@@ -26,9 +27,10 @@ from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
-from msops.parallel.backward import output_seed, reduce_leaf_gradients
+from msops.parallel.backward import output_seed, reduce_leaf_gradients, sens_seed
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context, grad_bucket_bytes,
                                     is_parallel)
+from msops.parallel.slices import local_slice
 from msops.pipeline import (CompileCache, DeferredGradient, partition, tensor_arrays,
                             trace_inputs)
 
@@ -166,6 +168,8 @@ class _GradFunction:
         self.single_position, self.single_weight = single_position, single_weight
         self._cache = CompileCache(self._compile)
         self._out_is_tuple: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # a graph's outputs' layouts: a sens is fed as this rank's slice of each
+        self._sens_layouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # -- the backward, on a Graph (GRAPH_MODE) or a Tape (PYNATIVE_MODE) --------------------
     def _backward(self, builder: Any, name: str, args: Sequence[Any], outputs: list,
@@ -207,10 +211,14 @@ class _GradFunction:
                              f"the outputs of '{name}': {want} Tensor(s), but got {sens!r}.")
         nodes = []
         for k, (o, s) in enumerate(zip(outputs, items)):
-            if tuple(s.shape) != tuple(o.shape) or s.dtype != o.dtype:
+            # a partitioned output: the sens of the whole output, or this rank's slice of it
+            shapes = [tuple(o.shape)] if o.layout is None else \
+                [tuple(o.layout.tensor_shape), tuple(o.shape)]
+            if tuple(s.shape) not in shapes or s.dtype != o.dtype:
                 raise ValueError(f"For '{self.api}', the sens {k} should have the shape and "
-                                 f"dtype of output {k}: {list(o.shape)} {o.dtype}, but got "
-                                 f"{list(s.shape)} {s.dtype}.")
+                                 f"dtype of output {k}: "
+                                 f"{' or '.join(str(list(x)) for x in shapes)} {o.dtype}, but "
+                                 f"got {list(s.shape)} {s.dtype}.")
             nodes.append(sens_node(k, o, s))
         return nodes
 
@@ -244,12 +252,15 @@ class _GradFunction:
         grads = self._backward(
             graph, graph.name, args, outputs, graph.output_is_tuple, by_position,
             lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
-            lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"),
+            (lambda k, o, s: sens_seed(graph, o, graph.add_input(o.shape, o.dtype,
+                                                                 f"sens.{k}")))
+            if parallel else lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"),
             (lambda o: output_seed(graph, o)) if parallel else None,
             (lambda leaves, gs: reduce_leaf_gradients(graph, leaves, gs, grad_bucket_bytes()))
             if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
+        self._sens_layouts[graph] = [o.layout for o in outputs]
         return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:
@@ -366,18 +377,15 @@ class _GradFunction:
         if not graph_mode:
             _check_pynative_parallel(self.api)
             return self._run_eagerly(args)
-        if is_parallel() and self.sens_param:
-            raise NotImplementedError(
-                f"For '{self.api}', gradients in parallel mode "
-                f"'{get_auto_parallel_context('parallel_mode')}' are implemented in "
-                f"GRAPH_MODE without a sens argument, but got sens_param=True. Scale the "
-                f"gradients instead of passing a sens.")
         flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
         graph, executor = self._cache.get(self.fn, args, flags)
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
         if self.sens_param:
             sens = args[-1]
-            arrays += [s._data for s in (sens if isinstance(sens, (tuple, list)) else [sens])]
+            layouts, rank = self._sens_layouts[graph], get_rank() if is_parallel() else 0
+            arrays += [s._data if lay is None else local_slice(s._data, lay, rank)
+                       for s, lay in zip(sens if isinstance(sens, (tuple, list)) else [sens],
+                                         layouts)]
         values = executor(arrays)
         return self._results(values, len(graph.outputs) - self._grad_count(),
                              self._out_is_tuple[graph])

@@ -214,7 +214,7 @@ def test_errors(sim):
         ms.grad(lambda x: x if ops.ReduceSum()(x, ()) else -x)(x)
 
 
-def test_parallel_gradients_pynative_or_sens_not_implemented(sim):
+def test_semi_auto_parallel_gradients_refuse_pynative(sim):
     sim(2, 0)
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=2)
     x, y = Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((2, 4), np.float32))
@@ -224,9 +224,6 @@ def test_parallel_gradients_pynative_or_sens_not_implemented(sim):
                                                r"context\(parallel_mode=...\)\) should run in "
                                                r"GRAPH_MODE .* but got PYNATIVE_MODE"):
             ms.grad(Net())(x, y)
-        ms.set_context(mode=ms.GRAPH_MODE)
-        with pytest.raises(NotImplementedError, match=r"but got sens_param=True"):
-            ops.GradOperation(sens_param=True)(Net())(x, y, Tensor(np.ones((), np.float32)))
     finally:
         ms.reset_auto_parallel_context()
 

@@ -34,8 +34,9 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.partition import annotate_comm_bytes
 from msops.primitives.array_ops import Concat, Identity, Reshape, StridedSlice
 from msops.primitives.comm_ops import AllReduce, ReduceOp
+from msops.primitives.math_ops import Mul
 
-__all__ = ["output_seed", "reduce_leaf_gradients", "replica_count"]
+__all__ = ["output_seed", "sens_seed", "reduce_leaf_gradients", "replica_count"]
 
 
 def replica_count(layout: TensorLayout | None) -> int:
@@ -51,6 +52,18 @@ def output_seed(graph: Graph, out: Node) -> Node:
                                    out.dtype.np_dtype))
     seed.layout = out.layout
     return seed
+
+
+def sens_seed(graph: Graph, out: Node, sens: Node) -> Node:
+    """The seed of a local output from its sens (this rank's slice, a graph input): the
+    slice / the output's replica count, in its layout, so that the ranks' seeds sum to
+    the sens once (as `output_seed` does for ones)."""
+    count = replica_count(out.layout)
+    if count != 1:
+        sens = graph.apply(Mul(), [sens, graph.add_const(
+            np.asarray(1.0 / count, out.dtype.np_dtype))])
+    sens.layout = out.layout
+    return sens
 
 
 def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[Node],

@@ -205,10 +205,10 @@ JIT_CASES = {       # (network, parallel mode, fed batch is the rank's slice, co
 }
 
 
-@pytest.mark.parametrize("cell", [False, True], ids=["jit", "cell"])
-@pytest.mark.parametrize("case", sorted(JIT_CASES))
-@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
-def test_gradient_inside_a_parallel_step_equals_serial(optimizer, case, cell):
+@pytest.mark.parametrize("case,cell,optimizer", [
+    ("data_parallel", False, "sgd_momentum"), ("data_parallel", True, "adam"),
+    ("megatron", False, "adam"), ("megatron", True, "sgd_momentum")])
+def test_gradient_inside_a_parallel_step_equals_serial(case, cell, optimizer):
     """`loss, grads = grad_fn(x, y); opt(grads)` in an ms.jit function (PYNATIVE_MODE) or a
     Cell's construct (GRAPH_MODE) compiles TrainOneStepCell's parallel step: the same
     collectives, each rank updating its slice, the serial parameters after STEPS."""
@@ -249,3 +249,37 @@ def test_parallel_step_refusals():
             swapped(local(X), local(Y))
     finally:
         ms.reset_auto_parallel_context()
+
+
+@pytest.mark.parametrize("case,whole_sens", [("data_parallel", True), ("data_parallel", False),
+                                             ("megatron", True)])
+def test_sens_param_in_a_parallel_context_equals_serial(case, whole_sens):
+    """GradOperation(sens_param=True) in GRAPH_MODE parallel: the sens is the whole output's
+    (or this rank's slice of it); the weight gradients are the serial ones for that sens."""
+    make, parallel, sliced, context = JIT_CASES[case]
+    sens = data(4 * N, 8, seed=7)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = make()
+        params = net.trainable_params()
+        want = ops_grad(net, params)(X, sens)
+        ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, **context)
+        net = make()
+        params = net.trainable_params()
+        fed = (local(X), sens if whole_sens else local(sens)) if sliced else (X, sens)
+        got = ops_grad(net, params)(*fed)
+        for p, g, w in zip(params, got, want):
+            part = g.layout.slice_of(R)
+            np.testing.assert_allclose(g.asnumpy(), w.asnumpy()[part], rtol=1e-4, atol=1e-4,
+                                       err_msg=p.name)
+        with pytest.raises(ValueError, match=r"the sens 0 should have the shape and dtype of "
+                                             r"output 0: \[.*\] or \[.*\] Float32"):
+            ops_grad(net, params)(fed[0], data(3, 8))
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def ops_grad(net, params):
+    from msops import ops
+    return ops.GradOperation(get_by_list=True, sens_param=True)(net, params)
