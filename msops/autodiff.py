@@ -7,10 +7,15 @@ runs eagerly on a tape (`graph.tape`) and the same pass and backward rules run o
 tape, each primitive at once: the same numbers, and fn's Python may branch on values.
 In a parallel context (GRAPH_MODE) the traced forward is partitioned first and the
 rank-local graph differentiated (`parallel.backward`): every gradient is this rank's
-slice of the serial gradient, laid out as its Parameter or input.
+slice of the serial gradient, laid out as its Parameter or input. A gradient function
+called inside a parallel step (`ms.jit`, a Cell's construct) defers that step's compile
+to `_compile_parallel_step`: its own graph first, the rest of the step traced after it,
+as TrainOneStepCell compiles. PYNATIVE_MODE in data_parallel differentiates each rank's
+local loss (the gradients are reduced by nn.DistributedGradReducer, as in MindSpore).
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -84,25 +89,25 @@ class _Slot:
         self.k = k
 
 
-def _step_input_indices(a: Any, graph: Graph, order: list[int]) -> Any:
+def _step_input_indices(api: str, a: Any, graph: Graph, order: list[int]) -> Any:
     """A gradient function's argument in a parallel step's first trace, its traced Tensors
     as `_Slot`s of the step's inputs (their indices appended to `order`)."""
     if isinstance(a, tracer.SymbolicTensor):
         node = a._node
         k = next((k for k, n in enumerate(graph.inputs) if n is node), None)
         if k is None:
-            raise NotImplementedError(f"For 'grad', a parallel step's gradient function should "
+            raise NotImplementedError(f"For '{api}', a parallel step's gradient function should "
                                       f"take the step's own Tensor inputs, but got a computed "
                                       f"Tensor, at {tracer.user_source()}.")
         order.append(k)
         return _Slot(k)
     if isinstance(a, Tensor):
-        raise NotImplementedError(f"For 'grad', a parallel step's gradient function should "
+        raise NotImplementedError(f"For '{api}', a parallel step's gradient function should "
                                   f"take the step's own Tensor inputs, but got a "
                                   f"{'Parameter' if isinstance(a, Parameter) else 'captured'} "
                                   f"Tensor, at {tracer.user_source()}.")
     if isinstance(a, (tuple, list)):
-        return type(a)(_step_input_indices(t, graph, order) for t in a)
+        return type(a)(_step_input_indices(api, t, graph, order) for t in a)
     return a
 
 
@@ -122,7 +127,7 @@ def _flat_tensors(args: Sequence[Any], out: list) -> list:
 
 def _marked(args: Any) -> Any:
     """`args` with each Tensor that becomes a graph input replaced by a `_Slot`."""
-    counter = iter(range(1 << 62))
+    counter = itertools.count()
 
     def mark(a: Any) -> Any:
         if _is_input(a):
@@ -133,10 +138,10 @@ def _marked(args: Any) -> Any:
     return [mark(a) for a in args]
 
 
-def _substitute(a: Any, values: Any) -> Any:
-    """`a` with each `_Slot` replaced: by values[k] (a list), or by the next of an iterator."""
+def _substitute(a: Any, values: Sequence[Any]) -> Any:
+    """`a` with each `_Slot` replaced by values[k]."""
     if isinstance(a, _Slot):
-        return values[a.k] if isinstance(values, list) else next(values)
+        return values[a.k]
     if isinstance(a, (tuple, list)):
         return type(a)(_substitute(t, values) for t in a)
     return a
@@ -326,7 +331,7 @@ class _GradFunction:
                 f"on the step's own Tensor inputs (its forward is partitioned before the rest "
                 f"of the step is traced), but got '{first.op}' before it, at {first.source}.")
         order: list[int] = []
-        grad_args = [_step_input_indices(a, graph, order) for a in args]
+        grad_args = [_step_input_indices(self.api, a, graph, order) for a in args]
         if order != list(range(len(graph.inputs))):
             raise NotImplementedError(
                 f"For '{self.api}', in {where} the gradient function should take the step's "
@@ -356,8 +361,7 @@ class _GradFunction:
         graph, n_outputs, out_is_tuple = self.build_graph(
             [_substitute(a, flat) for a in grad_args])
         graph.name = name
-        inputs = iter(graph.inputs)
-        node_args = [_substitute(a, inputs) for a in _marked(step_args)]
+        node_args = [_substitute(a, graph.inputs) for a in _marked(step_args)]
         _replay.append((self, list(graph.outputs), n_outputs, out_is_tuple, False))
         try:
             trace_into(graph, step, node_args, outputs=True)

@@ -66,7 +66,10 @@ class TrainOneStepCell(Cell):
     Parameters). In a parallel context the forward is partitioned, the local graph
     differentiated (each gradient this rank's slice of its Parameter, msops.parallel.
     backward) and the update reads and writes that slice. PYNATIVE_MODE: the same
-    gradient rules on a tape, then the same update ops, eagerly.
+    gradient rules on a tape, then the same update ops, eagerly; made in a data_parallel
+    or hybrid_parallel context (as MindSpore) the step owns `grad_reducer`, a
+    DistributedGradReducer (mean = `gradients_mean`) applied to the rank's local gradients
+    there (and in hybrid_parallel's compiled step, which is not partitioned).
 
     With `grad_accumulation_step=k` (auto-parallel context) the optimizer applies once every
     k calls, on the mean of the k calls' gradients (`MiniSteps`): the other calls only add

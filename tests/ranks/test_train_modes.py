@@ -80,8 +80,11 @@ def test_pynative_data_parallel_equals_graph_and_serial(optimizer):
                                       "data_parallel", gradients_mean=True)
     py_losses, py = _train_cell(ms.PYNATIVE_MODE, optimizer, local(X), local(Y),
                                 "data_parallel", gradients_mean=True)
+    _, hybrid = _train_cell(ms.GRAPH_MODE, optimizer, local(X), local(Y), "hybrid_parallel",
+                            gradients_mean=True)        # compiled stand-alone + the reducer
     _assert_params(graph, want)
     _assert_params(py, want)
+    _assert_params(hybrid, want)
     np.testing.assert_allclose(graph_losses, want_losses, rtol=1e-4, atol=1e-6)
     from mpi4py import MPI
     mean_losses = MPI.COMM_WORLD.allreduce(py_losses) / N
