@@ -228,3 +228,20 @@ def test_alltoallv_gradient_every_call_form(form, mode):
     np.testing.assert_allclose(got.asnumpy(), reference_grad(forward, xs, ones, rank, n),
                                rtol=1e-6, atol=1e-6)
     assert got.shape == xs[rank].shape
+
+
+def test_alltoallv_grad_sends_back_what_the_derived_form_received(mode):
+    """AllToAllVGrad (the derived form's backward, compiled or eager): given what each rank
+    received, packed by source, it returns to every rank the blocks that rank sent; its
+    own backward (the derived form) is a permutation's transpose: d sum(out**2) = 2 x."""
+    from msops.primitives.alltoallv import AllToAllVGrad
+    rank, n = world()
+    count = [[(q + j) % 2 + 1 for j in range(n)] for q in range(n)]
+    x = np.concatenate([np.arange(count[q][rank]) + 10.0 * q for q in range(n)])
+    prim = AllToAllVGrad()
+    out = ms.jit(lambda t: prim(t, count[rank]))(Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(
+        out, np.concatenate([np.arange(count[rank][j]) + 10.0 * rank for j in range(n)]))
+    got = ms.grad(lambda t: ops.ReduceSum()(ops.Square()(prim(t, count[rank])), ()))(
+        Tensor(x))
+    np.testing.assert_allclose(got.asnumpy(), 2 * x, rtol=1e-12)
