@@ -89,3 +89,22 @@ def test_unreadable_starts(tmp_path, raw, what):
     open(path, "wb").write(raw)
     with pytest.raises(SafetensorsFormatError, match=what):
         _read(path)
+
+
+@pytest.mark.parametrize("small, run", [(1, 1), (40, 100), (2 ** 20, 2 ** 20)])
+def test_runs_of_small_tensors_and_large_ones(tmp_path, monkeypatch, small, run):
+    """Small tensors are read in runs (one read, then copied out), large ones alone: any
+    mix of the two, any run boundary, gives safetensors' arrays."""
+    import msops.train.safetensors_read as reader
+    monkeypatch.setattr(reader, "_SMALL", small)
+    monkeypatch.setattr(reader, "_RUN", run)
+    rng = np.random.default_rng(1)
+    sizes = [1, 7, 30, 2, 0, 11, 64, 3, 25, 5]
+    tensors = {f"t{i}": rng.standard_normal(n).astype(np.float32 if i % 3 else np.float64)
+               for i, n in enumerate(sizes)}
+    path = str(tmp_path / "x.safetensors")
+    save_file(tensors, path)
+    got, _ = _read(path)
+    for name, arr in load_file(path).items():
+        np.testing.assert_array_equal(got[name], arr)
+        assert got[name].dtype == arr.dtype and got[name].flags.owndata

@@ -41,7 +41,7 @@ def _c_order(arr: np.ndarray) -> np.ndarray:
 def _crc(arr: np.ndarray, kind: str = "crc32c") -> int:
     """The checksum of `arr`'s bytes: CRC-32C (crc32c: hardware-accelerated, measured 10x
     zlib's crc32, which was the largest cost of a save), or zlib's crc32 (older files)."""
-    data = _c_order(arr).reshape(-1).view(np.uint8)
+    data = _c_order(arr)           # both take any C-contiguous buffer: no view needed
     if kind == "crc32c":
         return crc32c.crc32c(data)
     return zlib.crc32(data) & 0xFFFFFFFF

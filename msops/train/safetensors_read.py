@@ -20,11 +20,16 @@ import numpy as np
 __all__ = ["SafetensorsFile", "SafetensorsFormatError"]
 
 #: safetensors' dtype names -> numpy (little-endian, as the format stores them)
-DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "U64": "<u8",
-          "I32": "<i4", "U32": "<u4", "I16": "<i2", "U16": "<u2", "I8": "i1", "U8": "u1",
-          "BOOL": "?", "C64": "<c8", "BF16": ml_dtypes.bfloat16,
-          "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2}
+DTYPES = {k: np.dtype(v) for k, v in {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "U64": "<u8", "I32": "<i4",
+    "U32": "<u4", "I16": "<i2", "U16": "<u2", "I8": "i1", "U8": "u1", "BOOL": "?",
+    "C64": "<c8", "BF16": ml_dtypes.bfloat16, "F8_E4M3": ml_dtypes.float8_e4m3fn,
+    "F8_E5M2": ml_dtypes.float8_e5m2}.items()}
 _MAX_HEADER = 100_000_000        # the reference reader's limit on the JSON header
+# tensors below _SMALL bytes are read in runs of up to _RUN bytes (one read, then each
+# copied out): a read per tiny tensor would cost more than its bytes
+_SMALL = 64 * 2 ** 10
+_RUN = 4 * 2 ** 20
 
 
 class SafetensorsFormatError(ValueError):
@@ -56,10 +61,11 @@ def _header(f, size: int) -> tuple[list[tuple[str, np.dtype, tuple, int, int]], 
     entries = []
     for name, info in header.items():
         try:
-            dtype = np.dtype(DTYPES[info["dtype"]])
+            dtype = DTYPES[info["dtype"]]
             shape = tuple(info["shape"])
             begin, end = info["data_offsets"]
-            ok = all(type(d) is int and d >= 0 for d in shape + (begin, end))
+            ok = type(begin) is int and type(end) is int and 0 <= begin <= end \
+                and all(type(d) is int and d >= 0 for d in shape)
         except (KeyError, TypeError, ValueError):
             ok = False
         if not ok:
@@ -124,13 +130,28 @@ class SafetensorsFile:
                  ) -> dict[str, np.ndarray]:
         """name -> array of every tensor, names sorted (as safetensors' `keys()`). Each
         array is new, writable and owned by the caller; `each(name, array)` is called as
-        soon as a tensor is read (before the next one is)."""
+        soon as a tensor is read (before the next large one is)."""
         self._file.seek(self._start)
-        arrays = {}
-        for name, dtype, shape, _, _ in self._tensors:   # file order: one sequential pass
-            arr = np.empty(shape, dtype)
-            _fill(self._file, arr)
-            arrays[name] = arr
-            if each is not None:
-                each(name, arr)
+        tensors, arrays, i = self._tensors, {}, 0
+        while i < len(tensors):                # file order: one sequential pass
+            name, dtype, shape, begin, end = tensors[i]
+            j = i
+            while (j < len(tensors) and tensors[j][4] - tensors[j][3] < _SMALL
+                   and tensors[j][4] - begin <= _RUN):
+                j += 1
+            if j == i:                         # a large tensor: read into its own array
+                arr = arrays[name] = np.empty(shape, dtype)
+                _fill(self._file, arr)
+                if each is not None:
+                    each(name, arr)
+                i += 1
+                continue
+            run = np.empty(tensors[j - 1][4] - begin, np.uint8)
+            _fill(self._file, run)
+            for name, dtype, shape, start, stop in tensors[i:j]:
+                arr = arrays[name] = np.frombuffer(run, dtype, math.prod(shape),
+                                                   start - begin).reshape(shape).copy()
+                if each is not None:
+                    each(name, arr)
+            i = j
         return {name: arrays[name] for name in sorted(arrays)}
