@@ -45,11 +45,11 @@ def _header(f, size: int) -> tuple[list[tuple[str, np.dtype, tuple, int, int]], 
     """([(name, dtype, shape, begin, end)] by offset, __metadata__, data start) of a file."""
     if size < 8:
         raise SafetensorsFormatError(f"{size} bytes, shorter than the 8-byte header length")
-    n = int.from_bytes(f.read(8), "little")
+    n = int.from_bytes(_exact(f, 8), "little")
     if n > _MAX_HEADER or 8 + n > size:
         raise SafetensorsFormatError(f"a header of {n} bytes in a file of {size}")
     try:
-        header = json.loads(f.read(n).decode("utf-8"))
+        header = json.loads(_exact(f, n).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise SafetensorsFormatError(f"the header is not JSON: {err}") from None
     if not isinstance(header, dict):
@@ -92,6 +92,13 @@ def _header(f, size: int) -> tuple[list[tuple[str, np.dtype, tuple, int, int]], 
         raise SafetensorsFormatError(f"the tensors end at byte {position} of a data section "
                                      f"of {data} bytes")
     return entries, metadata, 8 + n
+
+
+def _exact(f, n: int) -> bytes:
+    """The next `n` bytes of `f`."""
+    buf = np.empty(n, np.uint8)
+    _fill(f, buf)
+    return buf.tobytes()
 
 
 def _fill(f, arr: np.ndarray) -> None:
