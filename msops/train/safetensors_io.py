@@ -17,10 +17,10 @@ from typing import Any, Mapping
 import crc32c
 import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
-from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from msops.train.atomic import atomic_write
+from msops.train.safetensors_read import SafetensorsFile, SafetensorsFormatError
 
 __all__ = ["write_tensors", "read_tensors", "CheckpointError"]
 
@@ -41,7 +41,7 @@ def _c_order(arr: np.ndarray) -> np.ndarray:
 def _crc(arr: np.ndarray, kind: str = "crc32c") -> int:
     """The checksum of `arr`'s bytes: CRC-32C (crc32c: hardware-accelerated, measured 10x
     zlib's crc32, which was the largest cost of a save), or zlib's crc32 (older files)."""
-    data = _c_order(arr).reshape(-1).view(np.uint8)
+    data = _c_order(arr)           # both take any C-contiguous buffer: no view needed
     if kind == "crc32c":
         return crc32c.crc32c(data)
     return zlib.crc32(data) & 0xFFFFFFFF
@@ -109,22 +109,6 @@ def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarr
     return stored
 
 
-def _cut_tensors(path: str) -> list[str]:
-    """Names of the tensors whose bytes lie past the end of a truncated file, read from
-    the safetensors header (8-byte little-endian length, then JSON); [] if unreadable."""
-    try:
-        with open(path, "rb") as f:
-            n = int.from_bytes(f.read(8), "little")
-            if n > os.path.getsize(path):
-                return []
-            header = json.loads(f.read(n))
-        data = os.path.getsize(path) - 8 - n
-        return sorted(k for k, v in header.items()
-                      if k != "__metadata__" and v["data_offsets"][1] > data)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return []
-
-
 def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str) -> None:
     """MindSpore's safetensors checksum (`crc_check=True`): crc32 chained over each
     tensor's name and bytes, in sorted name order, kept as a decimal string."""
@@ -143,25 +127,27 @@ def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"For 'load_checkpoint', the checkpoint file '{path}' "
                                 f"does not exist.")
+    crcs: dict[str, Future | int] = {}
+    restored: dict[str, np.ndarray] = {}
+
+    def check_later(name: str, stored: np.ndarray) -> None:
+        """Start `name`'s checksum, which runs while the next tensor is read."""
+        if name in entries:
+            arr = restored[name] = _restored(stored, entries[name], path, name)
+            kind = "crc32c" if "crc32c" in entries[name] else "crc32"
+            crcs[name] = _crc_later(arr, kind)
+
     try:
-        with safe_open(path, framework="numpy") as f:
-            metadata = f.metadata() or {}
+        with SafetensorsFile(path) as f:
+            metadata = f.metadata
             entries = _entries(path, metadata)
-            raw, crcs = {}, {}
-            for name in f.keys():
-                raw[name] = f.get_tensor(name)
-                if name in entries:       # checksummed while the next tensor is read
-                    arr = _restored(raw[name], entries[name], path, name)
-                    kind = "crc32c" if "crc32c" in entries[name] else "crc32"
-                    raw[name], crcs[name] = arr, _crc_later(arr, kind)
-    except CheckpointError:
-        raise
-    except Exception as err:       # safetensors raises its own error types
-        lost = _cut_tensors(path)
-        which = f" (tensors cut off: {lost})" if lost else ""
+            raw = f.read_all(check_later)
+    except SafetensorsFormatError as err:
+        which = f" (tensors cut off: {err.cut})" if err.cut else ""
         raise CheckpointError(f"For 'load_checkpoint', the file '{path}' is not a readable "
                               f"safetensors checkpoint (truncated or corrupted){which}: "
                               f"{err}") from None
+    raw = {name: restored.get(name, arr) for name, arr in raw.items()}
     if metadata.get("format") == "ms" and "crc_num" in metadata:
         _check_mindspore_crc(path, raw, metadata["crc_num"])
     if metadata.get("format") != _FORMAT:
