@@ -108,6 +108,23 @@ class _At:
         return self.builder.make_tuple(nodes, source or self.source)
 
 
+def _dynamic_input(node: Node) -> int | None:
+    """The index of an input whose shape is known only at run time (-1 dims), if any."""
+    for k, i in enumerate(node.inputs):
+        if isinstance(i.shape, tuple) and any(isinstance(d, int) and d < 0 for d in i.shape):
+            return k
+    return None
+
+
+def _dynamic_message(node: Node, k: int) -> str:
+    src = node.inputs[k]
+    made_by = src.prim.name if src.kind == "op" else src.kind
+    return (f"For '{node.prim.name}', the backward rule needs the static shape of input {k}, "
+            f"but got {list(src.shape)} (a run-time length, from '{made_by}'). Compiled "
+            f"graphs differentiate only static shapes here: take the gradient in "
+            f"PYNATIVE_MODE, or give the op a static shape.{_where(node)}")
+
+
 def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
                   wrt: Sequence[Node]) -> list[Node]:
     """Append to `graph` the gradients of the seeded outputs with respect to `wrt`.
@@ -133,7 +150,12 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         dout = grads.total(node)
         try:
             in_grads = rule(node.prim, node.inputs, node, dout, _At(graph, node.source))
-        except (NotImplementedError, ValueError, TypeError) as err:
+        except Exception as err:
+            dynamic = _dynamic_input(node)
+            if dynamic is not None:
+                raise NotImplementedError(_dynamic_message(node, dynamic)) from err
+            if not isinstance(err, (NotImplementedError, ValueError, TypeError)):
+                raise
             if _where(node) and _where(node) in str(err):
                 raise
             raise type(err)(f"{err}\n  In the backward of '{node.prim.name}'"
