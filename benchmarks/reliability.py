@@ -5,29 +5,54 @@
 Per size, in the same run, with timed blocks rotating the sides (each after a Barrier,
 a block as long as its slowest rank, a cell the median per-call time over the blocks):
   * "raw": mpi4py's Allreduce into a fresh output (the reference);
+  * "raw16": mpi4py's in-place Allreduce(MAX) of 16 bytes — what the check adds, by hand;
   * "off": msops `AllReduce()(x)` with `set_context(check_collectives=False)` — the
-    watchdog's enter/leave only;
-  * "on": the default, `check_collectives=True` — plus one Allreduce of 16 bytes;
+    watchdog only (line: ≤ raw + 1.0 µs);
+  * "on": the default, `check_collectives=True` — plus the check (line: ≤ off + raw16 +
+    0.5 µs);
   * "graph": a compiled Cell running that AllReduce (watchdog only, no check per step).
-Prints µs per call and each side's ratio to "raw" and "off" to "raw". Not a test.
+Then AllToAllV (explicit counts, 8 B a rank): the checked default with the check on (its
+count exchange carries the check's digest) and off, against the same count check written
+by hand with mpi4py (an Allgather of [block bytes, send counts, recv counts], compared
+as bytes, then the Alltoallv); `check_counts=False` with the check off against a bare
+Alltoallv (line for each: ≤ +1.5 µs). Prints µs per call. Not a test.
+
+`--timer thread` times with this thread's CPU clock instead of the wall clock: on `-n 1`
+(every MPI call returns at once) it isolates msops's own Python cost per call, steady
+even on a loaded machine, where wall-clock timings of oversubscribed ranks are not.
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
+from typing import Callable
 
 import numpy as np
 
 
-def per_call(comm, fn, calls: int) -> float:
-    """Seconds per call of fn on the slowest rank (one block after a Barrier)."""
+CLOCK = time.perf_counter
+
+
+def time_sides(comm, sides: dict[str, Callable], reps: int, calls: int,
+               setup: dict[str, Callable] | None = None) -> dict[str, float]:
+    """Median µs per call of each side (blocks rotating ABC…, …CBA, each after a Barrier,
+    as long as its slowest rank). `setup[name]()` runs before a side's block, untimed."""
     from mpi4py import MPI
-    comm.Barrier()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return comm.allreduce((time.perf_counter() - start) / calls, op=MPI.MAX)
+    times: dict[str, list[float]] = {k: [] for k in sides}
+    order = list(sides)
+    for rep in range(reps):
+        for name in (order if rep % 2 == 0 else order[::-1]):
+            if setup and name in setup:
+                setup[name]()
+            fn = sides[name]
+            comm.Barrier()
+            start = CLOCK()
+            for _ in range(calls):
+                fn()
+            mine = (CLOCK() - start) / calls
+            times[name].append(comm.allreduce(mine, op=MPI.MAX))
+    return {k: statistics.median(v) * 1e6 for k, v in times.items()}
 
 
 def main() -> None:
@@ -35,7 +60,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--calls", type=int, default=200, help="calls per timed block")
     ap.add_argument("--sizes", type=int, nargs="+", default=[8, 1 << 16])
+    ap.add_argument("--timer", choices=("wall", "thread"), default="wall")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.thread_time if args.timer == "thread" else time.perf_counter
     from mpi4py import MPI
 
     import msops as ms
@@ -43,6 +71,7 @@ def main() -> None:
     from msops.communication import init
     init()
     comm = MPI.COMM_WORLD
+    n = comm.size
 
     class Net(nn.Cell):
         def __init__(self) -> None:
@@ -51,6 +80,9 @@ def main() -> None:
 
         def construct(self, v):
             return self.ar(v)
+
+    def check(on: bool) -> Callable[[], None]:
+        return lambda: ms.set_context(check_collectives=on)
 
     rows = []
     for nbytes in args.sizes:
@@ -61,50 +93,70 @@ def main() -> None:
         net = Net()
         net(t)
         ms.set_context(mode=ms.PYNATIVE_MODE)
+        digest = np.zeros(2, np.int64)
+        spec16 = [digest, MPI.INT64_T]
 
         def raw() -> None:
             out = np.empty_like(x)
             comm.Allreduce([x, MPI.FLOAT], [out, MPI.FLOAT], MPI.SUM)
 
-        def off() -> None:
-            ms.set_context(check_collectives=False)
-            ar(t)
+        def raw16() -> None:
+            comm.Allreduce(MPI.IN_PLACE, spec16, MPI.MAX)
 
-        def on() -> None:
-            ms.set_context(check_collectives=True)
-            ar(t)
-
-        def graph() -> None:
-            net(t)
-
-        sides = {"raw": raw, "off": off, "on": on, "graph": graph}
-        # set_context is inside the timed side: time it alone, to subtract
-        set_cost = per_call(comm, lambda: ms.set_context(check_collectives=True), args.calls)
-        times: dict[str, list[float]] = {k: [] for k in sides}
-        order = list(sides)
-        for rep in range(args.reps):
-            for name in (order if rep % 2 == 0 else order[::-1]):
-                ms.set_context(check_collectives=True)
-                fn = sides[name]
-                calls = args.calls
-                comm.Barrier()
-                start = time.perf_counter()
-                for _ in range(calls):
-                    fn()
-                mine = (time.perf_counter() - start) / calls
-                cost = mine - (set_cost if name in ("on", "off") else 0.0)
-                times[name].append(comm.allreduce(cost, op=MPI.MAX))
+        # "off" and "on" are the same call; the context is set before each block
+        sides = {"raw": raw, "raw16": raw16, "off": lambda: ar(t), "on": lambda: ar(t),
+                 "graph": lambda: net(t)}
+        med = time_sides(comm, sides, args.reps, args.calls,
+                         {"off": check(False), "on": check(True)})
         ms.set_context(check_collectives=True)
-        med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
         rows.append((nbytes, med))
+
+    # AllToAllV, explicit counts, one float32 to every rank
+    counts, displs = (1,) * n, tuple(range(n))
+    xs = np.arange(n, dtype=np.float32)
+    txs = Tensor(xs)
+    f32, i64 = MPI.FLOAT, MPI.INT64_T
+    row = np.array((4,) + counts + counts, np.int64)
+    matrix = np.empty((n, 1 + 2 * n), np.int64)
+    status, want = matrix[:, 0], np.full(n, 4, np.int64).tobytes()
+    sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T
+
+    def bare() -> None:
+        out = np.empty(n, np.float32)
+        comm.Alltoallv([xs, (counts, displs), f32], [out, (counts, displs), f32])
+
+    def by_hand() -> None:
+        comm.Allgather([row, i64], [matrix, i64])
+        if status.tobytes() != want or sent.tobytes() != expected.tobytes():
+            raise ValueError("inconsistent count matrix")
+        bare()
+
+    checked, unchecked = ops.AllToAllV(), ops.AllToAllV(check_counts=False)
+    a2a = {"by hand": by_hand, "on": lambda: checked(txs, counts, displs, counts, displs),
+           "off": lambda: checked(txs, counts, displs, counts, displs),
+           "bare": bare, "nocounts": lambda: unchecked(txs, counts, displs, counts, displs)}
+    a2a_med = time_sides(comm, a2a, args.reps, args.calls,
+                         {"on": check(True), "off": check(False), "nocounts": check(False)})
+    ms.set_context(check_collectives=True)
+
     if comm.rank == 0:
-        print(f"{comm.size} ranks, median µs per call (ratio to raw mpi4py):")
-        print("| bytes | raw | check off | check on (default) | compiled graph |")
-        print("| ---: | ---: | ---: | ---: | ---: |")
+        print(f"{n} ranks, {args.timer} clock, median µs per call (ratio to raw mpi4py):")
+        print("| bytes | raw | raw 16-B Allreduce | check off | check on (default) | "
+              "compiled graph | off − raw | on − off − raw16 |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for nbytes, m in rows:
-            cells = [f"{m['raw']:.1f}"] + [f"{m[k]:.1f} ({m[k] / m['raw']:.2f}×)"
-                                          for k in ("off", "on", "graph")]
+            cells = [f"{m['raw']:.1f}", f"{m['raw16']:.1f}"] + \
+                [f"{m[k]:.1f} ({m[k] / m['raw']:.2f}×)" for k in ("off", "on", "graph")] + \
+                [f"{m['off'] - m['raw']:+.2f}", f"{m['on'] - m['off'] - m['raw16']:+.2f}"]
             print(f"| {nbytes} | " + " | ".join(cells) + " |")
+        m = a2a_med
+        print("\nAllToAllV, explicit counts, 4 B to each rank (µs per call):")
+        print("| check by hand + Alltoallv | checked, check on (default) | checked, check off | "
+              "bare Alltoallv | check_counts=False, check off |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        print(f"| {m['by hand']:.1f} | {m['on']:.1f} ({m['on'] - m['by hand']:+.2f}) | "
+              f"{m['off']:.1f} ({m['off'] - m['by hand']:+.2f}) | {m['bare']:.1f} | "
+              f"{m['nocounts']:.1f} ({m['nocounts'] - m['bare']:+.2f}) |")
 
 
 if __name__ == "__main__":

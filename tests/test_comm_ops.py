@@ -490,13 +490,15 @@ def test_alltoallv_lower_plans_constant_counts_once(sim):
 def test_alltoallv_count_matrix_messages(sim):
     a = a2av_world(sim, n=3, rank=0)
 
-    def matrix(status, sent, expected):
-        return np.hstack([np.array(status)[:, None], np.array(sent), np.array(expected)])
+    def matrix(status, sent, expected, digests=(0, 0, 0)):
+        return np.hstack([np.array(digests)[:, None], np.array(status)[:, None],
+                          np.array(sent), np.array(expected)])
 
     def check(m, status):               # as a call of this rank (status `status`) checks m
-        assert m[0, 0] == status        # (a stand-in for the Allgather: it fills in m)
+        assert m[0, 1] == status        # (a stand-in for the Allgather: it fills in m)
         comm = SimpleNamespace(Allgather=lambda send, recv: recv[0].__setitem__(Ellipsis, m))
-        a._count_check(comm, np.array(m[0], np.int64), status > 0)()
+        a._digest = m[0, 0]
+        a._count_check(comm, np.array(m[0], np.int64), status > 0, "send counts [1, 2, 0]")()
 
     good = [[1, 2, 0], [0, 1, 5], [3, 0, 0]]
     check(matrix([4, 4, 4], good, np.array(good).T), 4)        # consistent: passes
@@ -519,8 +521,17 @@ def test_alltoallv_count_matrix_messages(sim):
     check(matrix([-4, -4, -4], good, np.zeros((3, 3), int)), -4)   # derived form
     many = np.arange(9).reshape(3, 3) + 1
     with pytest.raises(ValueError, match=r"rank 2 sends 8 to rank 1 but rank 1 expects 0 "
-                                         r"\(and 1 more pairs\)\.$"):
+                                         r"\(and 1 more pairs\)\.$") as info:
         check(matrix([4, 4, 4], many, np.zeros((3, 3), int)), 4)
+    # what the eager check shows (desync.Disagreement): this rank's side and the detail alone
+    assert info.value.side == "send counts [1, 2, 0]" and info.value.gather
+    assert info.value.detail.startswith("every rank's recv_counts[i] should equal")
+    # the digests of the eager check, carried in the same row, differ: a different call
+    with exactly(ValueError, "For 'AllToAllV', every rank should make the same call, but got "
+                             "different calls (is check_collectives set alike on every rank?)."):
+        check(matrix([4, 4, 4], good, np.array(good).T, digests=(7, 7, 9)), 4)
+    check(matrix([4, 4, 4], good, np.array(good).T, digests=(7, 7, 7)), 4)
+    a._digest = 0
 
 
 def test_alltoallv_plan_cache_is_bounded(sim):

@@ -1,9 +1,13 @@
 """The watchdog: no collective or Send/Receive waits forever, no rank leaves the others waiting.
 
-Every collective and Send/Receive (eager or compiled) is entered through `enter` and left
-through `leave`: two attribute stores and a deque append on the fast path. A daemon
-thread, started by `init()` on an MPI world of more than one rank, wakes every
-`POLL_S` and
+Every collective and Send/Receive (eager or compiled) runs inside `watch` (or between
+`enter` and `leave`). What a call is (op, group, ranks, shape, dtype) is an `Entry` made
+once per lowered signature; per call the group's counter is incremented, the entry, its
+sequence number and source line are stored into the next slot of a ring made at import
+(the recent calls a report prints), and the counter `n` is set odd on entry and even on
+return: no allocation, no lock, no clock per call. A daemon thread, started by `init()`
+on an MPI world of more than one rank, wakes every `POLL_S`, samples `n` (unchanged and
+odd: still in the same call) and
 
 * ends the job when this rank has been inside the same call for longer than the
   context's `op_timeout` (seconds; 0 waits forever): it asks the other ranks of the
@@ -43,30 +47,47 @@ _EXIT_GRACE_S = 1.0
 _ANSWER_WAIT_S = 1.5
 _MSG_BYTES = 4096
 _EXIT, _ASK, _ANSWER = 1, 2, 3
-_RECENT = 16
+_RECENT = 16                  # a power of 2
+_MASK = _RECENT - 1
 
 
-class _Call:
-    """One entered call: sequence number in its group, what it is, and who takes part."""
+class Entry:
+    """What a call of one lowered signature is: op, group, the world ranks taking part, the
+    input's shape and dtype, and the counter of its group's collectives (made once)."""
 
-    __slots__ = ("seq", "op", "group", "ranks", "shape", "dtype", "source", "collective")
+    __slots__ = ("op", "group", "ranks", "shape", "dtype", "collective", "counter")
 
-    def __init__(self, seq: int, op: str, group: str, ranks: Sequence[int], shape: Any,
-                 dtype: Any, source: str | None, collective: bool) -> None:
-        self.seq, self.op, self.group, self.ranks = seq, op, group, ranks
-        self.shape, self.dtype, self.source, self.collective = shape, dtype, source, collective
+    def __init__(self, op: str, group: str, ranks: Sequence[int], shape: Any = (),
+                 dtype: Any = "", collective: bool = True) -> None:
+        self.op, self.group, self.ranks = op, group, tuple(ranks)
+        self.shape, self.dtype, self.collective = shape, dtype, collective
+        # collectives are numbered per group; Send/Receive count on a list of their own
+        self.counter = _s.counts.setdefault(group, [0]) if collective else [0]
 
-    def text(self) -> str:
-        kind = f"#{self.seq} " if self.collective else ""
-        where = f" at {self.source}" if self.source else ""
-        data = f", x {self.shape} {self.dtype}" if self.shape or self.dtype else ""
-        return f"{kind}{self.op} (group '{self.group}'{data}){where}"
+
+class _Slot:
+    """One place of the ring of recent calls, reused: the entry, its number, its source."""
+
+    __slots__ = ("entry", "seq", "source")
+
+    def __init__(self) -> None:
+        self.entry: Entry | None = None
+        self.seq, self.source = 0, None
+
+
+def _text(entry: Entry, seq: int, source: str | None) -> str:
+    kind = f"#{seq} " if entry.collective else ""
+    where = f" at {source}" if source else ""
+    data = f", x {entry.shape} {entry.dtype}" if entry.shape or entry.dtype else ""
+    return f"{kind}{entry.op} (group '{entry.group}'{data}){where}"
 
 
 class _State:
-    busy: tuple | None = None            # the call this rank is in (_Call's fields), or None
-    counts: dict[str, int] = {}          # group name -> collectives entered
-    recent: collections.deque = collections.deque(maxlen=_RECENT)
+    #: 2 x the calls entered, + 1 while inside one: the call in progress (if n is odd) is in
+    #: ring[(n >> 1) & _MASK]. The thread compares samples of n: no clock, no lock per call.
+    n = 0
+    ring = [_Slot() for _ in range(_RECENT)]
+    counts: dict[str, list[int]] = {}    # group name -> [collectives entered]
     exited: dict[int, dict] = {}         # world rank -> its exit notice
     answers: dict[int, str] = {}
     sending: collections.deque = collections.deque(maxlen=64)   # buffers of recent sends
@@ -83,44 +104,57 @@ _s = _State()
 
 def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any = "",
           source: str | None = None, collective: bool = True) -> int:
-    """Record that this rank enters a call (`ranks`: the world ranks taking part);
-    collectives are numbered per group. Returns the call's sequence number (0 for
-    Send/Receive). The record is a plain tuple (the fast path); `_Call` reads it."""
+    """Record that this rank enters a call (`ranks`: the world ranks taking part); returns
+    its sequence number in its group (0 for Send/Receive). For calls made rarely (the fast
+    path is `watch`, with its Entry made once)."""
+    entry = Entry(op, group, ranks, shape, dtype, collective)
     s = _s
-    seq = 0
-    if collective:
-        counts = s.counts
-        seq = counts[group] = counts.get(group, 0) + 1
-    call = (seq, op, group, ranks, shape, dtype, source, collective)
-    s.recent.append(call)
-    s.busy = call
-    if s.exited:
-        _check_exited(call)
-    return seq
+    n = s.n + 1 if not s.n & 1 else s.n + 2
+    slot = s.ring[(n >> 1) & _MASK]
+    counter = entry.counter
+    counter[0] = seq = counter[0] + 1
+    slot.entry, slot.seq, slot.source = entry, seq, source
+    s.n = n
+    return seq if collective else 0
 
 
 def leave() -> None:
     """Record that the call entered last has returned (or raised)."""
-    _s.busy = None
+    if _s.n & 1:
+        _s.n += 1
 
 
 def recent() -> list[str]:
     """This rank's recent calls, oldest first (what a watchdog report prints)."""
-    return [_Call(*c).text() for c in _s.recent]
+    calls = (_s.n + 1) >> 1
+    slots = [_s.ring[k & _MASK] for k in range(max(0, calls - _RECENT), calls)]
+    return [_text(c.entry, c.seq, c.source) for c in slots]
+
+
+def watch(kernel: Callable, entry: Entry, source: str | None = None) -> Callable:
+    """`kernel` run inside the watchdog: per call the group's counter and three stores into
+    a ring slot made at import, and the counter `n` set odd (inside) then even (left)."""
+    s, ring, counter = _s, _s.ring, entry.counter
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        n = s.n + 1
+        slot = ring[(n >> 1) & _MASK]
+        counter[0] = seq = counter[0] + 1
+        slot.entry = entry
+        slot.seq = seq
+        slot.source = source
+        s.n = n
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            s.n = n + 1
+    return watched
 
 
 def guard(kernel: Callable, op: str, group: str, ranks: Sequence[int], shape: Any, dtype: Any,
           source: str | None, collective: bool = True) -> Callable:
     """`kernel` run between `enter` and `leave` (a compiled graph's communication node)."""
-    s = _s
-
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        enter(op, group, ranks, shape, dtype, source, collective)
-        try:
-            return kernel(*args, **kwargs)
-        finally:
-            s.busy = None
-    return guarded
+    return watch(kernel, Entry(op, group, ranks, shape, dtype, collective), source)
 
 
 # -- the thread ---------------------------------------------------------------------------------
@@ -143,23 +177,46 @@ def start(world_comm: Any) -> None:
         sys.excepthook = _abort_on_exception
 
 
+class _Call:
+    """A snapshot of the call in progress, read from its ring slot by the thread."""
+
+    __slots__ = ("n", "entry", "seq", "source")
+
+    def __init__(self, n: int) -> None:
+        slot = _s.ring[(n >> 1) & _MASK]
+        self.n, self.entry, self.seq, self.source = n, slot.entry, slot.seq, slot.source
+
+    def text(self) -> str:
+        return _text(self.entry, self.seq, self.source)
+
+
+def _current() -> _Call | None:
+    n = _s.n
+    return _Call(n) if n & 1 else None
+
+
 def _run() -> None:
-    last, since = None, 0.0
+    last, since, checked = -1, 0.0, -1
     while not _s.stop:
         time.sleep(POLL_S)
         try:
             _serve()
         except Exception as err:                       # never die silently: say so, go on
             print(f"[rank {_s.rank}] msops watchdog: {err!r}", file=sys.stderr, flush=True)
-        call = _s.busy
-        if call is None or call is not last:
-            last, since = call, time.monotonic()
+        n = _s.n
+        if n != last:
+            last, since = n, time.monotonic()
             continue
+        if not n & 1:
+            continue
+        if _s.exited and n != checked:              # a peer left before this call began
+            checked = n
+            _check_exited(_Call(n), wait=True)
         timeout = context._context["op_timeout"]
         waited = time.monotonic() - since
         if timeout > 0 and waited > timeout:
-            call = _Call(*call)
-            _fire(call, f"{call.op} has waited {waited:.1f} s, longer than op_timeout "
+            call = _Call(n)
+            _fire(call, f"{call.entry.op} has waited {waited:.1f} s, longer than op_timeout "
                         f"({timeout:g} s)")
 
 
@@ -174,7 +231,7 @@ def _serve() -> None:
         text = bytes(data).rstrip(b"\0").decode("utf-8", "replace")
         if tag == _EXIT:
             _s.exited[src] = json.loads(text)
-            call = _s.busy
+            call = _current()
             if call is not None:
                 _check_exited(call, wait=True)
         elif tag == _ASK:
@@ -193,32 +250,33 @@ def _send(dest: int, tag: int, text: str) -> Any:
 
 
 def _status_text() -> str:
-    call = _s.busy
+    call = _current()
     if _s.finished:
         return f"has ended its script ({_last_text()})"
     if call is not None:
-        return f"waits in {_Call(*call).text()}"
+        return f"waits in {call.text()}"
     return f"runs outside any collective or Send/Receive ({_last_text()})"
 
 
 def _last_text() -> str:
-    return f"last call {_Call(*_s.recent[-1]).text()}" if _s.recent else "no call yet"
+    calls = (_s.n + 1) >> 1
+    return f"last call {_Call(2 * calls - 1).text()}" if calls else "no call yet"
 
 
-def _check_exited(entered: tuple, wait: bool = False) -> None:
-    """Abort when a rank the call `entered` needs has ended its script without entering it."""
+def _check_exited(call: _Call, wait: bool = False) -> None:
+    """Abort when a rank `call` needs has ended its script without entering it."""
     if _s.finished:                                      # this rank is ending too
         return
-    call = _Call(*entered)
-    for r in call.ranks:
+    entry = call.entry
+    for r in entry.ranks:
         notice = _s.exited.get(r)
         if notice is None or r == _s.rank:
             continue
-        if call.collective and notice["counts"].get(call.group, 0) >= call.seq:
+        if entry.collective and notice["counts"].get(entry.group, 0) >= call.seq:
             continue                                     # it took part in this call, then left
         if wait:                                         # (only from the thread: it may sleep)
             time.sleep(_EXIT_GRACE_S)
-            if _s.busy is not entered:
+            if _s.n != call.n:
                 return
         _fire(call, f"rank {r} has ended its script ({notice['last']}) while this rank "
                     f"needs it")
@@ -227,7 +285,8 @@ def _check_exited(entered: tuple, wait: bool = False) -> None:
 def _fire(call: _Call, why: str) -> None:
     """Report and end the job: ask the group's other ranks, print, MPI Abort."""
     from mpi4py import MPI
-    others = [r for r in call.ranks if r != _s.rank]
+    entry = call.entry
+    others = [r for r in entry.ranks if r != _s.rank]
     _s.answers = {}
     reqs = [_send(r, _ASK, "") for r in others if r not in _s.exited]
     deadline = time.monotonic() + _ANSWER_WAIT_S
@@ -245,8 +304,8 @@ def _fire(call: _Call, why: str) -> None:
         else:
             lines.append(f"  rank {r}: no answer (blocked outside msops, or gone)")
     missing = [r for r in others if not _same_call(_s.answers.get(r, ""), call)]
-    if call.collective and missing:
-        lines.append(f"  not arrived in {call.op} #{call.seq} of group '{call.group}': "
+    if entry.collective and missing:
+        lines.append(f"  not arrived in {entry.op} #{call.seq} of group '{entry.group}': "
                      f"rank(s) {missing}")
     lines.append("  recent calls of this rank (oldest first):")
     lines += [f"    {t}" for t in recent()]
@@ -261,7 +320,8 @@ def _fire(call: _Call, why: str) -> None:
 
 def _same_call(answer: str, call: _Call) -> bool:
     """Whether another rank's answer says it waits in the same numbered call."""
-    return answer.startswith(f"waits in #{call.seq} {call.op} (group '{call.group}'")
+    e = call.entry
+    return answer.startswith(f"waits in #{call.seq} {e.op} (group '{e.group}'")
 
 
 def _serve_quietly() -> None:
@@ -280,17 +340,17 @@ def _at_exit() -> None:
     if _s.thread is None or MPI.Is_finalized():
         return
     _s.finished = True
-    notice = json.dumps({"counts": _s.counts, "last": _last_text()})
+    notice = json.dumps({"counts": {g: c[0] for g, c in _s.counts.items()},
+                         "last": _last_text()})
     reqs = [_send(r, _EXIT, notice) for r in range(_s.size) if r != _s.rank]
     barrier = _s.comm.Ibarrier()
-    call = enter("script end", "world_group", tuple(range(_s.size)), collective=False)
+    enter("script end", "world_group", tuple(range(_s.size)), collective=False)
     while not barrier.Test():
         time.sleep(0.005)
     # every rank has sent its notice: receive them all before MPI is finalized
     while len(_s.exited) < _s.size - 1:
         time.sleep(0.005)
     leave()
-    del call
     MPI.Request.Waitall(reqs)
     _s.stop = True
     _s.thread.join()

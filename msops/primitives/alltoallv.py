@@ -1,9 +1,12 @@
 """AllToAllV: MPI Alltoallv over a flat buffer, and its cross-rank count protocol.
 
-Every call first all-gathers each rank's header row, [status, send counts, recv counts]
-in blocks (int64), so that an inconsistent count matrix raises the same ValueError on
-every rank instead of hanging or truncating; the derived form needs that exchange
-anyway to size its output. `check_counts=False` skips it in the explicit forms.
+Every call first all-gathers each rank's header row, [digest, status, send counts, recv
+counts] in blocks (int64), so that an inconsistent count matrix raises the same ValueError
+on every rank instead of hanging or truncating; the derived form needs that exchange
+anyway to size its output. `check_counts=False` skips it in the explicit forms. The row
+carries the eager collective check's digest too (primitives/desync.py, `carried`): a
+checked AllToAllV makes one small exchange, not two, and a count mismatch is reported in
+the check's format, each rank's side shown.
 """
 from __future__ import annotations
 
@@ -72,17 +75,20 @@ class _A2avPlan:
 
     `send`: MPI (counts, displs) in elements; `recv`: an _Exchange, None in the derived
     form (filled per receive pattern into `derived`); `header`: this rank's row of the
-    cross-rank check, [status, send counts, recv counts] in blocks (int64); `runs`: the
-    call specialised to each input dtype (AllToAllV._runner).
+    cross-rank check, [digest, status, send counts, recv counts] in blocks (int64);
+    `runs`: the call specialised to each input dtype (AllToAllV._runner); `side`: the
+    counts as an error shows them.
     """
 
-    __slots__ = ("send", "recv", "header", "derived", "runs")
+    __slots__ = ("send", "recv", "header", "derived", "runs", "side")
 
     def __init__(self, sc: tuple, sd: tuple, rc: tuple | None, rd: tuple | None,
                  block: int) -> None:
         self.send = ([c * block for c in sc], [d * block for d in sd])
         self.recv = None if rc is None else _Exchange(rc, rd, block)
-        self.header = np.array((0,) + sc + (rc or (0,) * len(sc)), np.int64)
+        self.header = np.array((0, 0) + sc + (rc or (0,) * len(sc)), np.int64)
+        self.side = f"send counts {list(sc)}" + \
+            (f", recv counts {list(rc)}" if rc is not None else " (receive side derived)")
         self.derived: dict[bytes, _Exchange] = {}     # by the int64 bytes of the counts
         self.runs: dict[np.dtype, Callable] = {}
 
@@ -106,11 +112,13 @@ class AllToAllV(Collective):
     must tile the output exactly.
 
     With `check_counts=True` (default) every call first all-gathers each rank's
-    [status, send counts, recv counts] (one small int64 Allgather) so that every rank
-    raises the same ValueError when the count matrix is inconsistent, naming each
-    (src, dst) pair; a rank whose own counts are invalid raises its detailed error and
-    the others name it. The derived form needs this exchange anyway; `check_counts=False`
-    skips it in the explicit forms (for plans known to be consistent, e.g. compiled).
+    [digest, status, send counts, recv counts] (one small int64 Allgather, carrying the
+    eager collective check's digest too) so that every rank raises the same ValueError
+    when the count matrix is inconsistent, naming each (src, dst) pair; a rank whose own
+    counts are invalid raises its detailed error and the others name it. The derived form
+    needs this exchange anyway; `check_counts=False` skips it in the explicit forms (for
+    plans known to be consistent, e.g. compiled; the eager check then runs its own
+    16-byte Allreduce).
 
     Seed 002 on 2 ranks: rank 0 x=[[0,1,2,3],[4,5,6,7]], counts (2,4)/(0,2)/(2,2)/(0,2);
     rank 1 x=[[0,1,2],[3,4,6]], counts (2,1)/(0,2)/(4,1)/(0,4) -> rank 0 [0,1,0,1],
@@ -129,6 +137,7 @@ class AllToAllV(Collective):
         self.add_prim_attr("no_eliminate", True)
         self._plans: dict[tuple, _A2avPlan] = {}
         self._matrix: np.ndarray | None = None      # the header matrix buffer
+        self._digest = 0        # the eager check's digest of the call in progress (desync.py)
 
     # -- local validation and the per-signature plan ------------------------------------------
     def _plan(self, numel: int | None, counts: Sequence[Any]) -> _A2avPlan:
@@ -204,53 +213,63 @@ class AllToAllV(Collective):
 
     def _header_matrix(self) -> np.ndarray:
         """The buffer every rank's header row is gathered into (int64, rank_size x
-        (1 + 2*rank_size)): one for every call, read before the call returns."""
+        (2 + 2*rank_size)): one for every call, read before the call returns."""
         if self._matrix is None:
-            self._matrix = np.empty((self.rank_size, 1 + 2 * self.rank_size), np.int64)
+            self._matrix = np.empty((self.rank_size, 2 + 2 * self.rank_size), np.int64)
         return self._matrix
 
     def _send_invalid_header(self) -> None:
         """Take part in the count exchange the other ranks wait in, marked invalid."""
-        header = np.zeros(1 + 2 * self.rank_size, np.int64)
+        header = np.zeros(2 + 2 * self.rank_size, np.int64)
         call(self, self._comm().Allgather, *bufs(header, self._header_matrix()))
 
-    def _count_check(self, comm: Any, header: np.ndarray, explicit: bool) -> Callable[[], None]:
+    def _count_check(self, comm: Any, header: np.ndarray, explicit: bool,
+                     side: str) -> Callable[[], None]:
         """The check run ahead of every call: gather every rank's header row, then pass iff
-        every rank's status equals this rank's own and, `explicit`, each count sent equals
-        the count its receiver expects; otherwise every rank raises the same ValueError.
-        The comparisons are of views made once, as bytes."""
+        every rank's digest and status equal this rank's own and, `explicit`, each count
+        sent equals the count its receiver expects; otherwise every rank raises the same
+        Disagreement. The comparisons are of views made once, as bytes."""
         n, matrix = self.rank_size, self._header_matrix()
         t = mstype.mpi_move_type(matrix.dtype)
         gather, send, recv = comm.Allgather, [header, t], [matrix, t]
-        status, want_status = matrix[:, 0], np.full(n, header[0], np.int64).tobytes()
-        sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T   # expected[i, j]: j from i
+        heads, mine = matrix[:, :2], header[:2]             # [digest, status] of each rank
+        sent, expected = matrix[:, 2:2 + n], matrix[:, 2 + n:].T   # expected[i, j]: j from i
 
         def check() -> None:
+            header[0] = self._digest
             gather(send, recv)
-            if status.tobytes() != want_status or \
+            if heads.tobytes() != mine.tobytes() * n or \
                     (explicit and sent.tobytes() != expected.tobytes()):
-                raise ValueError(self._count_matrix_error(matrix))
+                raise self._disagreement(matrix, side)
         return check
 
-    def _count_matrix_error(self, matrix: np.ndarray) -> str:
-        """What is wrong with the count matrix: the same message on every rank."""
-        n, status = self.rank_size, matrix[:, 0]
+    def _disagreement(self, matrix: np.ndarray, side: str) -> desync.Disagreement:
+        """What is wrong with the gathered rows: the same on every rank."""
+        n, digests, status = self.rank_size, matrix[:, 0], matrix[:, 1]
         bad = np.flatnonzero(status == 0).tolist()
-        if bad:
-            return (f"For '{self.name}', the counts of every rank should be valid, but got "
-                    f"invalid counts on group rank(s) {bad} (see the error raised there).")
+        if bad:                               # those ranks have raised their own error
+            return desync.Disagreement(
+                f"For '{self.name}', the counts of every rank should be valid, but got "
+                f"invalid counts on group rank(s) {bad} (see the error raised there).",
+                gather=False)
         if (status != status[0]).any():
             seen = [("derived" if s < 0 else "explicit", abs(int(s))) for s in status]
-            return (f"For '{self.name}', every rank should use the same call form and block "
-                    f"bytes (block_size * itemsize), but got (form, block bytes) by group "
-                    f"rank: {seen}.")
-        sent, expected = matrix[:, 1:1 + n], matrix[:, 1 + n:].T    # expected[i, j]: j from i
-        pairs = np.argwhere(sent != expected).tolist()
-        shown = [f"rank {i} sends {sent[i, j]} to rank {j} but rank {j} expects "
-                 f"{expected[i, j]}" for i, j in pairs[:8]]
-        more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
-        return (f"For '{self.name}', every rank's recv_counts[i] should equal rank i's "
-                f"send_counts to it, but got: " + "; ".join(shown) + more + ".")
+            detail = (f"every rank should use the same call form and block bytes (block_size "
+                      f"* itemsize), but got (form, block bytes) by group rank: {seen}.")
+        elif (digests != digests[0]).any():   # only the eager check's digests differ
+            detail = None
+        else:
+            sent, expected = matrix[:, 2:2 + n], matrix[:, 2 + n:].T   # expected[i, j]: j from i
+            pairs = np.argwhere(sent != expected).tolist()
+            shown = [f"rank {i} sends {sent[i, j]} to rank {j} but rank {j} expects "
+                     f"{expected[i, j]}" for i, j in pairs[:8]]
+            more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
+            detail = (f"every rank's recv_counts[i] should equal rank i's send_counts to it, "
+                      f"but got: " + "; ".join(shown) + more + ".")
+        message = f"For '{self.name}', " + (detail or "every rank should make the same call, "
+                                            "but got different calls (is check_collectives "
+                                            "set alike on every rank?).")
+        return desync.Disagreement(message, detail, side)
 
     def _lowered(self, values: list) -> Callable:
         try:
@@ -259,8 +278,7 @@ class AllToAllV(Collective):
             # the other ranks wait in the count exchange: take part, marked invalid, then raise
             if self._exchanges(len(values) - 1) and self._group.rank is not None \
                     and not self._group.simulated:
-                desync.check_alone(self, self.same_shapes)
-                self._send_invalid_header()
+                desync.take_part(self, self._send_invalid_header)
             raise
 
     # -- the kernel ---------------------------------------------------------------------------
@@ -287,10 +305,10 @@ class AllToAllV(Collective):
         check = None
         if exchange:
             header = plan.header.copy()
-            header[0] = self.block_size * dtype.itemsize * (-1 if derived else 1)
-            check = self._count_check(comm, header, not derived)
+            header[1] = self.block_size * dtype.itemsize * (-1 if derived else 1)
+            check = self._count_check(comm, header, not derived, plan.side)
         if derived:
-            sent_here = self._header_matrix()[:, 1 + self._group.rank]   # sent to this rank
+            sent_here = self._header_matrix()[:, 2 + self._group.rank]   # sent to this rank
 
             def run_derived(x: np.ndarray, *_: Any) -> np.ndarray:
                 try:                        # (reraise passes the check's ValueError on)
@@ -322,6 +340,13 @@ class AllToAllV(Collective):
             rc = tuple(np.frombuffer(counts, np.int64).tolist())
             recv = remember(plan.derived, counts, _Exchange(rc, _packed_displs(rc), self.block_size))
         return recv
+
+    def eager(self, kernel: Callable, in_abstracts: Any, out_abstract: Any) -> Callable:
+        """Checked like every collective, but a call that exchanges its counts carries the
+        check's digest in that exchange (one small collective, not two)."""
+        return desync.eager_kernel(self, kernel, in_abstracts, same_shapes=False,
+                                   out_abstract=out_abstract,
+                                   carried=self._exchanges(len(in_abstracts) - 1))
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         """With constant counts the plan is made once, here, and (x's dtype and a

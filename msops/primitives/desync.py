@@ -1,45 +1,65 @@
 """The eager collective check: every rank makes the same collective call, or every rank raises.
 
 An eager collective call is described by its op, group, sequence number in the group,
-input shape(s) and dtype(s) and attributes (reduce op, root, dims, …). With the check on
-(context key `check_collectives`, default True; MSOPS_CHECK_COLLECTIVES=0 turns it off)
-each call first runs ONE extra small collective on the op's group: an Allreduce(MAX) of
-[digest, -digest] (int64), whose result holds the max and the min of every rank's digest,
-so every rank learns in one call whether all digests are equal. Only when they differ
-does every rank gather every rank's full description (the slow path) and raise the same
-ValueError showing each side. The user's source line is shown, not compared: a program
-may make one SPMD call from two lines (an `if rank == 0:` branch each).
+input shape(s) and dtype(s), attributes (reduce op, root, dims, …) and the source line that
+calls the primitive. With the check on (context key `check_collectives`, default True;
+MSOPS_CHECK_COLLECTIVES=0 turns it off) each call first runs ONE extra small collective on
+the op's group: an in-place Allreduce(MAX) of [d, -d] (two int64 in a buffer made once),
+d a 62-bit digest of the description, whose result holds the max and the min of every
+rank's d, so every rank learns in one call whether all digests are equal. Only when they
+differ does every rank gather every rank's full description (the slow path) and raise the
+same ValueError showing each side.
 
-The digest is of the description known when the call's signature was lowered, plus the
-sequence number, so a call costs the check collective, a frame walk for the source line
-and two int64 stores. Compiled graphs are checked once at compile instead
-(parallel/spmd_check.py). Every call, checked or not, runs inside the watchdog's
-enter/leave (communication/watchdog.py).
+What is fixed per lowered signature (op, group, shapes, dtypes, attributes) is hashed once;
+the calling line once per call site (common/source.py; per call a frame lookup and a dict
+hit): the user's line when user code calls the primitive, the msops API's own line when
+one does (save_checkpoint called from two branches is one SPMD call), while reports show
+the user's line. Per call: d = (signature hash ^ site hash) + sequence number, two stores
+and the Allreduce. A call that exchanges data of its own before it moves anything (the
+AllToAllV count exchange) carries d in that exchange instead (`carried`): no extra
+collective at all. Compiled graphs are checked once at compile instead
+(parallel/spmd_check.py). Every eager call, checked or not, runs inside the watchdog
+(communication/watchdog.py), whose per-call protocol the wrappers here inline.
 """
 from __future__ import annotations
 
-import zlib
+import array
+import hashlib
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops import context
-from msops.common.source import user_source
+from msops.common import source
+from msops.common.source import call_site
 from msops.communication import watchdog
 from msops.primitives.mpi import reraise
 
-__all__ = ["eager_kernel", "describe", "enabled", "check_alone"]
+__all__ = ["eager_kernel", "describe", "enabled", "take_part", "Disagreement"]
 
 #: attributes that differ between ranks by design, or say nothing about the call
 _LOCAL_ATTRS = frozenset({"rank", "rank_id", "rank_size", "group", "in_strategy",
                           "out_strategy", "no_eliminate", "side_effect_io", "side_effect_mem"})
 _ROW_BYTES = 1024
-_SEQ_BITS = 30
 
 
-def _user_line() -> str | None:
-    return user_source(full_path=False)
+class Disagreement(ValueError):
+    """Raised by an op's own cross-rank exchange (AllToAllV's counts) when the ranks' rows
+    differ. Its message stands alone (the op's own error, where no eager check wraps the
+    call); under the check, `eager_kernel` turns it into the check's error showing each
+    rank's side (`side`: this rank's part of the call the op alone knows, `detail`: what
+    the op found wrong). `gather=False`: some rank is not in the error exchange (its own
+    arguments failed before the call), so the message is raised as it is."""
 
+    def __init__(self, message: str, detail: str | None = None, side: str = "",
+                 gather: bool = True) -> None:
+        super().__init__(message)
+        self.detail, self.side, self.gather = detail, side, gather
+
+
+def _hash62(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 2
 
 
 def _shape_text(a: Any) -> str:
@@ -51,13 +71,14 @@ def _shape_text(a: Any) -> str:
 
 
 def describe(prim: Any, in_abstracts: Sequence[Any], with_shapes: bool = True) -> str:
-    """`AllReduce(op='sum') on x [2, 3] Float32`: what every rank's call must agree on."""
+    """`AllReduce(op='sum') on x [2, 3] Float32`: what every rank's call must agree on
+    (without shapes: the dtypes only, `AllToAllV(block_size=1, …) on Int8`)."""
     attrs = ", ".join(f"{k}={v!r}" for k, v in prim.attrs.items() if k not in _LOCAL_ATTRS)
     text = f"{prim.name}({attrs})"
-    if with_shapes:
-        shapes = [_shape_text(a) for a in in_abstracts if a.kind != "const"]
-        if shapes:
-            text += " on " + ", ".join(shapes)
+    tensors = [a for a in in_abstracts if a.kind != "const"]
+    shown = [_shape_text(a) if with_shapes else str(a.dtype) for a in tensors]
+    if shown:
+        text += " on " + ", ".join(shown)
     return text
 
 
@@ -72,87 +93,141 @@ def _shapes(in_abstracts: Sequence[Any], out_abstract: Any = None) -> tuple[Any,
     return (), ""
 
 
-class _Check:
-    """The cross-rank check of one lowered signature: its description, digest and buffers."""
-
-    __slots__ = ("prim", "comm", "static", "high", "send", "recv")
-
-    def __init__(self, prim: Any, comm: Any, static: str) -> None:
-        self.prim, self.comm, self.static = prim, comm, static
-        self.high = (zlib.crc32(f"{prim.group}|{static}".encode()) & 0xFFFFFFFF) << _SEQ_BITS
-        self.send, self.recv = np.empty(2, np.int64), np.empty(2, np.int64)
-
-    def __call__(self, seq: int, source: str | None) -> None:
-        """The one extra collective; on a difference, every rank raises the same error."""
-        from mpi4py import MPI
-        send, recv = self.send, self.recv
-        d = self.high | (seq & ((1 << _SEQ_BITS) - 1))
-        send[0], send[1] = d, -d
-        try:
-            self.comm.Allreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], MPI.MAX)
-        except MPI.Exception as err:
-            reraise(self.prim, err)
-        if recv[0] != -recv[1]:                          # max != min: some rank differs
-            raise ValueError(_mismatch(self.prim, self.comm, f"#{seq} {self.static}", source))
-
-
 def enabled() -> bool:
     """Whether eager collectives are checked (context key `check_collectives`)."""
     return context._context["check_collectives"]
 
 
-def check_alone(prim: Any, same_shapes: bool = True) -> None:
-    """Take part in the check of a call that failed on this rank before its kernel (its
-    own arguments are invalid), so that the other ranks, already in the check, go on to
-    the error exchange instead of waiting. Only for ops whose description does not need
-    the inputs (`same_shapes=False`)."""
-    comm = prim._group._comm
-    if comm is None or not enabled() or same_shapes:
-        return
-    source = _user_line()
-    seq = watchdog.enter(prim.name, prim.group, prim._group.ranks, (), "", source)
+def take_part(prim: Any, exchange: Callable[[], None]) -> None:
+    """Take part in the exchange the other ranks wait in (`exchange`, e.g. AllToAllV's
+    count row marked invalid) for a call that failed on this rank before it began (its own
+    arguments are invalid), counted as a call so that the group's sequence numbers stay in
+    step with the ranks that made it."""
+    watchdog.enter(prim.name, prim.group, prim._group.ranks)
     try:
-        _Check(prim, comm, describe(prim, (), False))(seq, source)
+        exchange()
     finally:
         watchdog.leave()
 
 
 def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                  point_to_point: bool = False, same_shapes: bool = True,
-                 out_abstract: Any = None) -> Callable:
-    """`kernel` run between the watchdog's enter/leave and, for a collective with the
-    check on, after the cross-rank check. `same_shapes=False`: the inputs' shapes may
-    differ between ranks (AllToAllV), so they are not compared."""
+                 out_abstract: Any = None, carried: bool = False) -> Callable:
+    """`kernel` run inside the watchdog and, for a collective with the check on, after the
+    cross-rank check. `same_shapes=False`: the inputs' shapes may differ between ranks
+    (AllToAllV), so only their dtypes are compared. `carried`: the kernel's own exchange
+    carries the digest (it reads `prim._digest`, 0 when unchecked, and raises
+    Disagreement when the ranks' rows differ) instead of the extra Allreduce."""
     group = prim._group
     comm = group._comm
     if comm is None:                 # simulated or not a member: the kernel raises the error
         return kernel
-    name, gname, ranks = prim.name, group.name, group.ranks
     shape, dtype = _shapes(in_abstracts, out_abstract)
-    check = _Check(prim, comm, describe(prim, in_abstracts, same_shapes))
-    ctx, state, enter = context._context, watchdog._s, watchdog.enter
-    collective = not point_to_point
+    entry = watchdog.Entry(prim.name, group.name, group.ranks, shape, dtype, not point_to_point)
+    # the watchdog's per-call protocol (watchdog.watch), inlined: one Python call less
+    s, ring, counter, mask = watchdog._s, watchdog._s.ring, entry.counter, watchdog._MASK
+    if point_to_point:               # Send/Receive: never checked; reports show the line
 
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        if collective and ctx["check_collectives"]:
-            source = _user_line()
-            seq = enter(name, gname, ranks, shape, dtype, source)
+        def watched(*args: Any) -> Any:
+            n = s.n + 1
+            slot = ring[(n >> 1) & mask]
+            counter[0] = seq = counter[0] + 1
+            slot.entry, slot.seq, slot.source = entry, seq, call_site(1).text
+            s.n = n
             try:
-                check(seq, source)
-                return kernel(*args, **kwargs)
+                return kernel(*args)
             finally:
-                state.busy = None
-        # Send/Receive are rare and never checked: their report shows the source line
-        enter(name, gname, ranks, shape, dtype, None if collective else _user_line(),
-              collective)
+                s.n = n + 1
+        return watched
+
+    from mpi4py import MPI
+    static = describe(prim, in_abstracts, same_shapes)
+    high = _hash62(f"{group.name}|{static}")
+    ctx = context._context
+    buf = array.array("q", (0, 0))
+    allreduce, spec, in_place, max_op = comm.Allreduce, [buf, MPI.INT64_T], MPI.IN_PLACE, MPI.MAX
+
+    def failed(seq: int, shown: str | None, side: str = "",
+               detail: str | None = None) -> ValueError:
+        mine = f"#{seq} {static}" + (f", {side}" if side else "")
+        return ValueError(_mismatch(prim, comm, mine, shown, detail))
+
+    sites, site_of, getframe = source.sites, source.site_of, sys._getframe
+
+    def checked(*args: Any) -> Any:
+        n = s.n + 1
+        slot = ring[(n >> 1) & mask]
+        counter[0] = seq = counter[0] + 1
+        slot.entry = entry
+        slot.seq = seq
+        if not ctx["check_collectives"]:
+            slot.source = None
+            s.n = n
+            try:
+                return kernel(*args)
+            finally:
+                s.n = n + 1
+        # the line that calls the primitive: the caller of Primitive.__call__, two frames up
+        # (a cached lookup by code and instruction offset). In user code that is the user's
+        # line; inside an msops API (save_checkpoint, …) the API's own line, the same on
+        # every rank by construction, and the user's line is found by a walk, for show.
+        f = getframe(2)
+        site = sites.get((id(f.f_code), f.f_lasti))
+        if site is None:
+            site = site_of(f) or call_site(1)
+        slot.source = shown = site.text if site.user else call_site(1).text
+        s.n = n
         try:
-            return kernel(*args, **kwargs)
+            d = (high ^ site.hash) + seq           # < 2**63: -d is an int64 too
+            buf[0] = d
+            buf[1] = -d
+            try:
+                allreduce(in_place, spec, max_op)
+            except MPI.Exception as err:
+                reraise(prim, err)
+            if buf[0] + buf[1]:                 # max - min of the ranks' d: not all equal
+                raise failed(seq, shown)
+            return kernel(*args)
         finally:
-            state.busy = None
-    return checked
+            s.n = n + 1
+
+    if not carried:
+        return checked
+
+    def carrying(*args: Any) -> Any:
+        n = s.n + 1
+        slot = ring[(n >> 1) & mask]
+        counter[0] = seq = counter[0] + 1
+        slot.entry = entry
+        slot.seq = seq
+        if not ctx["check_collectives"]:
+            slot.source = None
+            s.n = n
+            try:
+                return kernel(*args)
+            finally:
+                s.n = n + 1
+        f = getframe(2)                         # the calling line, as in `checked`
+        site = sites.get((id(f.f_code), f.f_lasti))
+        if site is None:
+            site = site_of(f) or call_site(1)
+        slot.source = shown = site.text if site.user else call_site(1).text
+        s.n = n
+        prim._digest = (high ^ site.hash) + seq
+        try:
+            return kernel(*args)
+        except Disagreement as err:
+            if not err.gather:
+                raise
+            raise failed(seq, shown, err.side, err.detail) from None
+        finally:
+            prim._digest = 0
+            s.n = n + 1
+    return carrying
 
 
-def _mismatch(prim: Any, comm: Any, mine: str, source: str | None) -> str:
+def _mismatch(prim: Any, comm: Any, mine: str, source: str | None,
+              detail: str | None = None) -> str:
     """The slow path: gather every rank's description; the same message on every rank."""
     from mpi4py import MPI
     row = np.zeros(_ROW_BYTES, np.uint8)
@@ -170,5 +245,5 @@ def _mismatch(prim: Any, comm: Any, mine: str, source: str | None) -> str:
     sides = "; ".join(f"rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))}: {text}"
                       for text, rs in by_text.items())
     return (f"For the collective calls of group '{prim.group}', every rank should make the "
-            f"same call (op, sequence number, shapes, dtypes and attributes), but got: "
-            f"{sides}.")
+            f"same call (op, sequence number, shapes, dtypes, attributes and source line), "
+            f"but got: {sides}." + (f" {prim.name}: {detail}" if detail else ""))

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from mpi4py import MPI
 
 import msops as ms
 from msops import Tensor, ops
@@ -173,16 +174,45 @@ def assert_still_in_step():
     np.testing.assert_array_equal(out.asnumpy(), np.arange(n, dtype=np.int32))
 
 
+def same_on_every_rank(text: str) -> str:
+    every = MPI.COMM_WORLD.allgather(text)
+    assert every == [text] * len(every), every
+    return text
+
+
+def disagreement(fn, detail: str, *sides: str) -> str:
+    """fn() raises, on every rank alike, the eager check's ValueError (check_collectives on)
+    showing each rank's side and ending with AllToAllV's `detail`; with the check off, the
+    count check alone raises `For 'AllToAllV', <detail>`."""
+    with pytest.raises(ValueError) as info:
+        fn()
+    msg = same_on_every_rank(str(info.value))
+    assert msg.startswith("For the collective calls of group 'world_group', every rank should "
+                          "make the same call"), msg
+    assert msg.endswith(f". AllToAllV: {detail}"), msg
+    for side in sides:
+        assert side in msg, (side, msg)
+    assert_still_in_step()
+    ms.set_context(check_collectives=False)
+    try:
+        with exactly(ValueError, f"For 'AllToAllV', {detail}"):
+            fn()
+    finally:
+        ms.set_context(check_collectives=True)
+    assert_still_in_step()
+    return msg
+
+
 def test_mismatched_count_matrix_fails_on_every_rank_alike():
     me, n = world()
     send = [2] * n
     recv = [3] + [2] * (n - 1) if me == 1 else [2] * n     # rank 1 expects 3 from rank 0
-    with exactly(ValueError, "For 'AllToAllV', every rank's recv_counts[i] should equal rank "
-                             "i's send_counts to it, but got: rank 0 sends 2 to rank 1 but "
-                             "rank 1 expects 3."):
-        ops.AllToAllV()(Tensor(np.zeros([2 * n], np.float32)), send, packed(send), recv,
-                        packed(recv))
-    assert_still_in_step()
+    disagreement(lambda: ops.AllToAllV()(Tensor(np.zeros([2 * n], np.float32)), send,
+                                         packed(send), recv, packed(recv)),
+                 "every rank's recv_counts[i] should equal rank i's send_counts to it, but got: "
+                 "rank 0 sends 2 to rank 1 but rank 1 expects 3.",
+                 f"rank 1: #", f"on Float32, send counts {send}, recv counts {recv} at "
+                 f"test_comm_alltoallv.py:")
 
 
 def test_many_mismatches_are_listed_and_cut():
@@ -223,11 +253,9 @@ def test_dtype_and_form_disagreements_fail_on_every_rank():
     derived_on_rank1 = (np.int8, ([1] * n,) if me == 1 else ([1] * n, [1] * n),
                         [("explicit", 1), ("derived", 1)] + [("explicit", 1)] * (n - 2))
     for np_dtype, args, seen in (int16_on_rank0, derived_on_rank1):
-        with exactly(ValueError, f"For 'AllToAllV', every rank should use the same call form "
-                                 f"and block bytes (block_size * itemsize), but got (form, block "
-                                 f"bytes) by group rank: {seen}."):
-            ops.AllToAllV()(Tensor(np.zeros([n], np_dtype)), *args)
-    assert_still_in_step()
+        disagreement(lambda: ops.AllToAllV()(Tensor(np.zeros([n], np_dtype)), *args),
+                     f"every rank should use the same call form and block bytes (block_size "
+                     f"* itemsize), but got (form, block bytes) by group rank: {seen}.")
 
 
 # -- sub-groups ------------------------------------------------------------------------------

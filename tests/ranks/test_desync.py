@@ -1,6 +1,8 @@
 """The eager collective check on real MPI: each mismatch of issue 16 raises the same clear
 ValueError on every rank (checked by gathering every rank's message), returns no wrong
 value, and leaves the ranks in step for the calls that follow."""
+import re
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -9,7 +11,7 @@ import msops as ms
 from msops import Tensor, ops
 from msops.communication import get_group_size, get_rank
 
-RANKS = (2, 4)
+RANKS = (2, 4, 8)
 
 
 def same_everywhere(text: str) -> str:
@@ -103,6 +105,59 @@ def test_check_off_runs_matching_calls_unchecked():
         np.testing.assert_array_equal(out, expected)
     finally:
         ms.set_context(check_collectives=True)
+    still_in_step()
+
+
+def _lines(msg: str) -> set:
+    return set(re.findall(r"test_desync\.py:(\d+): return ops\.(?:AllReduce|AllToAllV)\(", msg))
+
+
+def test_the_same_call_from_two_source_lines():
+    n, x = get_group_size(), x23()
+    v = Tensor(np.arange(n, dtype=np.int32))
+    if get_rank() == 0:
+        def fn():
+            return ops.AllReduce()(x)
+
+        def run():
+            return ops.AllToAllV()(v, [1] * n)
+    else:
+        def fn():
+            return ops.AllReduce()(x)
+
+        def run():
+            return ops.AllToAllV()(v, [1] * n)
+    msg = raises_everywhere(fn, "rank 0: #", "AllReduce(op='sum'", ") on [2, 3] Float32 at "
+                            "test_desync.py:")
+    assert len(_lines(msg)) == 2, msg
+    still_in_step()
+    # AllToAllV carries the check in its count exchange: the same, with no extra collective
+    msg = raises_everywhere(run, "AllToAllV(block_size=1, check_counts=True) on Int32, send "
+                            f"counts {[1] * n} (receive side derived) at test_desync.py:")
+    assert len(_lines(msg)) == 2, msg
+    still_in_step()
+    # with the check off, such a program runs
+    ms.set_context(check_collectives=False)
+    try:
+        expected = np.arange(6, dtype=np.float32).reshape(2, 3) * n + n * (n - 1) / 2
+        np.testing.assert_array_equal(fn().asnumpy(), expected)
+        np.testing.assert_array_equal(run().asnumpy(), np.full(n, get_rank(), np.int32))
+    finally:
+        ms.set_context(check_collectives=True)
+    still_in_step()
+
+
+def test_alltoallv_count_mismatch_in_the_checks_format():
+    n, r = get_group_size(), get_rank()
+    send = [1] * n
+    recv = [2] + [1] * (n - 1) if r == n - 1 else [1] * n      # the last rank expects 2 from 0
+    x = Tensor(np.zeros(n, np.float32))
+    msg = raises_everywhere(lambda: ops.AllToAllV()(x, send, recv),
+                            f"rank {n - 1}: #", f"send counts {send}, recv counts {recv} at "
+                            "test_desync.py:", f"AllToAllV: every rank's recv_counts[i] should "
+                            f"equal rank i's send_counts to it, but got: rank 0 sends 1 to rank "
+                            f"{n - 1} but rank {n - 1} expects 2.")
+    assert msg.count(" at test_desync.py:") == 2, msg          # the agreeing ranks, and the last
     still_in_step()
 
 
