@@ -94,7 +94,8 @@ def _buffer_of(param: Parameter) -> Parameter:
 class MiniSteps:
     """Gradient accumulation over mini-steps (`grad_accumulation_step=k` in the auto-parallel
     context): the training step's gradients are added into per-weight buffers
-    (`accu_grads.<name>`, laid out like their weight) for k-1 calls; the k-th call hands
+    (`accu_grads.<name>`, laid out like their weight; as the gathered weight when its
+    parallel-optimizer gather accumulates, `shard_gather`) for k-1 calls; the k-th call hands
     the optimizer (buffer + gradient) / k and zeroes the buffers. For a mean loss, k
     mini-steps of batch b are then one step of batch k·b (the mean of the k mini-batch
     gradients is the gradient of the mean over k·b samples)."""

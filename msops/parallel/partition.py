@@ -148,7 +148,7 @@ class _Partitioner:
             if node.kind in ("parameter", "const"):
                 return self._bind_leaf(node, layout, feed)
             raise AssertionError(f"node {node} used before it was visited")
-        local = self.gathered.get(node.id) or self.env[node.id]
+        local = self.gathered.get(node.id, self.env[node.id])
         return self.redist.convert(local, local.layout, layout, node.source)
 
     def _gather_shard(self, node: Node, plan: OptShard, layout: TensorLayout) -> Node:

@@ -8,7 +8,8 @@ a dp axis (mp = 2 from 4 ranks), plus one weight replicated over every rank. Che
 one step on the whole batch, gathered by `_MiniStepAllGather` / `_MicroStepAllGather` with
 the reduce-scatter once per optimizer step; `optimizer_weight_shard_size=2` stores 1/2 of
 a slice, AllReducing the shard's gradient over the other replicas; a size that does not
-divide the replica group is a ValueError on every rank."""
+divide the replica group is a ValueError on every rank; a weight read in two layouts is
+gathered once."""
 import numpy as np
 import pytest
 
@@ -175,3 +176,46 @@ def test_shard_size_must_divide_the_replica_group():
             step(*map(Tensor, data()))
     finally:
         ms.reset_auto_parallel_context()
+
+
+class SharedNet(nn.Cell):
+    """One weight read in two layouts: whole (the batch split) and by columns (split)."""
+
+    def __init__(self, n):
+        super().__init__()
+        rng = np.random.default_rng(6)
+        self.w = ms.Parameter(Tensor(rng.standard_normal((8, 8)).astype(np.float32) * .3), "w")
+        self.m1 = ops.MatMul().shard(((n, 1), (1, 1)))
+        self.relu = ops.ReLU().shard(((n, 1),))
+        self.m2 = ops.MatMul().shard(((1, 1), (1, n)))
+
+    def construct(self, x):
+        return self.m2(self.relu(self.m1(x, self.w)), self.w)
+
+
+def test_weight_read_in_two_layouts_is_gathered_once():
+    """The second consumer takes its slice of the gathered weight; with mini-steps the one
+    _MiniStepAllGather's z receives both consumers' gradients."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    y = rng.standard_normal((16, 8)).astype(np.float32)
+
+    def train(parallel, **keys):
+        set_mode(parallel, **keys)
+        try:
+            net = SharedNet(get_group_size())
+            step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                       nn.SGD(net.trainable_params(), 0.05, momentum=0.9))
+            rows = x.shape[0] // (2 if parallel else 1)
+            for _ in range(3):
+                for i in range(2 if parallel else 1):
+                    step(Tensor(x[i * rows:(i + 1) * rows]), Tensor(y[i * rows:(i + 1) * rows]))
+            return net.w.asnumpy().copy(), net.parameter_layout_dict if parallel else {}, step
+        finally:
+            ms.reset_auto_parallel_context()
+    want, _, _ = train(False)
+    got, layouts, step = train(True, grad_accumulation_step=2,
+                               parallel_optimizer_config=config(-1))
+    part = layouts["w"].layout.slice_of(get_rank())
+    np.testing.assert_allclose(got[part], want[part], rtol=1e-4, atol=1e-6)
+    assert ops_of(step).count("_MiniStepAllGather") == 1
