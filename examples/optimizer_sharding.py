@@ -1,6 +1,7 @@
 """Data-parallel training with the parallel optimizer and gradient accumulation.
 
     mpiexec -n 4 python examples/optimizer_sharding.py [--steps 10] [--micro 2] [--mini 2]
+                                                       [--shard_size -1]
 
 An MLP regresses a fixed random target under `data_parallel` with
 `enable_parallel_optimizer=True`: every weight and bias whose dim 0 divides over the ranks
@@ -8,7 +9,13 @@ is stored as its dim-0 shard, with its Adam state; the forward gathers it, the b
 reduce-scatters its gradient and each rank updates its shard. Each optimizer step sees
 `--mini` training-step calls (`grad_accumulation_step`), each on `--micro` micro-batches
 (`nn.GradAccumulationCell`, whose summed micro losses are rescaled by sens=1/micro): one
-step covers mini x global batch samples. Every rank also trains the same network alone
+step covers mini x global batch samples. The gathers carry the accumulation: with
+`--mini` > 1 each sharded weight is gathered once a call by a `_MiniStepAllGather` that
+adds the call's gradient (summed over the micro-batches) into its buffer and
+reduce-scatters only in the mini-th call; with `--mini 1` and `--micro` > 1 by a
+`_MicroStepAllGather` (one reduce-scatter a call). `--shard_size` (the
+`optimizer_weight_shard_size`) shards over groups of that many replicas and AllReduces
+the shards' gradients across the groups. Every rank also trains the same network alone
 (stand-alone, whole batches of mini x global batch) and checks that its shard of every
 parameter matches; rank 0 prints the losses and the per-rank parameter + state bytes.
 """
@@ -36,15 +43,17 @@ def data(steps: int, mini: int) -> tuple[np.ndarray, np.ndarray]:
     return x, np.tanh(x @ w)
 
 
-def train(x, y, steps, mini, micro, parallel):
-    """`steps` optimizer steps; returns (the network, its losses)."""
+def train(x, y, steps, mini, micro, parallel, shard_size=-1):
+    """`steps` optimizer steps; returns (the network, its losses, the per-rank parameter +
+    state bytes, the parameter layouts, the collectives of each compiled step)."""
     ms.reset_auto_parallel_context()
     if parallel:
         ms.set_auto_parallel_context(parallel_mode="data_parallel", full_batch=True,
                                      device_num=get_group_size(), grad_accumulation_step=mini,
                                      enable_parallel_optimizer=True,
                                      parallel_optimizer_config={
-                                         "parallel_optimizer_threshold": 0})
+                                         "parallel_optimizer_threshold": 0,
+                                         "optimizer_weight_shard_size": shard_size})
     net = make_net()
     opt = nn.Adam(net.trainable_params(), learning_rate=0.01)
     loss_net = nn.WithLossCell(net, nn.MSELoss())
@@ -64,7 +73,14 @@ def train(x, y, steps, mini, micro, parallel):
                  for p in graph.parameters)
     layouts = net.parameter_layout_dict if parallel else {}
     ms.reset_auto_parallel_context()
-    return net, losses, nbytes, layouts
+    comms = [_collectives(g) for g, _ in step._compile_cache._entries.values()]
+    return net, losses, nbytes, layouts, comms
+
+
+def _collectives(graph) -> str:
+    """The collectives of one compiled step, counted: "2 AllReduce, 5 ReduceScatter, ..."."""
+    names = [nd.op for nd in graph.nodes if nd.is_communication]
+    return ", ".join(f"{names.count(k)} {k}" for k in sorted(set(names)))
 
 
 def main() -> None:
@@ -72,13 +88,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="optimizer steps")
     parser.add_argument("--micro", type=int, default=2, help="micro-batches per call")
     parser.add_argument("--mini", type=int, default=2, help="calls per optimizer step")
+    parser.add_argument("--shard_size", type=int, default=-1,
+                        help="optimizer_weight_shard_size (-1: every replica)")
     args = parser.parse_args()
     init()
     ms.set_context(mode=ms.GRAPH_MODE)
     rank, n = get_rank(), get_group_size()
     x, y = data(args.steps, args.mini)
-    serial, serial_losses, serial_bytes, _ = train(x, y, args.steps, args.mini, 1, False)
-    net, losses, nbytes, layouts = train(x, y, args.steps, args.mini, args.micro, True)
+    serial, serial_losses, serial_bytes, _, _ = train(x, y, args.steps, args.mini, 1, False)
+    net, losses, nbytes, layouts, comms = train(x, y, args.steps, args.mini, args.micro, True,
+                                                args.shard_size)
     worst = 0.0
     for p, want in zip(net.trainable_params(), serial.trainable_params()):
         part = layouts[p.name].layout.slice_of(rank)          # the shard this rank keeps
@@ -91,6 +110,8 @@ def main() -> None:
               f"step {serial_losses[0]:.5f}, last {serial_losses[-1]:.5f}")
         print(f"sharded parameters: {', '.join(sharded)}")
         print(f"param + Adam state bytes per rank: {nbytes} (stand-alone {serial_bytes})")
+        for k, text in enumerate(comms):
+            print(f"compiled step {k}: {text}")
         print(f"max |sharded - serial| over this rank's shards: {worst:.2e}")
     if worst > 1e-4:
         raise SystemExit(f"rank {rank}: the sharded run left the serial one by {worst}")

@@ -199,6 +199,9 @@ def test_errors(sim):
     with pytest.raises(TypeError, match=r"For '_MiniStepAllGather', the 'z' should be a "
                                         r"Parameter \(the gradient accumulation buffer"):
         ms.grad(lambda x: ops._MiniStepAllGather()(x, x))(x)
+    with pytest.raises(TypeError, match=r"For '_MicroStepAllGather', the 'z' should be a "
+                                        r"Parameter"):
+        ms.grad(lambda x: ops._MicroStepAllGather()(x, x))(x)
     with pytest.raises(TypeError, match=r"For 'grad', the 'grad_position' should be a "
                                         r"non-negative int"):
         ms.grad(lambda x: x, -1)

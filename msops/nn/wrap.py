@@ -14,9 +14,10 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph
 from msops.graph.tracer import is_tracing as tracing, trace_into
 from msops.nn.cell import Cell
-from msops.nn.grad_accumulation import MiniSteps
+from msops.nn.grad_accumulation import GradAccumulationCell, MiniSteps
 from msops.nn.optim import Optimizer, bind_mirrors
 from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
+from msops.parallel.opt_gather import gathering
 from msops.pipeline import CompileCache
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
@@ -74,6 +75,9 @@ class TrainOneStepCell(Cell):
     With `grad_accumulation_step=k` (auto-parallel context) the optimizer applies once every
     k calls, on the mean of the k calls' gradients (`MiniSteps`): the other calls only add
     their gradients into `accu_grads.<name>` buffers (their own compiled graph).
+    With the parallel optimizer, a sharded weight's gather carries the accumulation
+    (`_MiniStepAllGather`; `_MicroStepAllGather` when the network holds an
+    `nn.GradAccumulationCell`): see `msops.nn.grad_accumulation`.
     """
 
     def __init__(self, network: Cell, optimizer: Optimizer, sens: float = 1.0) -> None:
@@ -108,7 +112,7 @@ class TrainOneStepCell(Cell):
         mini = self._mini_steps()
         out = super().__call__(*args, **kwargs)
         if mini is not None:
-            mini.calls += 1
+            mini.finish_call()
         return out
 
     def _train_flags(self) -> tuple:
@@ -142,10 +146,21 @@ class TrainOneStepCell(Cell):
     def _scaled(self, grads: Any) -> tuple:
         return tuple(grads) if self.sens == 1.0 else tuple(g * self.sens for g in grads)
 
+    def _gather_policy(self) -> Any:
+        """Who picks the parallel optimizer's gathers while this step compiles: the mini-step
+        accumulation, else a GradAccumulationCell of the network, else nobody (AllGather)."""
+        if self._mini is not None:
+            return self._mini
+        return next((c for _, c in self.network.cells_and_names()
+                     if isinstance(c, GradAccumulationCell)), None)
+
     def _compile_step(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
         """Forward + backward (`value_and_grad`'s graph), then the update traced after it;
         the graph returns the loss."""
-        graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args)
+        if self._mini is not None:
+            self._mini.gathered.clear()
+        with gathering(self._gather_policy()):
+            graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args)
         outputs, grads = graph.outputs[:n_outputs], graph.outputs[n_outputs:]
         self.optimizer.bind_state(graph)
         if self._mini is not None:

@@ -29,7 +29,8 @@ from msops.parallel.context import ParallelMode, is_parallel, parallel_device_nu
 from msops.parallel.device_matrix import groups_over
 from msops.common.shard_layout import Layout
 from msops.parallel.layout import TensorLayout
-from msops.parallel.opt_shard import opt_shard_layout
+from msops.parallel.opt_gather import shard_gather
+from msops.parallel.opt_shard import OptShard, opt_shard_plan
 from msops.parallel.param_layout import record_layout, record_opt_shard_group
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
@@ -82,6 +83,7 @@ class _Partitioner:
         self.redist = Redistributor(self.local, rank)
         self.env: dict[int, Node] = {}            # global node id -> local node
         self.global_of: dict[int, int] = {}       # local input id -> global input id
+        self.gathered: dict[int, Node] = {}       # opt-sharded parameter id -> its gather
 
     # -- leaves ------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -140,17 +142,34 @@ class _Partitioner:
             feed = _slicer(layout, self.rank)
             if node.kind == "input" and self.full_batch:
                 return self._bind_leaf(node, layout, feed)
-            stored = opt_shard_layout(node.value, layout) if node.kind == "parameter" else None
-            if stored is not None:            # the parallel optimizer: stored as a shard
-                local = self._bind_leaf(node, stored, _slicer(stored, self.rank))
-                record_opt_shard_group(node.value, create_group_partition(
-                    groups_over(layout.device_matrix, layout.replica_axes())))
-                return self.redist.convert(local, stored, layout, node.source)
+            plan = opt_shard_plan(node.value, layout) if node.kind == "parameter" else None
+            if plan is not None:              # the parallel optimizer: stored as a shard
+                return self._gather_shard(node, plan, layout)
             if node.kind in ("parameter", "const"):
                 return self._bind_leaf(node, layout, feed)
             raise AssertionError(f"node {node} used before it was visited")
-        local = self.env[node.id]
+        local = self.gathered.get(node.id, self.env[node.id])
         return self.redist.convert(local, local.layout, layout, node.source)
+
+    def _gather_shard(self, node: Node, plan: OptShard, layout: TensorLayout) -> Node:
+        """The parallel optimizer: `node`'s Parameter bound as its stored shard and gathered
+        to `layout` once for the graph, by the op the training step chooses (`opt_gather`):
+        one AllGather along dim 0 over the shard group, whose axes are dim 0's minor ones."""
+        stored = plan.stored
+        local = self._bind_leaf(node, stored, _slicer(stored, self.rank))
+        group = create_group_partition(groups_over(stored.device_matrix, plan.shard_axes))
+        record_opt_shard_group(node.value, group)
+        prim, z = shard_gather(node.value, group)
+        inputs = [local]
+        if z is not None:                     # the accumulation buffer, laid out as the gather
+            buf = self.local.add_parameter(z, layout.slice_shape)
+            buf.feed, buf.layout = _slicer(layout, self.rank), layout
+            record_layout(z, layout)
+            inputs.append(buf)
+        out = self.local.apply(prim, inputs, node.source)
+        out.layout = layout
+        self.gathered[node.id] = out
+        return out
 
     # -- ops ---------------------------------------------------------------------------
     def _visit(self, node: Node) -> None:

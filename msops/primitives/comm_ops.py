@@ -654,18 +654,24 @@ def _scaled_slice(prim: _AccumulationAllGather, grad: Any, g: Any) -> Any:
     return dx
 
 
+def _accumulation_buffer(prim: _AccumulationAllGather, z: Any) -> Any:
+    """z, checked to be a Parameter (the backward writes the accumulated gradient into it)."""
+    if z.kind != "parameter":
+        raise TypeError(f"For '{prim.name}', the 'z' should be a Parameter (the gradient "
+                        f"accumulation buffer its backward writes), but got a {z.kind} value.")
+    return z
+
+
 @bprop(_MiniStepAllGather)
 def ministep_allgather_bprop(prim: _MiniStepAllGather, inputs: list, out: Any, dout: Any,
                              g: Any) -> tuple:
     """Mini-step accumulation: z += dout (written into the Parameter z in place, by an
     Assign), then this rank's slice of z reduced over the group (× 1/rank_size when
-    mean_flag). z gets no gradient. z must be a Parameter of x's gathered shape."""
+    mean_flag). z gets no gradient. z must be a Parameter of x's gathered shape. A training
+    step uses the reduced slice only on the k-th mini-step (on the others it is dead code,
+    so only the Assign runs) and clears z after it."""
     from msops.primitives.state_ops import Assign      # state_ops imports math_ops
-    z = inputs[1]
-    if z.kind != "parameter":
-        raise TypeError(f"For '{prim.name}', the 'z' should be a Parameter (the gradient "
-                        f"accumulation buffer its backward adds into), but got a "
-                        f"{z.kind} value.")
+    z = _accumulation_buffer(prim, inputs[1])
     total = g.apply(Assign(), [z, g.apply(Add(), [z, dout])])
     return _scaled_slice(prim, total, g), None
 
@@ -673,12 +679,15 @@ def ministep_allgather_bprop(prim: _MiniStepAllGather, inputs: list, out: Any, d
 @bprop(_MicroStepAllGather)
 def microstep_allgather_bprop(prim: _MicroStepAllGather, inputs: list, out: Any, dout: Any,
                               g: Any) -> tuple:
-    """Micro-step accumulation: z already holds the gradient accumulated over the step's
-    micro-batches (the accumulation cell adds into it); its reduce-scatter over the group
-    (× 1/rank_size when mean_flag) is x's gradient. dout only orders the collective after
-    the last micro-batch's backward in MindSpore (`depend(z, dout)`); here the backward is
-    appended after dout's nodes and a graph runs in node order. z gets no gradient."""
-    return _scaled_slice(prim, inputs[1], g), None
+    """Micro-step accumulation: dout is the gradient accumulated over the step's
+    micro-batches (they all read this one gather and autodiff sums their gradients); it is
+    written into the Parameter z (an Assign: z holds the step's accumulated gradient,
+    restarted every step, where MindSpore adds each micro-batch into z), and z's
+    reduce-scatter over the group (× 1/rank_size when mean_flag) is x's gradient: one
+    ReduceScatter a step. z gets no gradient; it must be a Parameter of x's gathered shape."""
+    from msops.primitives.state_ops import Assign      # state_ops imports math_ops
+    z = _accumulation_buffer(prim, inputs[1])
+    return _scaled_slice(prim, g.apply(Assign(), [z, dout]), g), None
 
 
 @bprop(AllReduce)

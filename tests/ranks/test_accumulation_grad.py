@@ -4,7 +4,8 @@ Every rank r computes loss_r = sum(op(x_r, z_r) * W_r) with z_r a Parameter (the
 accumulation buffer, non-zero at the start). The reference is numpy over every rank's data
 (each rank rebuilds every rank's arrays from seeds):
 MiniStep: z_r += dout_r = W_r, then dx_r = rows r of sum_s z_s (/ n with mean_flag);
-MicroStep: dx_r = rows r of sum_s z_s (/ n with mean_flag), z untouched.
+MicroStep: z_r = dout_r = W_r (the step's accumulated gradient replaces z's old value),
+then dx_r = rows r of sum_s z_s (/ n with mean_flag).
 """
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ def test_accumulation_backward_against_numpy(kind, mean_flag, mode):
         return ops.ReduceSum()(ops.Mul()(prim(x, z), w), ())
 
     got = ms.grad(loss)(Tensor(xs[rank])).asnumpy()
-    z_after = [zr + wr for zr, wr in zip(zs, ws)] if kind == "mini" else zs
+    z_after = [zr + wr for zr, wr in zip(zs, ws)] if kind == "mini" else ws
     want = np.sum(z_after, axis=0)[rows * rank:rows * (rank + 1)] / (n if mean_flag else 1)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(z.asnumpy(), z_after[rank], rtol=0, atol=0)
