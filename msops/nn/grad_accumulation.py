@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
-
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
+from msops.parallel.param_store import state_like
 
 __all__ = ["GradAccumulationCell", "MiniSteps"]
 
@@ -74,9 +73,7 @@ class MiniSteps:
 
     def __init__(self, weights: Sequence[Parameter], k: int) -> None:
         self.k = k
-        self.buffers = tuple(Parameter(Tensor(np.zeros(p.shape, p.asnumpy().dtype)),
-                                       f"accu_grads.{p.name}", requires_grad=False)
-                             for p in weights)
+        self.buffers = tuple(state_like(p, 0.0, f"accu_grads.{p.name}") for p in weights)
         self.mirrors = list(zip(self.buffers, weights))
         self.calls = 0                       # training-step calls so far
         self._assign = ops.Assign()
