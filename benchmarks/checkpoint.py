@@ -30,6 +30,7 @@ from safetensors.numpy import load_file, save_file
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size, get_rank, init
+from msops.parallel.slices import local_slice
 
 
 class Model(nn.Cell):
@@ -57,7 +58,7 @@ def reference_save(net: Model, path: str, comm: MPI.Comm, fsync: bool) -> None:
     whole = {}
     for name, pl in net.parameter_layout_dict.items():
         lay = pl.layout
-        local = np.ascontiguousarray(getattr(net, name).asnumpy()[lay.slice_of(rank)])
+        local = local_slice(getattr(net, name).asnumpy(), lay, rank)   # the held slice
         blocks = np.empty((n,) + local.shape, local.dtype)
         comm.Allgather(local, blocks)
         full = np.empty(lay.tensor_shape, local.dtype)

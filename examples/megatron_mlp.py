@@ -25,6 +25,7 @@ import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size, get_rank, init
 from msops.parallel import gather_full
+from msops.parallel.slices import local_slice
 
 BATCH, HIDDEN, FFN = 16, 8, 32
 
@@ -78,7 +79,7 @@ def whole_parameters(net: nn.Cell, parallel: bool) -> dict:
         value = p.asnumpy()
         if p.name in layouts:
             layout = layouts[p.name].layout
-            piece = Tensor(np.ascontiguousarray(value[layout.slice_of(get_rank())]))
+            piece = Tensor(local_slice(value, layout, get_rank()))   # held: the slice
             piece.layout = layout
             value = gather_full(piece).asnumpy()
         out[p.name] = value

@@ -69,8 +69,7 @@ def train(x, y, steps, mini, micro, parallel, shard_size=-1):
         got = step(Tensor(x[s * rows:(s + 1) * rows]), Tensor(y[s * rows:(s + 1) * rows]))
         losses.append(float(got.asnumpy()) / (micro if parallel else 1))
     graph = step._compile_cache.last_graph()
-    nbytes = sum(int(np.prod(p.shape)) * p.value.asnumpy().dtype.itemsize
-                 for p in graph.parameters)
+    nbytes = sum(p.value.asnumpy().nbytes for p in graph.parameters)   # what the rank holds
     layouts = net.parameter_layout_dict if parallel else {}
     ms.reset_auto_parallel_context()
     comms = [_collectives(g) for g, _ in step._compile_cache._entries.values()]
@@ -100,8 +99,8 @@ def main() -> None:
                                                 args.shard_size)
     worst = 0.0
     for p, want in zip(net.trainable_params(), serial.trainable_params()):
-        part = layouts[p.name].layout.slice_of(rank)          # the shard this rank keeps
-        worst = max(worst, float(np.abs(p.asnumpy()[part] - want.asnumpy()[part]).max()))
+        part = layouts[p.name].layout.slice_of(rank)   # the shard this rank keeps (and holds)
+        worst = max(worst, float(np.abs(p.asnumpy() - want.asnumpy()[part]).max()))
     sharded = sorted(k for k, lay in layouts.items() if lay.opt_shard_group)
     if rank == 0:
         print(f"{n} ranks, {args.steps} optimizer steps of {args.mini} calls x "

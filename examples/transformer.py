@@ -27,6 +27,7 @@ import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group, get_group_size, get_rank, init
 from msops.parallel import gather_full
+from msops.parallel.slices import local_slice
 
 VOCAB, SEQ, HIDDEN, HEADS, LAYERS, BATCH, STEPS = 32, 8, 16, 2, 2, 8, 20
 MP = 2                  # model-parallel ranks (they split the 2 heads); the rest is "dp"
@@ -189,7 +190,7 @@ def full_params(net: GPT, layouts: dict | None = None) -> dict:
         if layout is None:
             out[p.name] = p.asnumpy()
             continue
-        t = Tensor(np.ascontiguousarray(p.asnumpy()[layout.slice_of(rank)]))
+        t = Tensor(local_slice(p.asnumpy(), layout, rank))   # a Parameter holds its slice
         t.layout = layout
         out[p.name] = gather_full(t).asnumpy()
     return out

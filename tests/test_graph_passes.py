@@ -113,26 +113,30 @@ def _graph_with_feeds():
     return g, x, p, w
 
 
-def test_executor_feeds_inputs_and_caches_fed_parameters():
+def test_executor_feeds_inputs_and_parameters_hold_their_slice(sim):
+    """Inputs are fed (sliced each call); a Parameter node laid out as a slice makes the
+    Parameter hold only that slice, read directly each step (no per-step copy)."""
+    from msops.parallel.layout import TensorLayout
+    from msops.parallel import param_store  # noqa: F401  (installs the relayout hook)
+    sim(2, 1)
     g, x, p, w = _graph_with_feeds()
-    calls = []
     x.feed = lambda a: a[2:]                         # this rank's half of the input
-
-    def param_feed(a):
-        calls.append(a.copy())
-        return a[:2]
-    p.feed = param_feed
+    p.layout = TensorLayout((2,), (0,), (4,))        # rank 1 holds w[2:]
     ex = Executor(g)
-    np.testing.assert_array_equal(ex([f32(0, 0, 10, 20)]).asnumpy(), [11, 22])
-    np.testing.assert_array_equal(ex([f32(0, 0, 30, 40)]).asnumpy(), [31, 42])
-    assert len(calls) == 1                           # the slice is cached while w is unchanged
-    w.set_data(f32(5, 6, 7, 8))
-    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [6, 7])
-    arr = w.asnumpy()
-    arr[0] = 100                                     # same array object, new version
-    w.set_data(arr)
-    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [101, 7])
-    assert len(calls) == 3
+    assert w.shape == (2,) and w._full_shape == (4,)
+    np.testing.assert_array_equal(w.asnumpy(), [3, 4])
+    held = w.asnumpy()
+    np.testing.assert_array_equal(ex([f32(0, 0, 10, 20)]).asnumpy(), [13, 24])
+    assert w.asnumpy() is held                       # read in place, nothing re-sliced
+    w.set_data(f32(5, 6, 7, 8))                      # the whole shape: this rank's slice kept
+    np.testing.assert_array_equal(w.asnumpy(), [7, 8])
+    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [8, 9])
+    w.set_data(f32(1, 2))                            # the slice's shape: taken as the slice
+    np.testing.assert_array_equal(ex([f32(0, 0, 1, 1)]).asnumpy(), [2, 3])
+    with pytest.raises(ValueError, match=r"For 'Parameter.set_data', the data of 'w' .* "
+                                         r"should have the whole shape \[4\] or the slice "
+                                         r"shape \[2\], but got \[3\]"):
+        w.set_data(f32(1, 2, 3))
 
 
 class _Doubled(ops.PrimitiveWithInfer):

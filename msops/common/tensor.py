@@ -149,8 +149,25 @@ for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
 Tensor.__neg__ = _unary("__neg__")
 
 
+#: bumped whenever some Parameter starts holding another layout's slice (or its whole
+#: array again): a compiled executor re-checks its Parameters' layouts only then
+_HELD_EPOCH = [0]
+
+#: filled by msops.parallel.param_store (a layer above): `relayout(param, layout)` makes
+#: `param` hold this rank's slice of `layout` (None: the whole array), moving data if needed
+_RELAYOUT: list = [None]
+
+
 class Parameter(Tensor):
-    """A named, trainable Tensor: `Parameter(tensor, name, requires_grad=True)`."""
+    """A named, trainable Tensor: `Parameter(tensor, name, requires_grad=True)`.
+
+    After a parallel compile a Parameter holds only this rank's slice of the layout the
+    compile stores it in (as MindSpore): `shape`, `asnumpy()` and eager use see the slice;
+    `_layout` is that layout (None: the whole array is held), `_full_shape` the whole shape.
+    """
+
+    _layout: Any = None         # the layout whose slice `_data` is (None: whole)
+    _slice: Any = None          # the index of that slice in the whole array
 
     def __init__(self, default_input: Any, name: str | None = None,
                  requires_grad: bool = True, layerwise_parallel: bool = False) -> None:
@@ -163,7 +180,7 @@ class Parameter(Tensor):
         self.name = name
         self.requires_grad = requires_grad
         self.layerwise_parallel = layerwise_parallel
-        self.version = 0            # bumped by set_data: compiled graphs re-slice on change
+        self.version = 0            # bumped by every write (set_data, Assign, a relayout)
 
     @classmethod
     def _adopt(cls, arr: np.ndarray, name: str) -> "Parameter":
@@ -174,11 +191,35 @@ class Parameter(Tensor):
         param._named(name, True, False)
         return param
 
+    @property
+    def _full_shape(self) -> tuple:
+        """The whole Parameter's shape (its `shape` is the held slice's after a parallel
+        compile)."""
+        return tuple(self._layout.tensor_shape) if self._layout is not None else self._data.shape
+
+    def _hold(self, data: np.ndarray, layout: Any, index: Any) -> None:
+        """Hold `data`, the slice `index` of `layout` (None, None: the whole array)."""
+        changed = layout != self._layout
+        self._data, self._layout, self._slice = data, layout, index
+        self.version += 1
+        if changed:
+            _HELD_EPOCH[0] += 1
+
     def set_data(self, data: Any) -> "Parameter":
         """Replace the value (same dtype; a copy, which the Parameter owns: ops.Assign writes
-        it in place); used by checkpoint loading."""
+        it in place); used by checkpoint loading. A Parameter holding a slice takes either
+        its slice's shape or the whole shape (then keeps its own slice of it)."""
         arr = _to_array(data, self._dtype)
-        self._data = arr.copy()
+        if self._layout is not None and arr.shape != self._data.shape:
+            if arr.shape != self._full_shape:
+                raise ValueError(
+                    f"For 'Parameter.set_data', the data of '{self.name}' (which holds this "
+                    f"rank's slice {list(self._data.shape)} of {self._layout}) should have "
+                    f"the whole shape {list(self._full_shape)} or the slice shape "
+                    f"{list(self._data.shape)}, but got {list(arr.shape)}.")
+            self._data = arr[self._slice].copy()        # owned (a view would share)
+        else:
+            self._data = arr.copy()
         self.version += 1
         return self
 

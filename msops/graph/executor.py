@@ -6,8 +6,9 @@ executor owns, planned from the graph's lifetimes (`buffers.plan_buffers`): made
 the first run and reused every step after, so a step allocates only the outputs it
 returns, which are new arrays nothing in msops keeps. Inputs take the arrays passed to
 `run` (through `node.feed`, which maps the full value to this rank's slice, when the
-parallel pass set one); parameters are read each step (a fed slice is cached until the
-Parameter's data changes); a value nobody reads any more is dropped at once.
+parallel pass set one); a Parameter's own array is read each step: it holds exactly the
+slice its node stands for (`_settle`, at construction and whenever some Parameter was
+re-laid out since); a value nobody reads any more is dropped at once.
 
 The step is generated Python source (`Executor.source`, one line a node) rather than a
 loop over a schedule: a line calls its kernel on local names, about a tenth of the
@@ -23,7 +24,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.common.tensor import Parameter, Tensor
+from msops.common import tensor as _tensor
+from msops.common.tensor import Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)
@@ -32,22 +34,31 @@ from msops.graph.ir import Graph, Node, TupleGetItem
 __all__ = ["Executor"]
 
 
-class _FedParameter:
-    """A Parameter slot whose value is `feed(param data)`, recomputed only on change."""
+def _held_layout(node: Node) -> Any:
+    """The layout whose slice a parameter node's Parameter must hold (None: whole)."""
+    layout = node.layout
+    if layout is None or tuple(node.shape) == tuple(layout.tensor_shape):
+        return None
+    return layout
 
-    __slots__ = ("param", "feed", "src", "version", "value")
 
-    def __init__(self, param: Parameter, feed: Callable) -> None:
-        self.param, self.feed = param, feed
-        self.src = self.version = self.value = None
-
-    def get(self) -> np.ndarray:
-        p = self.param
-        data, version = p._data, getattr(p, "version", 0)
-        if data is not self.src or version != self.version:
-            self.value = self.feed(data)
-            self.src, self.version = data, version
-        return self.value
+def _settle(graph: Graph) -> None:
+    """Make every Parameter of `graph` hold what its node stands for (this rank's slice of
+    the node's layout, or the whole array): data moves only for a Parameter another
+    compile left in another layout (a collective, SPMD like the compile itself)."""
+    for node in graph.parameters:
+        param, want = node.value, _held_layout(node)
+        if not isinstance(param, _tensor.Parameter):
+            continue
+        if param._layout != want:
+            relayout = _tensor._RELAYOUT[0]
+            if relayout is None:
+                raise RuntimeError(f"For '{graph.name}', the Parameter '{param.name}' should "
+                                   f"be laid out as {want}, but msops.parallel is not loaded.")
+            relayout(param, want)
+        if tuple(param.shape) != tuple(node.shape):
+            raise ValueError(f"For '{graph.name}', the Parameter '{param.name}' should hold "
+                             f"shape {list(node.shape)}, but got {list(param.shape)}.")
 
 
 class _StepSource:
@@ -78,16 +89,16 @@ class _StepSource:
         return "\n".join(self.lines)
 
 
-def _leaves(graph: Graph, src: _StepSource, fed_params: dict) -> dict[int, str]:
-    """Names of the inputs (step arguments), parameters (read each step) and consts."""
+def _leaves(graph: Graph, src: _StepSource) -> dict[int, str]:
+    """Names of the inputs (step arguments), parameters (their arrays, read each step: a
+    Parameter holds exactly its node's slice) and consts."""
     reads = []                                    # (node, the expression of its value)
     for n in graph.inputs:
         src.args.append(f"v{n.id}" if n.feed is None else f"a{n.id}")
         if n.feed is not None:
             reads.append((n, f"{src.bind(f'f{n.id}', n.feed)}(a{n.id})"))
     for n in graph.parameters:
-        reads.append((n, f"{src.bind(f'p{n.id}', n.value)}._data" if n.feed is None else
-                      f"{src.bind(f'p{n.id}', fed_params[n.id])}.get()"))
+        reads.append((n, f"{src.bind(f'p{n.id}', n.value)}._data"))
     src.lines += [f"v{n.id} = {expr}" for n, expr in reads]
     names = {n.id: f"v{n.id}" for n in graph.inputs + graph.parameters}
     for n in graph.consts:
@@ -96,18 +107,18 @@ def _leaves(graph: Graph, src: _StepSource, fed_params: dict) -> dict[int, str]:
 
 
 def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
-              fed_params: dict, copied: frozenset) -> _StepSource:
+              copied: frozenset) -> _StepSource:
     """The step of `graph`, its writers writing where `plan` says (FRESH: out=None).
 
     `copied`: ids of outputs that may share a const's or a Parameter's memory (returned as
     copies)."""
     src = _StepSource()
-    names = _leaves(graph, src, fed_params)
+    names = _leaves(graph, src)
     buffers = [_aligned_bytes(size) for size in plan.nbytes]
     views: dict[tuple, str] = {}
     outputs = {n.id for n in graph.outputs}
     last_read = {i.id: k for k, n in enumerate(graph.nodes) for i in n.inputs}
-    made = {n.id for n in graph.inputs + graph.parameters if n.feed is not None}
+    made = {n.id for n in graph.inputs if n.feed is not None}
     for k, node in enumerate(graph.nodes):
         args = ", ".join(names[i.id] for i in node.inputs)
         b = plan.buffer_of.get(node.id, FRESH)
@@ -190,8 +201,8 @@ class Executor:
         self.graph = graph
         self.plan = plan_buffers(graph)
         self._kernels = {n.id: _lower(n) for n in graph.nodes}
-        self._fed_params = {n.id: _FedParameter(n.value, n.feed)
-                            for n in graph.parameters if n.feed is not None}
+        _settle(graph)                  # the Parameters hold their slices from now on
+        self._held_epoch = _tensor._HELD_EPOCH[0]
         roots = alias_roots(graph)
         check_parameter_writes(graph, roots)
         # outputs that may share a const's or a Parameter's memory are returned as copies
@@ -208,7 +219,7 @@ class Executor:
         self.source: str | None = None
 
     def _make_step(self, plan: BufferPlan, tag: str) -> tuple[Callable, str]:
-        src = _generate(self.graph, self._kernels, plan, self._fed_params, self._copied)
+        src = _generate(self.graph, self._kernels, plan, self._copied)
         filename = f"<msops step {self.graph.name} {tag} {id(self):x}>"
         weakref.finalize(self, linecache.cache.pop, filename, None)
         return src.function(filename), src.text
@@ -228,6 +239,9 @@ class Executor:
         if len(arrays) != self._n_inputs:
             raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
                              f"{self._n_inputs}, but got {len(arrays)}.")
+        if self._held_epoch != _tensor._HELD_EPOCH[0]:   # another compile re-laid some out
+            _settle(self.graph)
+            self._held_epoch = _tensor._HELD_EPOCH[0]
         for hook in self._pre_run:                   # host work of the step (learning rate)
             hook()
         lock = self._lock

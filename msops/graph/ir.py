@@ -167,8 +167,11 @@ class Graph:
         return node
 
     def add_parameter(self, param: Any, shape: Sequence[int] | None = None) -> Node:
-        """A node for Parameter `param` (its full shape unless `shape` is given)."""
-        node = self._new("parameter", shape=tuple(param.shape if shape is None else shape),
+        """A node for Parameter `param` (its whole shape, even when it holds a slice after a
+        parallel compile, unless `shape` is given)."""
+        if shape is None:
+            shape = getattr(param, "_full_shape", param.shape)
+        node = self._new("parameter", shape=tuple(shape),
                          dtype=param.dtype, value=param, name=param.name)
         self.parameters.append(node)
         return node

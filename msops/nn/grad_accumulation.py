@@ -28,12 +28,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
-
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
+from msops.parallel.param_store import state_like
 
 __all__ = ["GradAccumulationCell", "MiniSteps"]
 
@@ -87,7 +86,7 @@ class GradAccumulationCell(Cell):
 
 def _buffer_of(param: Parameter) -> Parameter:
     """A zero accumulation buffer for `param` (MindSpore's name: `accu_grads.<name>`)."""
-    return Parameter(Tensor(np.zeros(param.shape, param.asnumpy().dtype)),
+    return Parameter(Tensor(np.zeros(param._full_shape, param.asnumpy().dtype)),
                      f"accu_grads.{param.name}", requires_grad=False)
 
 
@@ -102,7 +101,7 @@ class MiniSteps:
 
     def __init__(self, weights: Sequence[Parameter], k: int) -> None:
         self.k = k
-        self.buffers = tuple(_buffer_of(p) for p in weights)
+        self.buffers = tuple(state_like(p, 0.0, f"accu_grads.{p.name}") for p in weights)
         self.mirrors = list(zip(self.buffers, weights))
         self.calls = 0                       # training-step calls so far
         self._assign = ops.Assign()

@@ -30,13 +30,12 @@ from msops import context, ops
 from msops.common import validator
 from msops.common.dtype import float64 as ms_float64
 from msops.common.tensor import Parameter, Tensor
-from msops.communication import get_rank
 from msops.graph import tracer
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph, Node
 from msops.nn.cell import Cell
-from msops.parallel.param_layout import record_layout
-from msops.parallel.slices import local_slice
+from msops.parallel.param_layout import record_layout_like
+from msops.parallel.param_store import state_like
 from msops.pipeline import CompileCache
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "bind_mirrors"]
@@ -103,8 +102,7 @@ class Optimizer(Cell):
         `<prefix>.<name>` and laid out like it in a parallel graph."""
         states = []
         for p in self.parameters:
-            s = Parameter(Tensor(np.full(p.shape, init, p.asnumpy().dtype)),
-                          f"{prefix}.{p.name}", requires_grad=False)
+            s = state_like(p, init, f"{prefix}.{p.name}")
             self._params[s.name] = s
             self._mirrors.append((s, p))
             states.append(s)
@@ -211,16 +209,15 @@ class Optimizer(Cell):
         inputs = []
         for p, g in zip(self.parameters, grads):
             layout = getattr(g, "layout", None)
-            sliced = layout is not None and tuple(layout.tensor_shape) == tuple(p.shape)
-            want = tuple(layout.slice_shape) if sliced else tuple(p.shape)
+            full = p._full_shape
+            sliced = layout is not None and tuple(layout.tensor_shape) == tuple(full)
+            want = tuple(layout.slice_shape) if sliced else tuple(full)
             if tuple(g.shape) != want:
                 raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
                                  f"have its shape {list(want)}, but got {list(g.shape)}.")
             node = graph.add_parameter(p, want)
-            if sliced:
+            if sliced:                   # the executor has the Parameter hold that slice
                 node.layout = layout
-                rank = get_rank()
-                node.feed = (lambda lay: lambda full: local_slice(full, lay, rank))(layout)
             inputs.append(graph.add_input(g.shape, g.dtype, f"grad.{p.name}"))
         self.append_update(graph, inputs)
         graph.outputs, graph.output_is_tuple = [], True
@@ -239,9 +236,9 @@ def bind_mirrors(graph: Graph, mirrors: Sequence[tuple[Parameter, Parameter]]) -
         if like is None:                                   # unused by the forward: whole
             like = nodes[id(p)] = graph.add_parameter(p)
         node = graph.add_parameter(state, like.shape)
-        node.feed, node.layout = like.feed, like.layout
+        node.layout = like.layout
         if like.layout is not None:
-            record_layout(state, like.layout)
+            record_layout_like(state, p, like.layout)
 
 
 class _GradientSignature:

@@ -6,7 +6,9 @@ from typing import Any, Iterable, NamedTuple
 
 from msops.parallel.layout import TensorLayout
 
-__all__ = ["ParameterLayout", "record_layout", "record_opt_shard_group", "layouts_of"]
+__all__ = ["ParameterLayout", "record_layout", "record_opt_shard_group", "record_layout_like",
+           "layouts_of",
+           "without_opt_shard"]
 
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
 # call, a gradient or training step): after parallel training only that slice of the
@@ -29,6 +31,15 @@ def record_opt_shard_group(param: Any, group: str) -> None:
     """Remember the group the parallel optimizer shards `param` over (after its layout,
     which is then the stored shard's)."""
     _opt_groups[param] = group
+
+
+def record_layout_like(state: Any, param: Any, layout: TensorLayout) -> None:
+    """Remember `layout` as the layout of `state` (an optimizer's state of `param`, laid
+    out like it), with `param`'s opt-shard group when the optimizer shards it."""
+    record_layout(state, layout)
+    group = _opt_groups.get(param)
+    if group and _latest.get(param) == layout:
+        _opt_groups[state] = group
 
 
 def _entry(lay: TensorLayout, group: str) -> "ParameterLayout":
@@ -57,3 +68,19 @@ class ParameterLayout(NamedTuple):
     uniform_split: bool
     opt_shard_group: str
     layout: TensorLayout
+
+
+def without_opt_shard(stored: TensorLayout, shard_size: int) -> TensorLayout:
+    """The model-parallel layout of a Parameter the parallel optimizer stores as `stored`
+    over a shard group of `shard_size` ranks: dim 0 without the shard axes, which
+    `opt_shard.opt_shard_layout` appends after dim 0's own (so they are the trailing ones)."""
+    axes = list(stored.dim_axes[0])
+    parts = 1
+    while axes and parts < shard_size:
+        parts *= stored.axis_size(axes.pop())
+    if parts != shard_size:
+        raise ValueError(f"For 'without_opt_shard', the shard group size should be a product "
+                         f"of the trailing dim-0 axes of {stored}, but got {shard_size}.")
+    dim0 = tuple(axes) if len(axes) > 1 else (axes[0] if axes else -1)
+    return TensorLayout(stored.device_matrix, (dim0,) + tuple(stored.tensor_map[1:]),
+                        stored.tensor_shape)

@@ -8,7 +8,8 @@ It redistributes each input from its producer's layout to the one the op needs, 
 the op (or its expansion) on local shapes, then combines partial results: AllReduce
 over the reduced device axes the output leaves out, ReduceScatter over those the
 output splits its dim 0 by. Graph inputs and parameters take the layout of their first
-consumer and are sliced when fed, so no data moves for them. Every emitted node is
+consumer: inputs are sliced when fed, and a Parameter holds only its slice of that
+layout once the graph's executor is built (parallel/param_store.py), so no data moves. Every emitted node is
 re-inferred on local shapes by `Graph.apply`. The pass names no op: the graph's
 structural TupleGetItem and MakeTuple it knows by class.
 
@@ -32,6 +33,7 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.opt_gather import shard_gather
 from msops.parallel.opt_shard import OptShard, opt_shard_plan
 from msops.parallel.param_layout import record_layout, record_opt_shard_group
+from msops.parallel import param_store  # noqa: F401  (the executor's relayout hook)
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
 from msops.parallel.propagation import propagate
@@ -117,9 +119,8 @@ class _Partitioner:
             local = self.local.add_input(layout.slice_shape, node.dtype, node.name)
             local.feed = feed
             self.global_of[local.id] = node.id
-        elif node.kind == "parameter":
+        elif node.kind == "parameter":     # it holds this slice once the graph is built
             local = self.local.add_parameter(node.value, layout.slice_shape)
-            local.feed = feed
             record_layout(node.value, layout)
         else:                                     # tensor constant: slice it now
             local = self.local.add_const(feed(node.value) if feed else node.value)

@@ -17,6 +17,9 @@ A strategy file is JSON in the shape and spelling of MindSpore's (strategy_ckpt_
                                               "field_size": 0, "uniform_split": true,
                                               "opt_shard_group": ""}}}
 
+Under the parallel optimizer a parameter's item is its stored shard's layout (dim 0 split
+over the replica axes too) and names the real `opt_shard_group`.
+
 With `strategy_ckpt_load_file` set, every op named in the file takes the file's strategy
 before the partition pass (the file wins over a `shard()` in code, as in MindSpore); an
 op the network lacks, another device number, or a parameter laid out otherwise after
@@ -63,11 +66,13 @@ def get_strategies(net: Any) -> dict[str, tuple]:
     return {name: _chosen[p] for name, p in _named_primitives(net) if p in _chosen}
 
 
-def _layout_item(lay: TensorLayout) -> dict:
+def _layout_item(lay: TensorLayout, opt_shard_group: str = "") -> dict:
+    """A parallel_layout_item entry; under the parallel optimizer `lay` is the stored
+    shard's layout (its dim 0 also split over `opt_shard_group`, the group named)."""
     return {"dev_matrix": list(lay.device_matrix),
             "tensor_map": [list(m) if isinstance(m, tuple) else m for m in lay.tensor_map],
             "slice_shape": list(lay.slice_shape), "tensor_shape": list(lay.tensor_shape),
-            "field_size": 0, "uniform_split": True, "opt_shard_group": ""}
+            "field_size": 0, "uniform_split": True, "opt_shard_group": opt_shard_group}
 
 
 def layout_from_item(name: str, item: Mapping[str, Any]) -> TensorLayout:
@@ -86,7 +91,7 @@ def strategy_file_dict(net: Any, device_num: int) -> dict:
     """The strategy-file content of `net` after its latest compile."""
     ops = {name: {"op": p.name, "stage": 0, "parallel_strategy": [list(s) for s in _chosen[p]]}
            for name, p in _named_primitives(net) if p in _chosen}
-    layouts = {name: _layout_item(pl.layout)
+    layouts = {name: _layout_item(pl.layout, pl.opt_shard_group)
                for name, pl in layouts_of(net.get_parameters()).items()}
     return {"current_stage": 0, "device_num": device_num, "parallel_strategy_item": ops,
             "parallel_layout_item": layouts}

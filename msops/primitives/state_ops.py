@@ -16,7 +16,6 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
-from msops.communication import get_rank
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import elementwise_spec
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
@@ -29,8 +28,9 @@ class Assign(PrimitiveWithInfer):
     """`Assign()(variable, value)`: write `value` into the Parameter `variable` in place and
     return `value` (as `mindspore.ops.Assign`). Shapes and dtypes must be equal.
 
-    Compiled, the write goes into the Parameter's slice on this rank (a parallel graph
-    holds that slice) and bumps `Parameter.version`, so every compiled graph re-reads it.
+    Compiled, the write goes into the Parameter's own array (after a parallel compile it
+    holds this rank's slice, which is what the graph's node stands for) and bumps
+    `Parameter.version`.
     No gradient flows through an Assign.
 
     >>> p = Parameter(Tensor(np.zeros(2, np.float32)), name="p")
@@ -84,8 +84,8 @@ class Assign(PrimitiveWithInfer):
         return value
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        """The write into the Parameter the compiled graph's variable node holds: its slice
-        on this rank when the node is a slice (the node's layout says which)."""
+        """The write into the Parameter the compiled graph's variable node holds (after a
+        parallel compile the Parameter's array is this rank's slice: the node's)."""
         var = in_abstracts[0]
         param = var.value if getattr(var, "kind", None) == "parameter" else None
         if not isinstance(param, Parameter):
@@ -93,14 +93,10 @@ class Assign(PrimitiveWithInfer):
             raise TypeError(f"For '{self.name}', the 'variable' should be a Parameter of the "
                             f"graph, but got the value of '{got}' (in a parallel graph the "
                             f"Parameter's layout must be the one the Assign uses).")
-        layout = getattr(var, "layout", None)
-        part = layout.slice_of(get_rank()) \
-            if layout is not None and tuple(var.shape) != tuple(param.shape) else None
 
         def assign(variable: np.ndarray, value: np.ndarray) -> np.ndarray:
-            data = param._data
-            np.copyto(data if part is None else data[part], value)
-            param.version += 1        # graphs that cache a copied slice of it re-read it
+            np.copyto(param._data, value)   # the Parameter holds exactly the node's slice
+            param.version += 1
             return value
         return assign
 

@@ -69,7 +69,8 @@ def _show(ns: argparse.Namespace) -> int:
         lay = entry.get("layout")
         text = "whole" if lay is None else \
             f"dev_matrix={lay['device_matrix']} tensor_map={lay['tensor_map']}" + \
-            (f" slice of {lay['tensor_shape']}" if entry.get("slice") else "")
+            (f" slice of {lay['tensor_shape']}" if entry.get("slice") else "") + \
+            (f" opt_shard_group={lay['opt_shard_group']}" if lay.get("opt_shard_group") else "")
         print(f"  {name}  {list(arr.shape)}  {arr.dtype.name}  {text}")
     return 0
 

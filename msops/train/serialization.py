@@ -18,6 +18,7 @@ from msops.nn.cell import Cell
 from msops.parallel._cell_wrapper import destroy_allgather_cell, get_allgather_cell
 from msops.parallel.context import is_parallel
 from msops.parallel.layout import TensorLayout
+from msops.parallel.param_layout import without_opt_shard
 from msops.parallel.slices import is_split, local_slice, place_slices
 from msops.primitives.comm_ops import Broadcast
 from msops.train.ckpt_format import read_ckpt, write_ckpt
@@ -83,13 +84,25 @@ def _array(value: Any, name: str) -> np.ndarray:
                     f"Parameter or a numpy array, but got {type(value).__name__}.")
 
 
-def _entries(save_obj: Any) -> tuple[dict[str, np.ndarray], dict[str, TensorLayout]]:
-    """(name -> data, name -> layout of split parameters) of what to save."""
+def _entries(save_obj: Any) -> tuple[dict[str, np.ndarray], dict[str, TensorLayout],
+                                    dict[str, str]]:
+    """(name -> data, name -> layout of split parameters, name -> opt-shard group) of what
+    to save. A Parameter holding a slice is saved by the layout it holds (its data may be
+    whole again after a later serial compile: then by its recorded layout, cut here)."""
     if isinstance(save_obj, Cell):
-        layouts = {n: pl.layout for n, pl in save_obj.parameter_layout_dict.items()}
-        return {p.name: p.asnumpy() for p in save_obj.get_parameters()}, layouts
+        entries = save_obj.parameter_layout_dict
+        layouts = {n: pl.layout for n, pl in entries.items()}
+        groups = {n: pl.opt_shard_group for n, pl in entries.items() if pl.opt_shard_group}
+        params = list(save_obj.get_parameters())
+        for p in params:
+            if p._layout is not None and p._layout != layouts.get(p.name):
+                layouts[p.name] = p._layout          # held otherwise than last recorded
+                groups.pop(p.name, None)
+            elif p._layout is None:                  # whole: its group no longer applies
+                groups.pop(p.name, None)
+        return {p.name: p.asnumpy() for p in params}, layouts, groups
     if isinstance(save_obj, Mapping):
-        return {str(k): _array(v, str(k)) for k, v in save_obj.items()}, {}
+        return {str(k): _array(v, str(k)) for k, v in save_obj.items()}, {}, {}
     if isinstance(save_obj, (list, tuple)):
         out = {}
         for i, item in enumerate(save_obj):
@@ -97,27 +110,45 @@ def _entries(save_obj: Any) -> tuple[dict[str, np.ndarray], dict[str, TensorLayo
                 raise TypeError(f"For 'save_checkpoint', the 'save_obj[{i}]' should be a dict "
                                 f"with 'name' and 'data', but got {item!r:.80}.")
             out[str(item["name"])] = _array(item["data"], str(item["name"]))
-        return out, {}
+        return out, {}, {}
     raise TypeError(f"For 'save_checkpoint', the 'save_obj' should be a Cell, a dict of "
                     f"name -> Tensor or a list of {{'name', 'data'}} dicts, but got "
                     f"{type(save_obj).__name__}.")
 
 
-def layout_meta(layout: TensorLayout | None, slice_saved: bool) -> dict:
+def layout_meta(layout: TensorLayout | None, slice_saved: bool,
+                opt_shard_group: str = "") -> dict:
     """The metadata entry of a tensor saved under `layout` (`slice_saved`: only this rank's
-    slice is in the file), read back by load_checkpoint and the shard readers."""
+    slice is in the file; `opt_shard_group`: the parallel optimizer's group, whose ranks'
+    dim-0 blocks the layout already places), read back by load_checkpoint and the shard
+    readers."""
     if layout is None:
         return {}
-    return {"layout": {"device_matrix": list(layout.device_matrix),
+    meta = {"layout": {"device_matrix": list(layout.device_matrix),
                        "tensor_map": [list(m) if isinstance(m, tuple) else m
                                       for m in layout.tensor_map],
                        "tensor_shape": list(layout.tensor_shape)},
             "slice": slice_saved}
+    if opt_shard_group:
+        meta["layout"]["opt_shard_group"] = opt_shard_group
+    return meta
 
 
-def _gathered(data: np.ndarray, layout: TensorLayout, rank: int) -> np.ndarray:
-    """The whole parameter from every rank's slice (every rank calls it, in the same order)."""
+def _gathered(data: np.ndarray, layout: TensorLayout, rank: int,
+              opt_group: str = "") -> np.ndarray:
+    """The whole parameter from every rank's slice (every rank calls it, in the same order).
+
+    An optimizer-sharded one (MindSpore's way): its shard group's AllGather rebuilds the
+    model-parallel slice (`AllGatherCell(group)`, the whole when nothing else splits it),
+    a `SaveOptShardCkptCell` gathers those over the world too."""
     local = local_slice(data, layout, rank)
+    if opt_group:
+        mp = without_opt_shard(layout, get_group_size(opt_group))
+        if not is_split(mp):
+            return get_allgather_cell(opt_group)(Tensor(local)).asnumpy()
+        blocks = get_allgather_cell(opt_group, need_merge_twice=True)(Tensor(local)).asnumpy()
+        blocks = blocks.reshape((-1,) + tuple(mp.slice_shape))
+        return place_slices(blocks[:mp.device_num], mp)
     blocks = get_allgather_cell(None)(Tensor(local[None])).asnumpy()
     return place_slices(blocks[:layout.device_num], layout)
 
@@ -154,7 +185,7 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
     or "ckpt" (MindSpore's protobuf file; with `crc_check`, its crc32 trailer); None: by
     the file's suffix."""
     write = _writer(resolve_format(ckpt_file_name, format, "save_checkpoint"), crc_check)
-    data, layouts = _entries(save_obj)
+    data, layouts, groups = _entries(save_obj)
     if choice_func is not None:
         data = {n: v for n, v in data.items() if choice_func(n)}
     rank, size = _world()
@@ -164,11 +195,13 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
         if layout is None or not is_split(layout):
             tensors[name] = arr
         elif integrated_save:
-            tensors[name] = _gathered(arr, layout, rank) if size > 1 else arr
+            tensors[name] = _gathered(arr, layout, rank, groups.get(name, "")) \
+                if size > 1 else arr
         else:
             tensors[name] = local_slice(arr, layout, rank)
         split = layout is not None and is_split(layout)
-        extra[name] = layout_meta(layout, slice_saved=split and not integrated_save)
+        extra[name] = layout_meta(layout, slice_saved=split and not integrated_save,
+                                  opt_shard_group=groups.get(name, "") if split else "")
     destroy_allgather_cell()
     for name, value in (append_dict or {}).items():
         tensors[str(name)] = _array(value, str(name))
@@ -209,8 +242,9 @@ def load_param_into_net(net: Cell, parameter_dict: Mapping[str, Any],
     """Set each parameter of `net` found by name in `parameter_dict`; returns
     (net parameters not loaded, checkpoint entries not used), as MindSpore 2.x.
 
-    A sharded network takes whole values (the parallel pass slices them when fed). A
-    shape or dtype that does not fit is a ValueError naming the parameter."""
+    A Parameter holding its slice after a parallel compile takes this rank's slice of a
+    whole value (or a slice saved under its very layout). A shape or dtype that does not
+    fit is a ValueError naming the parameter."""
     if not isinstance(net, Cell):
         raise TypeError(f"For 'load_param_into_net', the 'net' should be a Cell, but got "
                         f"{type(net).__name__}.")
@@ -224,11 +258,17 @@ def load_param_into_net(net: Cell, parameter_dict: Mapping[str, Any],
             not_loaded.append(param.name)
             continue
         new = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
-        if tuple(new.shape) != tuple(param.shape):
-            hint = " (a slice saved with integrated_save=False)" \
-                if getattr(new, "layout", None) is not None else ""
+        # a slice's layout: a loaded shard's `.layout`, a sharded net's Parameter's `_layout`
+        new_layout = getattr(new, "layout", None) or getattr(new, "_layout", None)
+        full = tuple(param._full_shape)
+        whole = tuple(new.shape) == full and \
+            (new_layout is None or tuple(new_layout.slice_shape) == full)
+        own_slice = param._layout is not None and new_layout == param._layout
+        if not (whole or own_slice):
+            hint = f" (a slice of {new_layout}, saved with integrated_save=False)" \
+                if new_layout is not None else ""
             raise ValueError(f"For 'load_param_into_net', the shape of parameter "
-                             f"'{param.name}' should be {tuple(param.shape)}, but got "
+                             f"'{param.name}' should be {full}, but got "
                              f"{tuple(new.shape)} in the checkpoint{hint}.")
         if new.dtype != param.dtype:
             raise ValueError(f"For 'load_param_into_net', the dtype of parameter "

@@ -52,3 +52,17 @@ def check(make_net, *inputs, train=False, rtol=1e-5, atol=1e-5, mode="semi_auto_
 def comm_ops(graph):
     """Names of the communication nodes of a compiled graph, in execution order."""
     return [n.op for n in graph.nodes if n.is_communication]
+
+
+def assert_held(param, whole, layout=None, rtol=1e-5, atol=1e-5, err_msg=""):
+    """`param` holds only this rank's slice of `layout` (its parameter_layout_dict layout;
+    None or unsplit: the whole array), and it equals that slice of the serial `whole`."""
+    from msops.communication import get_rank
+    whole = np.asarray(whole)
+    if layout is not None and any(layout.dim_axes):
+        want = whole[layout.slice_of(get_rank())]
+        assert tuple(param.shape) == tuple(layout.slice_shape), (param.name, param.shape)
+    else:
+        want = whole
+    np.testing.assert_allclose(param.asnumpy(), want, rtol=rtol, atol=atol,
+                               err_msg=err_msg or param.name)

@@ -10,6 +10,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn
 from msops.communication import get_group_size, get_rank
+from parallel_oracle import assert_held
 
 RANKS = (2, 4, 8)
 
@@ -48,9 +49,8 @@ def check_params(net, want, parallel):
     if parallel == "opt_shard":
         assert any(lay.opt_shard_group for lay in layouts.values())
     for got, w in zip(net.trainable_params(), want):
-        part = layouts[got.name].layout.slice_of(get_rank()) if got.name in layouts else ...
-        np.testing.assert_allclose(got.asnumpy()[part], w[part], rtol=1e-4, atol=1e-6,
-                                   err_msg=got.name)
+        assert_held(got, w, layouts[got.name].layout if got.name in layouts else None,
+                    rtol=1e-4, atol=1e-6)
 
 
 @pytest.fixture(params=["serial", "data_parallel", "opt_shard"])

@@ -5,7 +5,7 @@ sharded gradient with `gather_full` and compares it with the serial gradient.
 """
 import numpy as np
 import pytest
-from parallel_oracle import comm_ops
+from parallel_oracle import assert_held, comm_ops
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -328,7 +328,8 @@ def test_twenty_training_steps_equal_serial(net, optimizer):
     try:
         got_losses, got = _train(make, x, y, *OPTIMIZERS[optimizer])
         for name, (value, layout) in got.items():
-            mine = value[layout.slice_of(r)]
+            mine = value          # a Parameter holds only its slice after a parallel compile
+            assert mine.shape == layout.slice_shape, name
             np.testing.assert_allclose(mine, want[name][0][layout.slice_of(r)], rtol=1e-4,
                                        atol=1e-5, err_msg=name)
             t = Tensor(mine)
@@ -406,9 +407,7 @@ def test_an_optimizer_called_on_sliced_gradients_updates_each_slice():
     try:
         got_losses, got_net, opt, grads = _steps_by_hand(lambda: Grid2D(n), x, y)
         for p, w, g in zip(got_net.trainable_params(), want_net.trainable_params(), grads):
-            part = g.layout.slice_of(r)
-            np.testing.assert_allclose(p.asnumpy()[part], w.asnumpy()[part], rtol=1e-4,
-                                       atol=1e-5, err_msg=p.name)
+            assert_held(p, w.asnumpy(), g.layout, rtol=1e-4, atol=1e-5)
         assert opt._compiled.traces == 1
         assert int(opt.global_step.asnumpy()[0]) == 5
 

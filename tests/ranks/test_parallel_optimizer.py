@@ -62,8 +62,8 @@ def train(make_net, optimizer, mode=None, **keys):
         x, y = data()
         losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]
         graph = step._compile_cache.last_graph()
-        stored = sum(int(np.prod(p.shape)) * p.value.asnumpy().dtype.itemsize
-                     for p in graph.parameters)
+        # the bytes this process holds for the step's Parameters (params + optimizer state)
+        stored = sum(p.value.asnumpy().nbytes for p in graph.parameters)
         layouts = net.parameter_layout_dict if mode is not None else {}
         params = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
     finally:
@@ -96,10 +96,10 @@ def test_sharded_training_equals_serial(case, name):
         sharded = value.shape[0] % n == 0
         assert bool(lay.opt_shard_group) == sharded, pname
         assert lay.slice_shape[0] == (value.shape[0] // n if sharded else value.shape[0])
-        # only this rank's shard is current: compare it
-        np.testing.assert_allclose(got[pname][lay.layout.slice_of(rank)],
-                                   value[lay.layout.slice_of(rank)], rtol=1e-4, atol=1e-5,
-                                   err_msg=pname)
+        # the Parameter holds only this rank's shard: compare it with the serial one's
+        assert got[pname].shape == tuple(lay.slice_shape), pname
+        np.testing.assert_allclose(got[pname], value[lay.layout.slice_of(rank)], rtol=1e-4,
+                                   atol=1e-5, err_msg=pname)
     # bytes of parameters + optimizer state the step reads/writes on this rank
     whole = sum(v.nbytes for k, v in want.items() if v.shape[0] % n)
     print(f"[{case}/{name}] n={n}: per-rank param+state bytes {sharded_bytes} vs "

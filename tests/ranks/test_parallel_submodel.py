@@ -54,8 +54,11 @@ def test_output_is_this_ranks_slice():
     finally:
         ms.reset_auto_parallel_context()
     bn = x.asnumpy() / np.sqrt(1 + 1e-5)            # inference BatchNorm, fresh statistics
-    full = bn @ net.W.asnumpy()
+    w = np.arange(16 * 32, dtype=np.float32).reshape(16, 32) / 100
+    full = bn @ w
     cols = 32 // n
+    # the weight holds only this rank's columns after the compile
+    np.testing.assert_array_equal(net.W.asnumpy(), w[:, r * cols:(r + 1) * cols])
     np.testing.assert_allclose(out, full[:, r * cols:(r + 1) * cols], rtol=1e-5, atol=1e-5)
 
 
@@ -137,7 +140,7 @@ def test_full_batch_false_each_rank_feeds_its_slice():
         out = ms.parallel.gather_full(net(mine)).asnumpy()
     finally:
         ms.reset_auto_parallel_context()
-    want = full.asnumpy() @ net.w1.asnumpy() @ net.w2.asnumpy()
+    want = full.asnumpy() @ data(32, 16).asnumpy() @ data(16, 8).asnumpy()   # whole weights
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
 
 
