@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
