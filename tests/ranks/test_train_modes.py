@@ -221,7 +221,7 @@ def test_gradient_inside_a_parallel_step_equals_serial(case, cell, optimizer):
     losses, got, graph = _train_jit(make, optimizer, x, y, parallel, cell=cell, **context)
     for name, (value, layout) in got.items():
         part = layout.slice_of(R)
-        np.testing.assert_allclose(value[part], want[name][0][part], rtol=1e-4, atol=1e-5,
+        np.testing.assert_allclose(value, want[name][0][part], rtol=1e-4, atol=1e-5,
                                    err_msg=name)
     np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-5)
     reference = _step_graph(make, optimizer, x, y, parallel, **context)
