@@ -22,12 +22,14 @@ from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
+from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace
 from msops.parallel.backward import output_seed, reduce_leaf_gradients
-from msops.parallel.context import get_auto_parallel_context, grad_bucket_bytes, is_parallel
+from msops.parallel.context import (comm_fusion_bytes, get_auto_parallel_context,
+                                    grad_bucket_bytes, is_parallel)
 from msops.pipeline import CompileCache, partition, tensor_arrays, trace_inputs
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
@@ -164,6 +166,7 @@ class _GradFunction:
             if parallel else None)
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
+        fuse_communication(graph, comm_fusion_bytes())    # after autodiff: see graph/fusion
         return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:

@@ -145,7 +145,9 @@ class _Partitioner:
                 local = self._bind_leaf(node, stored, _slicer(stored, self.rank))
                 record_opt_shard_group(node.value, create_group_partition(
                     groups_over(layout.device_matrix, layout.replica_axes())))
-                return self.redist.convert(local, stored, layout, node.source)
+                # fusion id 1 (MindSpore's for these gathers): one bucket at step start, and
+                # their gradients' reduce-scatters fused as the backward completes them
+                return self.redist.convert(local, stored, layout, node.source, fusion=1)
             if node.kind in ("parameter", "const"):
                 return self._bind_leaf(node, layout, feed)
             raise AssertionError(f"node {node} used before it was visited")
