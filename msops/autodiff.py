@@ -28,12 +28,14 @@ from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
+from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
 from msops.parallel.backward import output_seed, reduce_leaf_gradients, sens_seed
-from msops.parallel.context import (ParallelMode, get_auto_parallel_context, grad_bucket_bytes,
+from msops.parallel.context import (ParallelMode, comm_fusion_bytes,
+                                    get_auto_parallel_context, grad_bucket_bytes,
                                     is_parallel)
 from msops.parallel.slices import local_slice
 from msops.pipeline import (CompileCache, DeferredGradient, partition, tensor_arrays,
@@ -266,6 +268,7 @@ class _GradFunction:
         out_is_tuple = graph.output_is_tuple
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         self._sens_layouts[graph] = [o.layout for o in outputs]
+        fuse_communication(graph, comm_fusion_bytes())    # after autodiff: see graph/fusion
         return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:

@@ -19,9 +19,11 @@ from msops.common.tensor import Tensor
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
+from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
-from msops.parallel.context import global_input_shape, is_parallel, parallel_snapshot
+from msops.parallel.context import (comm_fusion_bytes, global_input_shape, is_parallel,
+                                    parallel_snapshot)
 from msops.parallel.partition import apply_parallel
 from msops.parallel.spmd_check import check_same_program
 from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
@@ -45,6 +47,7 @@ def compile_function(fn: Callable, args: Sequence[Any], name: str,
         graph = deferred.compile_step(fn, args, name)
     else:
         graph = partition(eliminate_dead_nodes(graph), name, cell)
+        fuse_communication(graph, comm_fusion_bytes())
     save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)
 

@@ -92,8 +92,8 @@ def test_registration_errors():
         pass
 
     with pytest.raises(ValueError, match=r"For 'register_rule', the 'kind' should be one of "
-                                         r"\['bprop', 'expansion', 'out_strategy', 'sharding'\], "
-                                         r"but got 'shardin'"):
+                                         r"\['bprop', 'expansion', 'fusion', 'out_strategy', "
+                                         r"'sharding'\], but got 'shardin'"):
         register_rule("shardin", Fresh)
     with pytest.raises(TypeError, match=r"For 'register_rule', the classes should be one or more "
                                         r"primitive classes, but got \(\)"):
@@ -123,3 +123,13 @@ def test_backward_rules_sit_beside_their_ops():
     def fresh_bprop(prim, inputs, out, dout, g):
         return (dout,)
     assert rule_of("bprop", Fresh()) is fresh_bprop and missing("bprop", [Fresh]) == []
+
+
+@pytest.mark.parametrize("cls", COLLECTIVES, ids=lambda c: c.__name__)
+def test_collectives_have_a_fusion_rule_or_say_why_not(cls):
+    """The fusion kind is not required of compute ops; every collective has a rule or a
+    reason (graph/fusion.py reads them)."""
+    assert (rule_of("fusion", cls) is None) == (reason_without("fusion", cls) is not None)
+    fused = {c.__name__ for c in COLLECTIVES if rule_of("fusion", c) is not None}
+    assert fused == {"AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "ReduceScatter",
+                     "AllReduce"}

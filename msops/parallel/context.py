@@ -9,7 +9,7 @@ from msops.communication import get_group_size
 
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "parallel_snapshot", "is_parallel",
-           "parallel_device_num", "global_input_shape", "grad_bucket_bytes",
+           "parallel_device_num", "global_input_shape", "grad_bucket_bytes", "comm_fusion_bytes",
            "dataset_input_strategy", "SEARCH_MODES"]
 
 
@@ -30,7 +30,8 @@ _DEFAULTS: dict[str, Any] = {
     "full_batch": False,
     "gradients_mean": False,
     "enable_parallel_optimizer": False,
-    "comm_fusion": None,           # {"allreduce": {"mode": "auto" | "size", "config": MB}}
+    # {"allreduce" | "allgather" | "reducescatter": {"mode": "auto" | "size", "config": MB}}
+    "comm_fusion": None,
     # how a fed batch is laid over the ranks: "data_parallel" (each rank feeds its dim-0
     # slice; = full_batch False), "full_batch" (each feeds the whole batch; = full_batch
     # True) or one strategy per input, e.g. ((2, 1), (2, 1)): each rank feeds its slice
@@ -150,10 +151,10 @@ def _check_dataset_strategy(value: Any, api: str) -> Any:
 
 
 def _check_comm_fusion(value: Any, api: str) -> Any:
-    """comm_fusion as MindSpore spells it, for the gradient AllReduces: None, or
-    {"allreduce": {"mode": "auto"} | {"mode": "size", "config": bucket size in MB}}.
-    "allgather" and "reducescatter" entries (the parallel optimizer's) are checked the same
-    way and stored."""
+    """comm_fusion as MindSpore spells it: None, or a dict over "allreduce" (the gradient
+    buckets), "allgather" and "reducescatter" (the fused collectives of the parallel
+    optimizer, graph/fusion.py) of {"mode": "auto"} | {"mode": "size", "config": bucket
+    size in MB}."""
     if value is None:
         return None
     kinds = ("allreduce", "allgather", "reducescatter")
@@ -176,10 +177,20 @@ def _check_comm_fusion(value: Any, api: str) -> Any:
 
 def grad_bucket_bytes() -> int:
     """The gradient AllReduce bucket size in bytes, from comm_fusion (default: auto)."""
+    return comm_fusion_bytes()["allreduce"]
+
+
+def comm_fusion_bytes() -> dict[str, int]:
+    """The fusion bucket size in bytes of each fused collective kind ("allreduce",
+    "allgather", "reducescatter"), from comm_fusion: "size" gives MB, "auto" (and a kind
+    not given) MindSpore's 64 MB."""
     fusion = _ctx["comm_fusion"] or {}
-    inner = fusion.get("allreduce") or {"mode": "auto"}
-    mb = inner["config"] if inner["mode"] == "size" else AUTO_FUSION_MB
-    return int(mb * 2 ** 20)
+    out = {}
+    for kind in ("allreduce", "allgather", "reducescatter"):
+        inner = fusion.get(kind) or {"mode": "auto"}
+        mb = inner["config"] if inner["mode"] == "size" else AUTO_FUSION_MB
+        out[kind] = int(mb * 2 ** 20)
+    return out
 
 
 def set_auto_parallel_context(**kwargs: Any) -> None:

@@ -161,10 +161,13 @@ class _Partitioner:
         group = create_group_partition(groups_over(stored.device_matrix, plan.shard_axes))
         record_opt_shard_group(node.value, group)
         prim, z = shard_gather(node.value, group)
+        # fusion id 1 (MindSpore's for these gathers): one bucket at step start, and their
+        # gradients' reduce-scatters fused as the backward completes them
+        prim.add_prim_attr("fusion", 1)
         inputs = [local]
         if z is not None:                     # the accumulation buffer, laid out as the gather
             buf = self.local.add_parameter(z, layout.slice_shape)
-            buf.feed, buf.layout = _slicer(layout, self.rank), layout
+            buf.layout = layout
             record_layout(z, layout)
             inputs.append(buf)
         out = self.local.apply(prim, inputs, node.source)

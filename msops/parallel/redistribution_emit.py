@@ -36,15 +36,21 @@ class Redistributor:
     def __init__(self, graph: Graph, rank: int) -> None:
         self.graph = graph
         self.rank = rank
+        self.fusion = 0
 
     def convert(self, node: Node, src: TensorLayout, dst: TensorLayout,
-                source: str | None = None) -> Node:
-        """`node` (laid out as `src`) as layout `dst`; `node` itself when nothing moves."""
+                source: str | None = None, fusion: int = 0) -> Node:
+        """`node` (laid out as `src`) as layout `dst`; `node` itself when nothing moves.
+        `fusion` > 0: the gathers carry that fusion id (graph/fusion.py may fuse them)."""
         if src == dst:
             return node
         alltoall = get_auto_parallel_context("enable_alltoall")
-        for step in plan(src, dst, node.dtype.itemsize, alltoall):
-            node = _EMIT[type(step)](self, step, node, source)
+        self.fusion = fusion
+        try:
+            for step in plan(src, dst, node.dtype.itemsize, alltoall):
+                node = _EMIT[type(step)](self, step, node, source)
+        finally:
+            self.fusion = 0
         node.layout = dst
         return node
 
@@ -64,7 +70,8 @@ class Redistributor:
 
     def _gather(self, step: AllGatherDim, x: Node, source: str | None) -> Node:
         g = self.graph
-        out = g.apply(comm_ops.AllGather(self._group(step)), [x], source)
+        out = g.apply(comm_ops.AllGather(self._group(step)).add_prim_attr("fusion", self.fusion),
+                      [x], source)
         out.comm_bytes = step.bytes_recv
         if step.dim != 0:
             n = step.group_size

@@ -20,13 +20,15 @@ from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import GlobalComm
 from msops.primitives.alltoallv import AllToAllV, AlltoAllV
+from msops.primitives.comm_fusion import (CommFusion, pack_block_major, pack_flat,
+                                          unpack_flat, unpack_rank_major)
 from msops.primitives.collective import (Collective, ReduceOp, check_reduce_dtype,
                                          gather_shape, lower_call, scatter_shape, target_dtypes,
                                          tensor_dtype)
 from msops.primitives.mpi import buf, bufs, call, mpi_detail, reduced, reraise
 from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, scalar, zeros
 from msops.primitives.primitive import prim_attr_register, remember
-from msops.primitives.rules import bprop, declare_without
+from msops.primitives.rules import bprop, declare_without, fusion_rule
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
            "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
@@ -635,11 +637,17 @@ def _effectful(prim: Collective) -> Collective:
     return prim.add_prim_attr("side_effect_io", True)
 
 
+def _fused_as(new: Collective, prim: Collective) -> Collective:
+    """A backward collective keeps its forward op's fusion id (MindSpore's bprops do), so
+    the gradients of fused gathers fuse too."""
+    return new.add_prim_attr("fusion", prim.fusion)
+
+
 @bprop(AllGather)
 def allgather_bprop(prim: AllGather, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """ReduceScatter(sum) of dout: each rank's rows, summed over every rank's gradient
     (x 1/rank_size when mean_flag) — the all-reduce-then-slice of torch's SyncFunction."""
-    dx = g.apply(ReduceScatter(ReduceOp.SUM, prim.group), [dout])
+    dx = g.apply(_fused_as(ReduceScatter(ReduceOp.SUM, prim.group), prim), [dout])
     if prim.mean_flag:
         dx = g.apply(Mul(), [dx, scalar(g, 1.0 / prim.rank_size, dx.dtype)])
     return (dx,)
@@ -648,7 +656,7 @@ def allgather_bprop(prim: AllGather, inputs: list, out: Any, dout: Any, g: Any) 
 def _scaled_slice(prim: _AccumulationAllGather, grad: Any, g: Any) -> Any:
     """This rank's rows of `grad` summed over the group (ReduceScatter: the reduce-then-slice
     in one collective), × 1/rank_size when mean_flag."""
-    dx = g.apply(ReduceScatter(ReduceOp.SUM, prim.group), [grad])
+    dx = g.apply(_fused_as(ReduceScatter(ReduceOp.SUM, prim.group), prim), [grad])
     if prim.mean_flag:
         dx = g.apply(Mul(), [dx, scalar(g, 1.0 / prim.rank_size, dx.dtype)])
     return dx
@@ -697,7 +705,7 @@ def allreduce_bprop(prim: AllReduce, inputs: list, out: Any, dout: Any, g: Any) 
     if prim.op not in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD):
         raise no_backward(prim, f"for op '{prim.op}' (only sum, max, min and prod)")
     x = inputs[0]
-    summed = g.apply(AllReduce(ReduceOp.SUM, prim.group), [dout])
+    summed = g.apply(_fused_as(AllReduce(ReduceOp.SUM, prim.group), prim), [dout])
     if prim.op == ReduceOp.SUM:
         return (summed,)
     if prim.op == ReduceOp.PROD:
@@ -712,7 +720,7 @@ def reduce_scatter_bprop(prim: ReduceScatter, inputs: list, out: Any, dout: Any,
     """sum: AllGather of dout (every rank's rows reach every rank)."""
     if prim.op != ReduceOp.SUM:
         raise no_backward(prim, f"for op '{prim.op}' (only sum)")
-    return (g.apply(AllGather(prim.group), [dout]),)
+    return (g.apply(_fused_as(AllGather(prim.group), prim), [dout]),)
 
 
 @bprop(AlltoAll)
@@ -785,3 +793,74 @@ def receive_bprop(prim: Receive, inputs: list, out: Any, dout: Any, g: Any) -> t
     """dout goes back to the source over the same pair; the optional input gets none."""
     g.apply(_effectful(Send(prim.sr_tag, prim.src_rank, prim.group)), [dout])
     return (None,) * len(inputs)
+
+
+# -- fusion rules -------------------------------------------------------------------------------
+# Independent applications with a `fusion` id > 0 and equal keys become one collective on a
+# packed buffer (primitives/comm_fusion.py; the pass is graph/fusion.py). The pass runs after
+# autodiff, so an op whose attributes matter only to its backward rule (mean_flag, the
+# accumulation gathers' z) fuses by what its forward does.
+declare_without("fusion", Collective,
+                reason="its data are not one block per rank that a packed buffer can carry "
+                       "(rooted, pairwise, count-driven or data-less collectives do not fuse)")
+
+
+def _fusible(x: Any) -> bool:
+    return not x.is_tuple and len(x.shape) > 0 and all(d >= 0 for d in x.shape)
+
+
+def _in_bytes(x: Any) -> int:
+    return int(np.prod(x.shape, dtype=np.int64)) * x.dtype.itemsize
+
+
+@fusion_rule(AllGather, _AccumulationAllGather)
+def allgather_fusion(prim: Collective, node: Any) -> CommFusion | None:
+    """Gathers over one group and dtype: one AllGather of the flat-packed pieces, each
+    piece cut back out of the rank-major result."""
+    x = node.inputs[0]
+    if not _fusible(x):
+        return None
+    return CommFusion("allgather", ("AllGather", prim.group, x.dtype), _in_bytes(x),
+                      _fused_allgather)
+
+
+def _fused_allgather(g: Any, nodes: list) -> list:
+    first = nodes[0].prim
+    packed = pack_flat(g, [n.inputs[0] for n in nodes])
+    gathered = g.apply(_fused_as(AllGather(first.group), first), [packed])
+    return unpack_rank_major(g, gathered, first.rank_size, [n.shape for n in nodes])
+
+
+@fusion_rule(ReduceScatter)
+def reduce_scatter_fusion(prim: ReduceScatter, node: Any) -> CommFusion | None:
+    """Reduce-scatters with one op, group and dtype: one ReduceScatter of the pieces packed
+    block-major, this rank's block of each piece cut back out."""
+    x = node.inputs[0]
+    if not _fusible(x):
+        return None
+    return CommFusion("reducescatter", ("ReduceScatter", prim.op, prim.group, x.dtype),
+                      _in_bytes(x), _fused_reduce_scatter)
+
+
+def _fused_reduce_scatter(g: Any, nodes: list) -> list:
+    first = nodes[0].prim
+    packed = pack_block_major(g, [n.inputs[0] for n in nodes], first.rank_size)
+    scattered = g.apply(_fused_as(ReduceScatter(first.op, first.group), first), [packed])
+    return unpack_flat(g, scattered, [n.shape for n in nodes])
+
+
+@fusion_rule(AllReduce)
+def allreduce_fusion(prim: AllReduce, node: Any) -> CommFusion | None:
+    """All-reduces with one op, group and dtype: one AllReduce of the flat-packed pieces."""
+    x = node.inputs[0]
+    if not _fusible(x):
+        return None
+    return CommFusion("allreduce", ("AllReduce", prim.op, prim.group, x.dtype), _in_bytes(x),
+                      _fused_allreduce)
+
+
+def _fused_allreduce(g: Any, nodes: list) -> list:
+    first = nodes[0].prim
+    packed = pack_flat(g, [n.inputs[0] for n in nodes])
+    summed = g.apply(_fused_as(AllReduce(first.op, first.group), first), [packed])
+    return unpack_flat(g, summed, [n.shape for n in nodes])

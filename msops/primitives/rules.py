@@ -23,7 +23,7 @@ from typing import Callable, Iterable, TypeVar
 
 __all__ = ["RuleKind", "RULE_KINDS", "register_rule", "declare_without", "rule_of",
            "reason_without", "missing", "sharding_rule", "out_strategy_rule", "expansion_rule",
-           "bprop"]
+           "bprop", "fusion_rule"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -50,6 +50,10 @@ RULE_KINDS: dict[str, RuleKind] = {
                       "the backward rule, built by applying primitives through the builder "
                       "`g` (`apply`, `add_const`, `getitem`, `make_tuple`); `dout` is a list "
                       "for a multi-output op", required=True),
+    "fusion": RuleKind("(prim, node) -> CommFusion | None: how this application of a "
+                       "collective fuses with independent ones of the same key into one "
+                       "collective on a packed flat buffer (the communication-fusion pass; "
+                       "None: it does not fuse)", required=False),
 }
 
 _rules: dict[str, dict[type, Callable]] = {kind: {} for kind in RULE_KINDS}
@@ -136,3 +140,8 @@ def expansion_rule(*classes: type) -> Callable[[F], F]:
 def bprop(*classes: type) -> Callable[[F], F]:
     """`register_rule("bprop", *classes)`: the backward rule autodiff reads."""
     return register_rule("bprop", *classes)
+
+
+def fusion_rule(*classes: type) -> Callable[[F], F]:
+    """`register_rule("fusion", *classes)`: how the fusion pass packs the op's applications."""
+    return register_rule("fusion", *classes)

@@ -111,3 +111,99 @@ def test_sharded_training_equals_serial(case, name):
         assert sharded_bytes <= replicated_bytes / n + (1 + states) * whole + 64
     assert "AllGather" in [nd.op for nd in graph.nodes]
     assert "ReduceScatter" in [nd.op for nd in graph.nodes]
+
+
+# -- communication fusion (graph/fusion.py) -------------------------------------------------
+TINY = {"mode": "size", "config": 1e-6}        # every bucket one collective: nothing fuses
+FUSION = {
+    "auto": None,                                                   # one bucket of each
+    "split": {"allgather": {"mode": "size", "config": 600 / 2 ** 20},
+              "reducescatter": {"mode": "size", "config": 600 / 2 ** 20}},
+    "unfused": {"allgather": TINY, "reducescatter": TINY},
+}
+
+
+@pytest.mark.parametrize("fusion", sorted(FUSION))
+def test_fused_gathers_and_reduce_scatters_equal_serial(fusion):
+    """The opt-sharded data-parallel MLP with its gathers and reduce-scatters fused into one
+    bucket each (auto), into buckets of 600 bytes (several) and not at all: the same
+    losses and shards as the serial run, with the expected number of collectives."""
+    n = get_group_size()
+    if n > 4:
+        pytest.skip("fused cases run on 2 and 4 ranks")
+    opt = OPTIMIZERS["adam"]
+    want_losses, want, _, _, _ = train(mlp, opt)
+    losses, got, layouts, _, graph = train(
+        mlp, opt, "data_parallel", enable_parallel_optimizer=True, comm_fusion=FUSION[fusion],
+        parallel_optimizer_config={"parallel_optimizer_threshold": 0})
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-6)
+    rank = ms.communication.get_rank()
+    for pname, value in want.items():
+        where = layouts[pname].layout.slice_of(rank)
+        np.testing.assert_allclose(got[pname][where], value[where], rtol=1e-4, atol=1e-5,
+                                   err_msg=pname)
+    sharded = [v for v in want.values() if v.shape[0] % n == 0]     # 2 weights + 2 biases
+    ops_ = [nd.op for nd in graph.nodes]
+    gathers, scatters = ops_.count("AllGather"), ops_.count("ReduceScatter")
+    if fusion == "auto":
+        assert gathers == scatters == 1
+        first = min(k for k, nd in enumerate(graph.nodes) if nd.op == "MatMul")
+        assert ops_.index("AllGather") < first          # issued before any compute
+    elif fusion == "unfused":
+        assert gathers == scatters == len(sharded)
+    else:   # shards (<= 496 bytes a rank) fit one bucket; the 992 gradient bytes take two
+        assert (gathers, scatters) == (1, 2)
+
+
+class Collectives(nn.Cell):
+    """Explicit collectives with fusion ids, compiled stand-alone (the user's own
+    communication): gathers and reduce-scatters of mixed shapes and dtypes, an all-reduce
+    pair, a gather of a gathered value (cannot join its producer's bucket), and one with
+    fusion id 0 (never fused)."""
+
+    def __init__(self, fused):
+        super().__init__()
+        f = 1 if fused else 0
+        self.ag = [ops.AllGather().add_prim_attr("fusion", f) for _ in range(4)]
+        self.ag0 = ops.AllGather()
+        self.rs = [ops.ReduceScatter().add_prim_attr("fusion", f) for _ in range(3)]
+        self.ar = [ops.AllReduce().add_prim_attr("fusion", f) for _ in range(2)]
+
+    def construct(self, a, b, c, d):
+        g0, g1, g2 = self.ag[0](a), self.ag[1](b), self.ag[2](c)
+        g3 = self.ag[3](g0 * 2.0)
+        r0, r1, r2 = self.rs[0](g1), self.rs[1](d), self.rs[2](g2)
+        s0, s1 = self.ar[0](a), self.ar[1](d * 3.0)
+        return g0, g1, g2, g3, self.ag0(a), r0, r1, r2, s0, s1
+
+
+def test_explicit_fused_collectives_equal_unfused_and_numpy():
+    n = get_group_size()
+    if n > 4:
+        pytest.skip("fused cases run on 2 and 4 ranks")
+    rank = ms.communication.get_rank()
+    rng = np.random.default_rng(7)
+    every = [(rng.standard_normal((2, 3)).astype(np.float32),
+              rng.integers(-9, 9, (1, 2, 2)).astype(np.int32),
+              rng.standard_normal((3,)).astype(np.float32),
+              rng.standard_normal((2 * n, 5)).astype(np.float32)) for _ in range(n)]
+    mine = [Tensor(v) for v in every[rank]]
+    ms.set_context(mode=ms.GRAPH_MODE)
+    outs = {}
+    for fused in (True, False):
+        net = Collectives(fused)
+        outs[fused] = [o.asnumpy() for o in net(*mine)]
+        graph = net._compile_cache.last_graph()
+        comm = [nd.op for nd in graph.nodes if nd.is_communication]
+        if fused:   # gathers {a, c}, b (int32), g3 (of g0), ag0; scatters {d, g2}, g1
+            assert sorted(comm) == sorted(["AllGather"] * 4 + ["ReduceScatter"] * 2 +
+                                          ["AllReduce"]), comm
+    cat = lambda k: np.concatenate([e[k] for e in every])                 # noqa: E731
+    g0 = cat(0)
+    want = [g0, cat(1), cat(2), np.concatenate([g0 * 2] * n), g0]
+    rows = lambda x: x[rank * (len(x) // n):(rank + 1) * (len(x) // n)]   # noqa: E731
+    want += [rows(n * cat(1)), rows(sum(e[3] for e in every)), rows(n * cat(2)),
+             sum(e[0] for e in every), sum(e[3] * 3 for e in every)]
+    for k, (f, u, w) in enumerate(zip(outs[True], outs[False], want)):
+        np.testing.assert_array_equal(f, u, err_msg=f"output {k}")
+        np.testing.assert_allclose(f, w, rtol=1e-5, atol=1e-5, err_msg=f"output {k}")
