@@ -124,40 +124,65 @@ def test_twenty_sharded_steps_equal_serial(optimizer, shard_size):
         assert "AllReduce" in names
 
 
-def test_mini_steps_equal_one_step_on_the_whole_batch():
+# unfused: one gather (and reduce-scatter) per sharded weight; fused (the default
+# comm_fusion): the gathers are one AllGather, the reduce-scatters one ReduceScatter
+TINY = {"mode": "size", "config": 1 / 2 ** 20}
+UNFUSED = {"allgather": TINY, "reducescatter": TINY}
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["unfused", "fused"])
+def test_mini_steps_equal_one_step_on_the_whole_batch(fused):
     """grad_accumulation_step=2 on halves of the batch == one step on it (3 steps): the
-    gathers are _MiniStepAllGathers; only the applying call's graph reduce-scatters."""
+    gathers are _MiniStepAllGathers (fused into one AllGather by default); only the
+    applying call's graph reduce-scatters."""
     x, y = data()
     want_losses, want, _, _ = run("adam", [(x, y)] * 3, parallel=False)
     halves = [(x[:8], y[:8]), (x[8:], y[8:])] * 3
     _, got, layouts, step = run("adam", halves, parallel=True, grad_accumulation_step=2,
-                                parallel_optimizer_config=config(2))
+                                parallel_optimizer_config=config(2),
+                                comm_fusion=None if fused else UNFUSED)
     check_shards(got, want, layouts, 2)
     graphs = [g for g, _ in step._compile_cache._entries.values()]
     assert len(graphs) == 2                        # an accumulating and an applying graph
+    sharded = sum(bool(lay.opt_shard_group) for lay in layouts.values())
+    groups = {lay.opt_shard_group for lay in layouts.values() if lay.opt_shard_group}
     for g in graphs:
         names = [nd.op for nd in g.nodes]
-        gathers = names.count("_MiniStepAllGather")
-        assert gathers == sum(bool(lay.opt_shard_group) for lay in layouts.values()) > 0
-        assert "AllGather" not in names
         applies = "Adam" in names or any(nd.op == "Assign" and nd.inputs[0].name == "w1"
                                          for nd in g.nodes)
+        if fused:                  # one gather (and reduce-scatter) per shard group
+            gathers = names.count("AllGather") + names.count("_MiniStepAllGather")
+            assert gathers == len(groups) < sharded, names
+            assert names.count("ReduceScatter") == (gathers if applies else 0), names
+            continue
+        gathers = names.count("_MiniStepAllGather")
+        assert gathers == sharded > 0
+        assert "AllGather" not in names
         assert names.count("ReduceScatter") == (gathers if applies else 0), names
     # the accumulation buffers are clear after the k-th call
     assert all(not np.any(buf.asnumpy()) for buf in step._mini.buffers)
 
 
-def test_micro_batches_equal_one_step_on_the_whole_batch():
+@pytest.mark.parametrize("fused", [False, True], ids=["unfused", "fused"])
+def test_micro_batches_equal_one_step_on_the_whole_batch(fused):
     """GradAccumulationCell(micro_size=2) == one step on the whole batch (3 steps): one
-    _MicroStepAllGather and one ReduceScatter per sharded weight a step."""
+    _MicroStepAllGather and one ReduceScatter per sharded weight a step (fused: one of
+    each)."""
     calls = [data()] * 3
     _, want, _, _ = run("sgd_momentum", calls, parallel=False)
     _, got, layouts, step = run("sgd_momentum", calls, parallel=True, micro=2,
-                                parallel_optimizer_config=config(-1))
+                                parallel_optimizer_config=config(-1),
+                                comm_fusion=None if fused else UNFUSED)
     check_shards(got, want, layouts, -1)
     names = ops_of(step)
     sharded = sum(bool(lay.opt_shard_group) for lay in layouts.values())
-    assert names.count("_MicroStepAllGather") == sharded > 0
+    groups = {lay.opt_shard_group for lay in layouts.values() if lay.opt_shard_group}
+    assert sharded > 0
+    if fused:                      # one gather and one reduce-scatter per shard group
+        gathers = names.count("AllGather") + names.count("_MicroStepAllGather")
+        assert gathers == names.count("ReduceScatter") == len(groups) < sharded, names
+        return
+    assert names.count("_MicroStepAllGather") == sharded
     assert names.count("ReduceScatter") == sharded and "AllGather" not in names
 
 
