@@ -127,6 +127,7 @@ class CompileCache:
         # the last call's (Tensor argument keys, (mode, train flags, snapshot), executor);
         # () and None while the last call had other arguments (they take the keyed path)
         self._last: tuple = ((), None, None)
+        self._last_key: tuple | None = None   # the last call's whole key
 
     def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
         return self._entry(cell, args, signature(args, train_flags))
@@ -142,8 +143,10 @@ class CompileCache:
         """Compile (once per signature) and execute `cell` on `args`.
 
         A call like the last one is recognised without building its key: Tensor arguments
-        of the last call's shapes and dtypes, and the same train flags and context
-        snapshot (the same objects while nothing changed, compared by identity)."""
+        of the last call's shapes and dtypes, and the same mode, train flags and context
+        snapshot (the same objects while nothing changed: equal at the identity check).
+        With other arguments (the optimizer's), the key is built and compared with the
+        last call's before it is hashed."""
         last_args, last_rest, executor = self._last
         if len(args) == len(last_args) and last_rest == (context.get_context("mode"),
                                                           train_flags, parallel_snapshot()):
@@ -158,10 +161,12 @@ class CompileCache:
             else:
                 return executor(arrays)
         key = signature(args, train_flags)
-        executor = self._entry(cell, args, key)[1]
-        tensors_only = all(type(a) is Tensor for a in args)
-        self._last = (key[0], key[1:], executor) if tensors_only else ((), None, executor)
-        return executor(tensor_arrays(args, []))
+        if key != self._last_key:          # (equal: other arguments, as the last call's)
+            executor = self._entry(cell, args, key)[1]
+            tensors_only = all(type(a) is Tensor for a in args)
+            self._last = (key[0], key[1:], executor) if tensors_only else ((), None, executor)
+            self._last_key = key
+        return self._last[2](tensor_arrays(args, []))
 
     def last_graph(self) -> Graph | None:
         """The graph the last call ran (None before any call): for inspecting a compiled
@@ -171,7 +176,7 @@ class CompileCache:
 
     def clear(self) -> None:
         self._entries.clear()
-        self._last = ((), None, None)
+        self._last, self._last_key = ((), None, None), None
 
     def __len__(self) -> int:
         return len(self._entries)
