@@ -89,10 +89,12 @@ def main() -> None:
         x = np.ones(max(1, nbytes // 4), np.float32)
         t = Tensor(x)
         ar = ops.AllReduce()
+        # GRAPH_MODE stays on: the Cell runs its compiled step (in PYNATIVE_MODE it would run
+        # construct eagerly, with the check); primitives called outside a Cell run eagerly
+        # in either mode
         ms.set_context(mode=ms.GRAPH_MODE)
         net = Net()
         net(t)
-        ms.set_context(mode=ms.PYNATIVE_MODE)
         digest = np.zeros(2, np.int64)
         spec16 = [digest, MPI.INT64_T]
 

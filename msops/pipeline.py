@@ -146,7 +146,10 @@ class CompileCache:
         self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
         self.traces = 0
-        self._last: tuple = (None, None)    # (the last call's key, its executor)
+        # the last call's (Tensor argument keys, (mode, train flags, snapshot), executor);
+        # () and None while the last call had other arguments (they take the keyed path)
+        self._last: tuple = ((), None, None)
+        self._last_key: tuple | None = None   # the last call's whole key
 
     def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
         return self._entry(cell, args, signature(args, train_flags))
@@ -159,26 +162,43 @@ class CompileCache:
         return hit
 
     def run(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> Any:
-        """Compile (once per signature) and execute `cell` on `args`. A call with the last
-        call's signature is recognised without hashing its key: the train flags and the
-        context snapshot (the same objects while nothing changed) compare by identity."""
+        """Compile (once per signature) and execute `cell` on `args`.
+
+        A call like the last one is recognised without building its key: Tensor arguments
+        of the last call's shapes and dtypes, and the same mode, train flags and context
+        snapshot (the same objects while nothing changed: equal at the identity check).
+        With other arguments (the optimizer's), the key is built and compared with the
+        last call's before it is hashed."""
+        last_args, last_rest, executor = self._last
+        if len(args) == len(last_args) and last_rest == (context.get_context("mode"),
+                                                          train_flags, parallel_snapshot()):
+            arrays = []
+            for a, (shape, dtype) in zip(args, last_args):
+                if type(a) is not Tensor:
+                    break
+                v = a._data
+                if v.shape != shape or v.dtype != dtype:
+                    break
+                arrays.append(v)
+            else:
+                return executor(arrays)
         key = signature(args, train_flags)
-        last, executor = self._last
-        if last is None or not (key[0] == last[0] and key[1] == last[1] and
-                                key[2] is last[2] and key[3] is last[3]):
+        if key != self._last_key:          # (equal: other arguments, as the last call's)
             executor = self._entry(cell, args, key)[1]
-            self._last = (key, executor)
-        return executor(tensor_arrays(args, []))
+            tensors_only = all(type(a) is Tensor for a in args)
+            self._last = (key[0], key[1:], executor) if tensors_only else ((), None, executor)
+            self._last_key = key
+        return self._last[2](tensor_arrays(args, []))
 
     def last_graph(self) -> Graph | None:
         """The graph the last call ran (None before any call): for inspecting a compiled
         step's parameters and collectives."""
-        executor = self._last[1]
+        executor = self._last[2]
         return None if executor is None else executor.graph
 
     def clear(self) -> None:
         self._entries.clear()
-        self._last = (None, None)
+        self._last, self._last_key = ((), None, None), None
 
     def __len__(self) -> int:
         return len(self._entries)

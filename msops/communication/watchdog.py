@@ -107,7 +107,13 @@ def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any
     """Record that this rank enters a call (`ranks`: the world ranks taking part); returns
     its sequence number in its group (0 for Send/Receive). For calls made rarely (the fast
     path is `watch`, with its Entry made once)."""
-    entry = Entry(op, group, ranks, shape, dtype, collective)
+    seq = enter_entry(Entry(op, group, ranks, shape, dtype, collective), source)
+    return seq if collective else 0
+
+
+def enter_entry(entry: Entry, source: str | None = None) -> int:
+    """`enter` for a call whose Entry was made once (a compiled step's communication node:
+    the step calls this and `leave` inline around the kernel); returns the sequence number."""
     s = _s
     n = s.n + 1 if not s.n & 1 else s.n + 2
     slot = s.ring[(n >> 1) & _MASK]
@@ -115,7 +121,7 @@ def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any
     counter[0] = seq = counter[0] + 1
     slot.entry, slot.seq, slot.source = entry, seq, source
     s.n = n
-    return seq if collective else 0
+    return seq
 
 
 def leave() -> None:
@@ -149,12 +155,6 @@ def watch(kernel: Callable, entry: Entry, source: str | None = None) -> Callable
         finally:
             s.n = n + 1
     return watched
-
-
-def guard(kernel: Callable, op: str, group: str, ranks: Sequence[int], shape: Any, dtype: Any,
-          source: str | None, collective: bool = True) -> Callable:
-    """`kernel` run between `enter` and `leave` (a compiled graph's communication node)."""
-    return watch(kernel, Entry(op, group, ranks, shape, dtype, collective), source)
 
 
 # -- the thread ---------------------------------------------------------------------------------

@@ -25,13 +25,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import tensor as _tensor
-from msops.common.tensor import Tensor
+from msops.common.dtype import from_numpy
+from msops.common.tensor import _TYPE_OF_NP, Parameter, Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)
 from msops.graph.ir import Graph, Node, TupleGetItem
 
 __all__ = ["Executor"]
+
+_new_object = object.__new__
 
 
 def _held_layout(node: Node) -> Any:
@@ -68,6 +71,8 @@ class _StepSource:
         self.bound: dict[str, Any] = {}
         self.args: list[str] = []
         self.lines: list[str] = []
+        #: on an exception the watchdog is told the step left its call (`leave`)
+        self.on_error: str | None = None
 
     def bind(self, name: str, value: Any) -> str:
         self.bound[name] = value
@@ -75,10 +80,13 @@ class _StepSource:
 
     def function(self, filename: str) -> Callable:
         """Compile the step; its lines show in tracebacks under `filename`."""
+        pad = " " * (8 if self.on_error is None else 12)
+        body = "".join(f"{pad}{line}\n" for line in self.lines)
+        if self.on_error is not None:           # try costs nothing until something raises
+            body = (f"        try:\n{body}        except BaseException:\n"
+                    f"            {self.on_error}\n            raise\n")
         text = (f"def make({', '.join(self.bound)}):\n"
-                f"    def step({', '.join(self.args)}):\n"
-                + "".join(f"        {line}\n" for line in self.lines)
-                + "    return step\n")
+                f"    def step({', '.join(self.args)}):\n" + body + "    return step\n")
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         namespace: dict[str, Any] = {}
         exec(compile(text, filename, "exec"), namespace)
@@ -107,12 +115,15 @@ def _leaves(graph: Graph, src: _StepSource) -> dict[int, str]:
 
 
 def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
-              copied: frozenset) -> _StepSource:
+              copied: frozenset, watched: dict[int, tuple]) -> _StepSource:
     """The step of `graph`, its writers writing where `plan` says (FRESH: out=None).
 
     `copied`: ids of outputs that may share a const's or a Parameter's memory (returned as
-    copies)."""
+    copies); `watched`: node id -> `watchdog.enter`'s arguments, for communication nodes."""
     src = _StepSource()
+    if watched:
+        src.on_error = f"{src.bind('leave', watchdog.leave)}()"
+        src.bind("enter", watchdog.enter_entry)
     names = _leaves(graph, src)
     buffers = [_aligned_bytes(size) for size in plan.nbytes]
     views: dict[tuple, str] = {}
@@ -133,13 +144,20 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
                 views[key] = src.bind(f"o{node.id}", view)
             names[node.id] = views[key]
             out_arg = f"{args}, out={views[key]}" if args else f"out={views[key]}"  # Receive
-            line = f"{src.bind(f'k{node.id}', kernels[node.id])}({out_arg})"
+            # a kernel's `with_out` (a ufunc itself) does the same without the kernel's frame
+            kernel = getattr(kernels[node.id], "with_out", kernels[node.id])
+            line = f"{src.bind(f'k{node.id}', kernel)}({out_arg})"
         else:
             line = f"v{node.id} = {src.bind(f'k{node.id}', kernels[node.id])}({args})"
         if node.id not in names:
             names[node.id] = f"v{node.id}"
             made.add(node.id)
+        watch = watched.get(node.id)
+        if watch is not None:                  # the watchdog times the call (watchdog.py)
+            src.lines.append(f"enter(*{src.bind(f'w{node.id}', watch)})")
         src.lines.append(f"{line}  # {node.op} {_abstract_text(node)}")
+        if watch is not None:
+            src.lines.append(src.on_error)
         dead = [i for i in node.inputs if last_read[i.id] == k]
         if node.id not in last_read:
             dead.append(node)
@@ -171,15 +189,21 @@ def _lower(node: Node) -> Callable | None:
     """The kernel of one op node (None for TupleGetItem: the step indexes the tuple)."""
     if isinstance(node.prim, TupleGetItem):
         return None
-    kernel = node.prim.lower(node.inputs, node)
+    return node.prim.lower(node.inputs, node)
+
+
+def _watched(node: Node) -> tuple | None:
+    """`watchdog.enter_entry`'s arguments for a communication node (None for any other):
+    its Entry, made once, and source line. The step enters and leaves the watchdog around
+    it, inline (no per-step cross-rank check: the program was checked at compile)."""
     group = getattr(node.prim, "_group", None)
-    if node.prim.is_communication and group is not None and group._comm is not None:
-        # timed by the watchdog (no cross-rank check: the program was checked at compile)
-        first = node.inputs[0] if node.inputs else None
-        kernel = watchdog.guard(kernel, node.prim.name, group.name, group.ranks,
-                                getattr(first, "shape", ()), getattr(first, "dtype", ""),
-                                node.source, not getattr(node.prim, "point_to_point", False))
-    return kernel
+    if not node.prim.is_communication or group is None or group._comm is None:
+        return None
+    first = node.inputs[0] if node.inputs else None
+    entry = watchdog.Entry(node.prim.name, group.name, group.ranks,
+                           getattr(first, "shape", ()), getattr(first, "dtype", ""),
+                           not getattr(node.prim, "point_to_point", False))
+    return entry, node.source
 
 
 def _as_tensor(value: Any) -> Tensor | None:
@@ -203,6 +227,7 @@ class Executor:
         self._kernels = {n.id: _lower(n) for n in graph.nodes}
         _settle(graph)                  # the Parameters hold their slices from now on
         self._held_epoch = _tensor._HELD_EPOCH[0]
+        self._watched = {n.id: w for n in graph.nodes if (w := _watched(n)) is not None}
         roots = alias_roots(graph)
         check_parameter_writes(graph, roots)
         # outputs that may share a const's or a Parameter's memory are returned as copies
@@ -219,7 +244,7 @@ class Executor:
         self.source: str | None = None
 
     def _make_step(self, plan: BufferPlan, tag: str) -> tuple[Callable, str]:
-        src = _generate(self.graph, self._kernels, plan, self._copied)
+        src = _generate(self.graph, self._kernels, plan, self._copied, self._watched)
         filename = f"<msops step {self.graph.name} {tag} {id(self):x}>"
         weakref.finalize(self, linecache.cache.pop, filename, None)
         return src.function(filename), src.text
@@ -259,7 +284,12 @@ class Executor:
         """
         values = self.run(arrays)
         if self._plain_single:
-            return _as_tensor(values[0])
+            v = values[0]
+            if type(v) is np.ndarray and v.flags.c_contiguous:     # Tensor._wrap, inline
+                t = _new_object(Tensor)
+                t._data, t._dtype = v, _TYPE_OF_NP.get(v.dtype) or from_numpy(v.dtype)
+                return t
+            return _as_tensor(v)
         outs = []
         for value, layout in zip(values, self._out_layouts):
             t = _as_tensor(value)

@@ -5,6 +5,10 @@ out_abstract)`: a kernel for one signature (output shape, dtype, axes worked out
 that writes into `out`, or into a new array when out is None. Eager calls and compiled
 graphs both call that. `run_lowered` is such an op's `kernel`: it lowers for the
 arguments' own signature and runs, for the rare calls that no cached kernel serves.
+
+A lowered kernel may carry `with_out`: a callable of the same arguments that requires
+`out` and does exactly what the kernel does with it, minus the kernel's own frame (an
+element-wise op's ufunc). A compiled step calls it for the nodes whose output it planned.
 """
 from __future__ import annotations
 
@@ -74,8 +78,10 @@ def ufunc_kernel(ufunc: Callable, out_abstract: Any, arity: int,
     if arity == 1:
         def unary(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             return ufunc(x, out=np.empty(shape, dtype) if out is None else out)
+        unary.with_out = ufunc
         return unary
 
     def binary(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return ufunc(x, y, out=np.empty(shape, dtype) if out is None else out)
+    binary.with_out = ufunc
     return binary

@@ -1,5 +1,6 @@
 """A Cell calling AllGather inside construct: graph mode = eager mode = numpy on every rank."""
 import numpy as np
+import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -93,3 +94,37 @@ def test_gather_between_elementwise_ops():
     expected = np.hstack([ranks, ranks + 1]) * [1.0, -2.0] + 0.5
     np.testing.assert_array_equal(graph, eager)
     np.testing.assert_array_equal(graph, expected)
+
+
+def test_compiled_collectives_enter_and_leave_the_watchdog_even_when_one_raises():
+    """The step enters the watchdog around each collective (inline, no wrapper) and leaves
+    it after each, and also when a kernel raises: the rank is not left 'in' the call."""
+    from msops.communication import watchdog
+
+    class Chain(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.all_reduce, self.all_gather = ops.AllReduce(), ops.AllGather()
+
+        def construct(self, v):
+            return self.all_gather(self.all_reduce(v) * 0.5 + v)
+    n, r = get_group_size(), get_rank()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Chain()
+    x = np.arange(4, dtype=np.float32) + r
+    out = net(Tensor(x)).asnumpy()
+    want = np.tile((np.arange(4) * n + n * (n - 1) / 2) * 0.5, n) + \
+        np.repeat(np.arange(n), 4) + np.tile(np.arange(4), n)
+    np.testing.assert_array_equal(out, want.astype(np.float32))
+    recent = watchdog.recent()[-2:]
+    assert recent[0].startswith("#") and "AllReduce (group 'world_group', x (4,) Float32)" \
+        in recent[0] and "test_graph_allgather.py" in recent[0], recent
+    assert "AllGather" in recent[1], recent
+    assert watchdog._s.busy is None
+    executor = net._compile_cache._last[2]
+    with pytest.raises(Exception) as info:               # on every rank alike: no hang
+        executor.run([np.zeros(3, np.float32)])          # not the compiled shape
+    step = [e for e in info.traceback if "<msops step" in str(e.path)]
+    assert step and "# AllReduce [4] Float32" in str(step[-1].statement), info
+    assert watchdog._s.busy is None                      # left, though the kernel raised
+    np.testing.assert_array_equal(net(Tensor(x)).asnumpy(), out)   # and runs on
