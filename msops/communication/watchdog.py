@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 from msops import context
 
-__all__ = ["enter", "leave", "guard", "start", "recent", "EXIT_CODE", "POLL_S"]
+__all__ = ["enter", "enter_entry", "leave", "start", "recent", "EXIT_CODE", "POLL_S"]
 
 #: how often the watchdog thread looks (seconds)
 POLL_S = 0.05

@@ -120,11 +120,11 @@ def test_compiled_collectives_enter_and_leave_the_watchdog_even_when_one_raises(
     assert recent[0].startswith("#") and "AllReduce (group 'world_group', x (4,) Float32)" \
         in recent[0] and "test_graph_allgather.py" in recent[0], recent
     assert "AllGather" in recent[1], recent
-    assert watchdog._s.busy is None
+    assert not watchdog._s.n & 1                          # no call in progress
     executor = net._compile_cache._last[2]
     with pytest.raises(Exception) as info:               # on every rank alike: no hang
         executor.run([np.zeros(3, np.float32)])          # not the compiled shape
     step = [e for e in info.traceback if "<msops step" in str(e.path)]
     assert step and "# AllReduce [4] Float32" in str(step[-1].statement), info
-    assert watchdog._s.busy is None                      # left, though the kernel raised
+    assert not watchdog._s.n & 1                 # left, though the kernel raised
     np.testing.assert_array_equal(net(Tensor(x)).asnumpy(), out)   # and runs on
