@@ -103,15 +103,17 @@ def provides(module: ModuleType, name: str) -> bool:
 
 
 def exports(module: ModuleType) -> list:
-    """The public names an msops namespace offers: its public non-module attributes
-    (`__all__` is not enough: `msops.ops` attaches GradOperation after it is built),
-    without what it imports from the standard library's typing."""
+    """The public names an msops namespace declares: its `__all__`, or without one its
+    public non-module attributes less what it imports from `typing` and `__future__`."""
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
     names = []
     for name in dir(module):
         if name.startswith("_"):
             continue
         value = getattr(module, name)
-        if inspect.ismodule(value) or getattr(value, "__module__", "") == "typing":
+        if inspect.ismodule(value) or getattr(value, "__module__", "") in ("typing",
+                                                                             "__future__"):
             continue
         names.append(name)
     return names
@@ -155,7 +157,8 @@ def render() -> str:
             lines.append("")
         extra = sorted(set(exports(module)) - set(names))
         if extra:
-            lines += [f"**msops only** (not in this MindSpore namespace): {_codes(extra)}", ""]
+            lines += [f"**msops names outside this reference list** (msops additions, or "
+                      f"MindSpore names its `__all__` leaves out): {_codes(extra)}", ""]
         sections.append("\n".join(lines))
     head = [
         "# MindSpore names in msops",
