@@ -2,6 +2,7 @@
 matching msops namespace and is not a stub; every MindSpore name msops exports is marked
 provided; the file is what tools/mindspore_names.py writes; the notes name missing names."""
 import ast
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -71,7 +72,9 @@ def _is_stub_body(fn) -> bool:
     return False
 
 
-def _msops_classes() -> set:
+@functools.lru_cache(maxsize=None)
+def _msops_classes() -> frozenset:
+    """Every class defined in msops (to tell abstract bases, which msops subclasses)."""
     import msops
     seen, todo = set(), [msops]
     classes = set()
@@ -85,7 +88,7 @@ def _msops_classes() -> set:
                 todo.append(value)
             elif inspect.isclass(value) and (value.__module__ or "").startswith("msops"):
                 classes.add(value)
-    return classes
+    return frozenset(classes)
 
 
 def is_stub(value, classes: set) -> bool:
