@@ -27,4 +27,7 @@ from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa
 
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 
+from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
+from msops.common.initializer import get_seed  # noqa: E402
+
 __version__ = "0.1.0"

@@ -33,6 +33,17 @@ def test_world_aliases(sim, alias):
     assert get_group(alias) is get_group()
 
 
+def test_mindspore_world_group_constants_are_world_aliases(sim):
+    from msops import communication as comm
+    sim(4, 2)
+    assert (comm.HCCL_WORLD_COMM_GROUP, comm.NCCL_WORLD_COMM_GROUP,
+            comm.MCCL_WORLD_COMM_GROUP) == ("hccl_world_group", "nccl_world_group",
+                                            "mccl_world_group")
+    for name in (comm.HCCL_WORLD_COMM_GROUP, comm.NCCL_WORLD_COMM_GROUP,
+                 comm.MCCL_WORLD_COMM_GROUP):
+        assert get_rank(name) == 2 and get_group(name) is get_group()
+
+
 def test_sub_groups_rank_and_size(sim):
     sim(8, 3)
     create_group("g0123", [0, 1, 2, 3])

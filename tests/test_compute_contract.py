@@ -96,6 +96,20 @@ CASES = [
     (ops.MaxPool(3, 2, "same"), (r(2, 3, 5, 4),)),
     (ops.AvgPool(2, 1), (r(1, 2, 3, 3, dtype=F16),)),
     (ops.PReLU(), (r(2, 3, 4), r(3))),
+    # unary_ops and the index reductions
+    (ops.Abs(), (np.array([-3, 0, 2], np.int32),)),
+    (ops.Sign(), (r(2, 3, dtype=F16),)),
+    (ops.Rsqrt(), (np.abs(r(2, 3)) + 0.1,)),
+    (ops.Reciprocal(), (r(2, 3, dtype=F16),)),
+    (ops.Sin(), (r(2, 3),)),
+    (ops.Cos(), (r(2, 3, dtype=F16),)),
+    (ops.ReLU6(), (4 * r(2, 3),)),
+    (ops.HSigmoid(), (4 * r(2, 3, dtype=F16),)),
+    (ops.HSwish(), (4 * r(2, 3),)),
+    (ops.Softplus(), (r(2, 3),)),
+    (ops.Argmin(1, ms.int64), (r(2, 3),)),
+    (ops.ArgMaxWithValue(), (r(2, 3, dtype=F16),)),
+    (ops.ArgMinWithValue(-1, True), (np.array([[3, 1, 2], [0, 5, 0]], np.int32),)),
 ]
 
 

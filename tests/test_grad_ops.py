@@ -158,6 +158,19 @@ CASES = [
     Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
     Case("AvgPool", lambda x: ops.AvgPool(3, 1, "same")(x), [r(1, 2, 4, 5)]),
     Case("PReLU", lambda x, w: ops.PReLU()(x, w), [away_from_zero(2, 3, 4), r(3)]),
+    # unary_ops (inputs kept off the kinks, where finite differences straddle two pieces)
+    Case("Abs", lambda x: ops.Abs()(x), [away_from_zero(M, N)]),
+    Case("Rsqrt", lambda x: ops.Rsqrt()(x), [pos(M, N)]),
+    Case("Reciprocal", lambda x: ops.Reciprocal()(x), [away_from_zero(M, N)]),
+    Case("Sin", lambda x: ops.Sin()(x), [r(M, N)]),
+    Case("Cos", lambda x: ops.Cos()(x), [r(M, N)]),
+    Case("ReLU6", lambda x: ops.ReLU6()(x), [np.array([[-1.3, 0.4, 2.5], [5.2, 6.7, 9.0]])]),
+    Case("HSigmoid", lambda x: ops.HSigmoid()(x), [np.array([[-4.1, -2.5, 0.3], [2.9, 3.2, 7.0]])]),
+    Case("HSwish", lambda x: ops.HSwish()(x), [np.array([[-4.1, -2.5, 0.3], [2.9, 3.2, 7.0]])]),
+    Case("Softplus", lambda x: ops.Softplus()(x), [3 * r(M, N)]),
+    Case("ArgMaxWithValue", lambda x: ops.ArgMaxWithValue(1)(x), [r(M, N)], outputs=(1,)),
+    Case("ArgMinWithValue", lambda x: ops.ArgMinWithValue(0, True)(x), [r(B, M, N)],
+         outputs=(1,)),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
@@ -169,6 +182,8 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                      ("ZerosLike", lambda x, y: ops.ZerosLike()(x)),
                      ("OnesLike", lambda x, y: ops.OnesLike()(x)),
                      ("Argmax", lambda x, y: ops.Argmax(0)(x)),
+                     ("Argmin", lambda x, y: ops.Argmin(0)(x)),
+                     ("Sign", lambda x, y: ops.Sign()(x)),
                      ("ArgMax", lambda x, y: ops.ArgMax(-1, ms.int64)(x))]:
     CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
         ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]

@@ -10,3 +10,7 @@ __all__ = ["GlobalComm", "Group", "SimulationError", "init", "release", "get_ran
            "get_group_size", "create_group", "destroy_group", "get_group", "is_initialized",
            "is_simulation", "create_group_partition", "group_name_of",
            "get_world_rank_from_group_rank", "get_group_rank_from_world_rank"]
+from msops.communication.management import (HCCL_WORLD_COMM_GROUP,  # noqa: E402
+                                            MCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP)
+
+__all__ += ["HCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP", "MCCL_WORLD_COMM_GROUP"]

@@ -27,7 +27,11 @@ class GlobalComm:
     INITED = False
 
 
-_WORLD_ALIASES = {"hccl_world_group", "nccl_world_group", "mccl_world_group"}
+#: MindSpore's names of its backends' world groups: aliases of WORLD_COMM_GROUP here
+HCCL_WORLD_COMM_GROUP = "hccl_world_group"
+NCCL_WORLD_COMM_GROUP = "nccl_world_group"
+MCCL_WORLD_COMM_GROUP = "mccl_world_group"
+_WORLD_ALIASES = {HCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROUP}
 _BACKENDS = ("mpi", "hccl", "nccl", "simulation")
 
 

@@ -20,6 +20,8 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
 from msops.nn.grad_accumulation import GradAccumulationCell
+from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
+from msops.nn.layers import get_activation
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -35,3 +37,4 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 __all__ += ["NLLLoss"]
 __all__ += ["GradAccumulationCell"]
+__all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]

@@ -10,7 +10,8 @@ from msops import ops
 from msops.common import validator
 from msops.nn.cell import Cell
 
-__all__ = ["GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
+__all__ = ["GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU6", "HSwish",
+           "HSigmoid", "SiLU", "LeakyReLU"]
 
 
 class _Wrapper(Cell):
@@ -99,6 +100,74 @@ class LogSoftmax(_Wrapper):
         self.op = ops.LogSoftmax(axis)
 
 
+class ReLU6(_Wrapper):
+    """min(max(x, 0), 6) (`ops.ReLU6`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.ReLU6()
+
+
+class HSwish(_Wrapper):
+    """Hard swish x * relu6(x + 3) / 6 (`ops.HSwish`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.HSwish()
+
+
+class HSigmoid(_Wrapper):
+    """Hard sigmoid relu6(x + 3) / 6 (`ops.HSigmoid`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = ops.HSigmoid()
+
+
+class SiLU(Cell):
+    """x * sigmoid(x) (`ops.Sigmoid`, `ops.Mul`); `shard(((a, b, ...),))` shards both alike."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sigmoid, self.mul = ops.Sigmoid(), ops.Mul()
+
+    def construct(self, x):
+        return self.mul(x, self.sigmoid(x))
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        s = in_strategy[0]
+        self.sigmoid.shard((s,))
+        self.mul.shard((s, s))
+
+
+class LeakyReLU(Cell):
+    """x where x > 0, else alpha * x: max(alpha * x, x) for alpha <= 1, min otherwise (as
+    MindSpore's); `shard(((a, b, ...),))` shards its Mul and Maximum / Minimum alike."""
+
+    def __init__(self, alpha: float = 0.2) -> None:
+        super().__init__()
+        self.alpha = validator.check_value_type("alpha", alpha, (int, float), self.cls_name)
+        self.scale = ops.Mul()
+        self.pick = ops.Maximum() if alpha <= 1 else ops.Minimum()
+
+    def construct(self, x):
+        return self.pick(self.scale(x, self.alpha), x)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        s = in_strategy[0]
+        self.scale.shard((s, ()))
+        self.pick.shard((s, s))
+
+    def extend_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
 #: names accepted by `get_activation` (as MindSpore's), beside nn.layers' "relu"
 ACTIVATIONS = {"gelu": GELU, "fast_gelu": FastGelu, "sigmoid": Sigmoid, "tanh": Tanh,
-               "softmax": Softmax, "logsoftmax": LogSoftmax}
+               "softmax": Softmax, "logsoftmax": LogSoftmax, "relu6": ReLU6,
+               "hswish": HSwish, "hsigmoid": HSigmoid, "silu": SiLU, "leakyrelu": LeakyReLU}
+

@@ -89,8 +89,9 @@ class Dropout(Cell):
 _ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS}
 
 
-def get_activation(activation: Any, prim_name: str) -> Any:
-    """A Cell or Primitive from `activation` (a name such as 'relu', or a Cell/Primitive)."""
+def get_activation(activation: Any, prim_name: str = "get_activation") -> Any:
+    """A Cell or Primitive from `activation` (a name such as 'relu', or a Cell/Primitive);
+    as `mindspore.nn.get_activation`, a new layer for a name, None for None."""
     if activation is None or isinstance(activation, (Cell, Primitive)):
         return activation
     if isinstance(activation, str) and activation.lower() in _ACTIVATIONS:

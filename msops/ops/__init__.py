@@ -8,8 +8,12 @@ from msops.primitives import StopGradient
 from msops.primitives import __all__ as _prim_all
 from msops.ops.functional import *  # noqa: F401,F403
 from msops.ops.functional import __all__ as _functional_all
+from msops.ops.math_func import *  # noqa: F401,F403
+from msops.ops.math_func import __all__ as _math_func_all
+from msops.ops.array_func import *  # noqa: F401,F403
+from msops.ops.array_func import __all__ as _array_func_all
 
-__all__ = list(_prim_all) + list(_functional_all)
+__all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + list(_array_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -21,13 +21,15 @@ from msops.primitives import (elementwise_ops as _elementwise, activation_ops as
                               reduce_ops as _reduce, shape_ops as _shape, gather_ops as _gather,
                               norm_ops as _norm)
 from msops.primitives.state_ops import *  # noqa: F401,F403
+from msops.primitives.unary_ops import *  # noqa: F401,F403
+from msops.primitives import unary_ops as _unary
 from msops.primitives import state_ops as _state
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
 #: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
-                    _norm, _conv, _pool, _prelu)
+                    _norm, _conv, _pool, _prelu, _unary)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

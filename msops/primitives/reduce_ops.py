@@ -1,6 +1,7 @@
 """More reductions: ReduceMin, ReduceProd (math_ops' `_Reduce` family: `op(keep_dims)(x,
 axis)`, a split reduced axis combined by AllReduce(min / prod)), and ArgMax (MindSpore's
-`Argmax`, also spelled `ArgMax`).
+`Argmax`, also spelled `ArgMax`), Argmin, and ArgMaxWithValue / ArgMinWithValue (index and
+value of the extreme; the value differentiates to the element it came from).
 """
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import (NoAttrPrimitive, _Reduce, arith_types, kept_dims,
-                                       reduce_axes, reduce_max_bprop)
+from msops.primitives.math_ops import (Mul, NoAttrPrimitive, _Reduce, arith_types, kept_dims,
+                                       reduce_axes, reduce_max_bprop, scalar)
+from msops.primitives.nn_ops import OneHot
+from msops.primitives.shape_ops import ExpandDims, Squeeze
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["ReduceMin", "ReduceProd", "Argmax", "ArgMax"]
+__all__ = ["ReduceMin", "ReduceProd", "Argmax", "ArgMax", "Argmin", "ArgMaxWithValue",
+           "ArgMinWithValue"]
 
 
 class ReduceMin(_Reduce):
@@ -90,13 +94,12 @@ def reduce_prod_bprop(prim: ReduceProd, inputs: list, out: Any, dout: Any, g: An
     return (dx,) + (None,) * (len(inputs) - 1)
 
 
-class Argmax(PrimitiveWithInfer):
-    """`Argmax(axis=-1, output_type=int32)(x)`: the index of the first maximum along `axis`,
-    which the output drops; `output_type` int32 or int64.
+class _ArgIndex(PrimitiveWithInfer):
+    """`Op(axis=-1, output_type=int32)(x)`: the index of the first extreme (`_np_op`:
+    np.argmax or np.argmin) along `axis`, which the output drops; `output_type` int32 or
+    int64."""
 
-    >>> Argmax()(Tensor(np.array([[1.0, 3.0, 3.0], [4.0, 0.0, 1.0]], np.float32))).asnumpy()
-    array([1, 0], dtype=int32)
-    """
+    _np_op: Callable = None
 
     @prim_attr_register
     def __init__(self, axis: int = -1, output_type: mstype.Type = mstype.int32) -> None:
@@ -106,10 +109,10 @@ class Argmax(PrimitiveWithInfer):
                                   self.name)
 
     def infer_shape(self, x_shape: list) -> list:
-        check = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
         if not x_shape:
             raise ValueError(f"For '{self.name}', the rank of 'x' should be >= 1, but got "
                              f"shape [] of rank 0.")
+        check = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
         return [d for i, d in enumerate(x_shape) if i != check]
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
@@ -123,22 +126,45 @@ class Argmax(PrimitiveWithInfer):
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         shape, dtype = out_spec(out_abstract)
         axis = self.axis % len(in_abstracts[0].shape)
+        find = type(self)._np_op
 
-        def argmax(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        def arg_index(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             if out is None:
                 out = np.empty(shape, dtype)
-            np.copyto(out, np.argmax(x, axis=axis), casting="unsafe")
+            np.copyto(out, find(x, axis=axis), casting="unsafe")
             return out
-        return argmax
+        return arg_index
+
+
+class Argmax(_ArgIndex):
+    """`Argmax(axis=-1, output_type=int32)(x)`: the index of the first maximum along `axis`,
+    which the output drops; `output_type` int32 or int64.
+
+    >>> Argmax()(Tensor(np.array([[1.0, 3.0, 3.0], [4.0, 0.0, 1.0]], np.float32))).asnumpy()
+    array([1, 0], dtype=int32)
+    """
+
+    _np_op = staticmethod(np.argmax)
 
 
 class ArgMax(Argmax):
     """The same op as `Argmax`, under the spelling MindSpore's newer API uses."""
 
 
-@sharding_rule(Argmax)
-def argmax_spec(prim: Argmax, ins: list, outs: list, consts: dict) -> DimSpec:
-    """The other dims carry over; the searched axis stays whole (the index of a maximum
+class Argmin(_ArgIndex):
+    """`Argmin(axis=-1, output_type=int32)(x)`: the index of the first minimum along `axis`,
+    which the output drops; `output_type` int32 or int64.
+
+    >>> Argmin()(Tensor(np.array([[1.0, 5.0, 3.0], [7.0, 0.0, 0.0]], np.float32))).asnumpy()
+    array([0, 1], dtype=int32)
+    """
+
+    _np_op = staticmethod(np.argmin)
+
+
+@sharding_rule(_ArgIndex)
+def argmax_spec(prim: _ArgIndex, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The other dims carry over; the searched axis stays whole (the index of an extreme
     is not a partial result that a collective could combine)."""
     letters = dims(len(ins[0]))
     axis = prim.axis % len(letters)
@@ -146,8 +172,91 @@ def argmax_spec(prim: Argmax, ins: list, outs: list, consts: dict) -> DimSpec:
         (letters[axis], f"{prim.name} searches along axis {prim.axis}"),))
 
 
-@bprop(Argmax)
-def argmax_bprop(prim: Argmax, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+@bprop(_ArgIndex)
+def argmax_bprop(prim: _ArgIndex, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """An index is piecewise constant: no gradient."""
     return (None,)
 
+
+# -- ArgMaxWithValue, ArgMinWithValue ------------------------------------------------------
+class _ArgWithValue(PrimitiveWithInfer):
+    """`Op(axis=0, keep_dims=False)(x)` -> (index, value): the first extreme (`_np_op`:
+    np.argmax or np.argmin) along `axis` and its index (int64, as MindSpore 2.x); the axis
+    is dropped, or kept as 1 with `keep_dims`."""
+
+    _np_op: Callable = None
+
+    @prim_attr_register
+    def __init__(self, axis: int = 0, keep_dims: bool = False) -> None:
+        validator.check_int("axis", axis, self.name)
+        validator.check_bool("keep_dims", keep_dims, self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        if not x_shape:
+            raise ValueError(f"For '{self.name}', the rank of 'x' should be >= 1, but got "
+                             f"shape [] of rank 0.")
+        axis = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+        out = [1 if i == axis else d for i, d in enumerate(x_shape)
+               if i != axis or self.keep_dims]
+        return out, list(out)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        validator.check_tensor_dtype_valid("x", x_dtype, mstype.int_type + mstype.uint_type +
+                                           mstype.float_type, self.name)
+        return mstype.int64, x_dtype
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        axis = self.axis % x.ndim
+        index = np.expand_dims(type(self)._np_op(x, axis=axis), axis)
+        value = np.take_along_axis(x, index, axis)
+        if not self.keep_dims:
+            index, value = np.squeeze(index, axis), np.squeeze(value, axis)
+        return (np.ascontiguousarray(index, np.int64), np.ascontiguousarray(value))
+
+
+class ArgMaxWithValue(_ArgWithValue):
+    """`ArgMaxWithValue(axis=0, keep_dims=False)(x)` -> (index, maximum) along `axis`.
+
+    >>> i, v = ArgMaxWithValue()(Tensor(np.array([[1.0, 5.0, 3.0], [7.0, 0.0, 7.0]],
+    ...                                          np.float32)))
+    >>> i.asnumpy(), v.asnumpy()
+    (array([1, 0, 1]), array([7., 5., 7.], dtype=float32))
+    """
+
+    _np_op = staticmethod(np.argmax)
+
+
+class ArgMinWithValue(_ArgWithValue):
+    """`ArgMinWithValue(axis=0, keep_dims=False)(x)` -> (index, minimum) along `axis`."""
+
+    _np_op = staticmethod(np.argmin)
+
+
+@sharding_rule(_ArgWithValue)
+def arg_with_value_spec(prim: _ArgWithValue, ins: list, outs: list, consts: dict) -> DimSpec:
+    """As Argmax's: the other dims carry over to both outputs, the searched axis stays
+    whole (kept as an unsplit 1 with keep_dims)."""
+    letters = dims(len(ins[0]))
+    axis = prim.axis % len(letters)
+    # the kept axis is a dim of size 1, never split (None)
+    out = letters[:axis] + ((None,) if prim.keep_dims else ()) + letters[axis + 1:]
+    return DimSpec((letters,), (out, out), unsplittable=(
+        (letters[axis], f"{prim.name} searches along axis {prim.axis}"),))
+
+
+@bprop(_ArgWithValue)
+def arg_with_value_bprop(prim: _ArgWithValue, inputs: list, out: Any, dout: list,
+                         g: Any) -> tuple:
+    """The value's gradient to the element it came from (one per reduced row, as MindSpore:
+    ties do not share it); the index has none."""
+    x = inputs[0]
+    ndim = len(x.shape)
+    axis = prim.axis % ndim
+    index, dvalue = g.getitem(out, 0), dout[1]
+    if prim.keep_dims:
+        index = g.apply(Squeeze(axis), [index])
+    else:
+        dvalue = g.apply(ExpandDims(), [dvalue, g.add_const(axis)])
+    picked = g.apply(OneHot(axis), [index, g.add_const(x.shape[axis]),
+                                    scalar(g, 1, x.dtype), scalar(g, 0, x.dtype)])
+    return (g.apply(Mul(), [picked, dvalue]),)

@@ -177,6 +177,9 @@ ELEMENTWISE = [
     (ops.Minimum, ((1, N), (1, N)), (X, Y)), (ops.TensorAdd, ((N, 1), (N, 1)), (X, Y)),
     (ops.FloorDiv, ((2, H), (2, H)), (X * 4, POS)),
     (ops.BiasAdd, ((2, H), (H,)), (X, Y[0])),
+    # unary_ops (issue 19's names table): the element-wise rule keeps every split
+    (ops.Abs, S2, (X,)), (ops.Rsqrt, ((1, N),), (POS,)), (ops.HSwish, ((N, 1),), (4 * X,)),
+    (ops.Softplus, S2, (X,)),
 ]
 
 
@@ -242,10 +245,40 @@ def test_reductions_over_split_axes_equal_serial(prim_cls, ref, strategy, axis):
     (lambda: ops.Argmax(-1), ((N, 1),), X, []),
     (lambda: ops.ArgMax(0), ((1, N),), X, []),
     (lambda: ops.Squeeze(1), ((N, 1, 1),), data(8, 1, 4), []),
+    (lambda: ops.Argmin(1, ms.int64), ((N, 1),), X, []),
 ])
 def test_index_and_squeeze_ops_equal_serial(make, strategy, x, comm):
     graph = check(lambda: OpNet(make().shard(strategy), scalar=False), Tensor(x))
     assert comm_ops(graph) == comm
+
+
+class IndexValue(nn.Cell):
+    """An ArgMaxWithValue-like op's value plus its index (both outputs checked; the Cast and
+    Add sharded as the outputs, `out`), or the summed square of the value (to differentiate)."""
+
+    def __init__(self, prim, out=None, scalar=False):
+        super().__init__()
+        self.prim, self.scalar = prim, scalar
+        self.cast, self.add, self.sum = ops.Cast(), ops.Add(), ops.ReduceSum()
+        if out is not None:
+            self.cast.shard((out,))
+            self.add.shard((out, out))
+
+    def construct(self, x):
+        index, value = self.prim(x)
+        if self.scalar:
+            return self.sum(value * value, ())
+        return self.add(value, self.cast(index, ms.float32))
+
+
+@pytest.mark.parametrize("make,strategy,out", [
+    (lambda: ops.ArgMaxWithValue(1), ((N, 1),), (N,)),
+    (lambda: ops.ArgMinWithValue(0, True), ((1, N),), (1, N)),
+])
+def test_arg_with_value_keeps_the_other_splits_and_equals_serial(make, strategy, out):
+    graph = check(lambda: IndexValue(make().shard(strategy), out), Tensor(X))
+    assert comm_ops(graph) == []
+    check_grads(lambda: IndexValue(make().shard(strategy), scalar=True), Tensor(X))
 
 
 @pytest.mark.parametrize("prim_cls,const,strategy", [
