@@ -12,7 +12,11 @@ repeats, the sides interleaved so machine noise hits them alike):
     checksum, no fsync), and the reference + an fsync of its file.
   * load (rank 0, one process): `ms.load_checkpoint(path)` (every CRC-32C checked) against
     `safetensors.numpy.load_file(path)` of the same file; for scale also the floor: one
-    `readinto` of the file's whole data section into a preallocated buffer.
+    `readinto` of the file's whole data section into a preallocated buffer. Also rank 0's
+    CPU seconds (user + system, all threads) per load: on a shared machine the wall time
+    mostly measures waiting for a core, the CPU time what the load itself costs.
+  * many small tensors (rank 0): the same two loads of a file of `--small` tensors of
+    16x16 float32 (per-tensor overhead, which a 4-tensor model does not show).
 Targets (docs/performance.md, "Checkpoints"): save <= 1.5x, load <= 1.2x.
 """
 from __future__ import annotations
@@ -104,6 +108,7 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", default=tempfile.gettempdir())
+    parser.add_argument("--small", type=int, default=5000)
     args = parser.parse_args()
     init()
     comm, n, rank = MPI.COMM_WORLD, get_group_size(), get_rank()
@@ -115,7 +120,13 @@ def main() -> None:
     net.compile(Tensor(np.ones((n, width), np.float32)))
     folder = comm.bcast(tempfile.mkdtemp(dir=args.dir) if rank == 0 else None)
     ours, ref_path = os.path.join(folder, "ours.safetensors"), os.path.join(folder, "ref.st")
-    rows = {"save": [], "ref": [], "ref+fsync": [], "load": [], "load ref": [], "floor": []}
+    small = os.path.join(folder, "small.safetensors")
+    rng = np.random.default_rng(1)
+    ms.save_checkpoint({f"layer{i}.w": rng.standard_normal((16, 16), dtype=np.float32)
+                        for i in range(args.small)}, small)
+    rows = {"save": [], "ref": [], "ref+fsync": [], "load": [], "load ref": [], "floor": [],
+            "small": [], "small ref": []}
+    cpu: dict[str, list[float]] = {}     # rank 0's CPU seconds (all its threads) per load
     for _ in range(args.repeats):          # ABBA-ish: the order alternates every repeat
         order = [("save", lambda: ms.save_checkpoint(net, ours)),
                  ("ref", lambda: reference_save(net, ref_path, comm, False)),
@@ -125,11 +136,14 @@ def main() -> None:
         if rank == 0:                      # the other ranks wait without spinning (below)
             loads = [("load", lambda: ms.load_checkpoint(ours)),
                      ("load ref", lambda: load_file(ours)),
-                     ("floor", lambda: read_floor(ours))]
+                     ("floor", lambda: read_floor(ours)),
+                     ("small", lambda: ms.load_checkpoint(small)),
+                     ("small ref", lambda: load_file(small))]
             for name, fn in loads if _ % 2 == 0 else loads[::-1]:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 result = fn()
                 rows[name].append(time.perf_counter() - t)
+                cpu.setdefault(name, []).append(time.process_time() - c)
                 del result                 # freed before the next side allocates
         quiet_barrier(comm)
     if rank == 0:
@@ -143,6 +157,12 @@ def main() -> None:
         print(f"  load (rank 0)     {med['load']:.3f} s   load_file {med['load ref']:.3f} s"
               f"   ratio {med['load'] / med['load ref']:.2f}   target <= 1.2   (one read of "
               f"the data {med['floor']:.3f} s: ratio {med['load'] / med['floor']:.2f})")
+        cmed = {k: statistics.median(v) for k, v in cpu.items()}
+        print(f"  load CPU time     {cmed['load']:.3f} s   load_file {cmed['load ref']:.3f} s"
+              f"   ratio {cmed['load'] / cmed['load ref']:.2f}   (less noisy on a busy "
+              f"machine: waiting for a core is not counted)")
+        print(f"  {args.small} small tensors: load {med['small']:.3f} s   load_file "
+              f"{med['small ref']:.3f} s   ratio {med['small'] / med['small ref']:.2f}")
         spread = {k: f"{min(v):.3f}-{max(v):.3f}" for k, v in rows.items()}
         print(f"  spread (min-max s) {spread}")
         for f in os.listdir(folder):
