@@ -274,7 +274,7 @@ def load_param_into_net(net: Cell, parameter_dict: Mapping[str, Any],
             raise ValueError(f"For 'load_param_into_net', the dtype of parameter "
                              f"'{param.name}' should be {param.dtype}, but got {new.dtype} "
                              f"in the checkpoint.")
-        param.set_data(new.asnumpy().copy())
+        param.set_data(new.asnumpy())               # set_data copies (the Parameter owns it)
         used.add(param.name)
     if strict_load and not_loaded:
         raise ValueError(f"For 'load_param_into_net', with strict_load=True every parameter "
