@@ -398,11 +398,11 @@ class AllToAllVGrad(AllToAllV):
             self._send_invalid_header()
             raise
         comm, me, matrix = self._comm(), self._group.rank, self._header_matrix()
-        header = np.zeros(1 + 2 * n, np.int64)
-        header[0], header[1], header[1 + n:] = -b * x.dtype.itemsize, x.size, rc
+        header = np.zeros(2 + 2 * n, np.int64)   # the row of _header_matrix (all 0: invalid)
+        header[0], header[1], header[2 + n:] = -b * x.dtype.itemsize, x.size, rc
         try:
             call(self, comm.Allgather, *bufs(header, matrix))
-            expected = matrix[:, 1 + n:]            # expected[j, i]: rank j's count from i
+            expected = matrix[:, 2 + n:]            # expected[j, i]: rank j's count from i
             if matrix[0, 0] == 0 or (matrix[:, 0] != matrix[0, 0]).any() or \
                     (matrix[:, 1] != expected.sum(axis=0) * b).any():
                 raise ValueError(
