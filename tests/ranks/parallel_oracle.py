@@ -7,6 +7,7 @@ and compares. It returns the compiled local graph so tests can also count collec
 import numpy as np
 
 import msops as ms
+from msops import Tensor, nn
 from msops.communication import get_group_size
 from msops.parallel import gather_full
 
@@ -66,3 +67,23 @@ def assert_held(param, whole, layout=None, rtol=1e-5, atol=1e-5, err_msg=""):
         want = whole
     np.testing.assert_allclose(param.asnumpy(), want, rtol=rtol, atol=atol,
                                err_msg=err_msg or param.name)
+
+
+def data(*shape, seed=0):
+    """A float32 Tensor of normal values seeded by its shape (the same on every rank)."""
+    rng = np.random.default_rng(sum(shape) * 7 + len(shape) + seed)
+    return Tensor(rng.standard_normal(shape).astype(np.float32))
+
+
+class DenseDP(nn.Cell):
+    """Dense(16, 32) -> ReLU -> Dense(32, 8) with fixed weights: the data-parallel net of
+    the training tests."""
+
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Dense(16, 32, weight_init=data(32, 16))
+        self.act = nn.ReLU()
+        self.d2 = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
+
+    def construct(self, x):
+        return self.d2(self.act(self.d1(x)))

@@ -5,7 +5,7 @@ sharded gradient with `gather_full` and compares it with the serial gradient.
 """
 import numpy as np
 import pytest
-from parallel_oracle import assert_held, comm_ops
+from parallel_oracle import DenseDP, assert_held, comm_ops, data
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -13,11 +13,6 @@ from msops.communication import get_group_size, get_rank
 from msops.parallel import gather_full
 
 RANKS = (2, 4, 8)
-
-
-def data(*shape, seed=0):
-    rng = np.random.default_rng(sum(shape) * 7 + len(shape) + seed)
-    return Tensor(rng.standard_normal(shape).astype(np.float32))
 
 
 def _grads(make_net, inputs, train, positions):
@@ -340,17 +335,6 @@ def test_twenty_training_steps_equal_serial(net, optimizer):
         ms.reset_auto_parallel_context()
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-4, atol=1e-6)
     assert want_losses[-1] < want_losses[0]
-
-
-class DenseDP(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.d1 = nn.Dense(16, 32, weight_init=data(32, 16))
-        self.act = nn.ReLU()
-        self.d2 = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
-
-    def construct(self, x):
-        return self.d2(self.act(self.d1(x)))
 
 
 def test_checkpoint_after_parallel_training_equals_serial(tmp_path_factory):

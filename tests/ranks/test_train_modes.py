@@ -8,7 +8,7 @@ and as the serial network on the whole batch.
 import numpy as np
 import pytest
 
-from parallel_oracle import comm_ops
+from parallel_oracle import DenseDP, comm_ops, data
 
 import msops as ms
 from msops import Tensor, nn
@@ -17,22 +17,6 @@ from msops.communication import get_group_size, get_rank
 RANKS = (2, 4)
 N, R = get_group_size(), get_rank()
 STEPS = 5
-
-
-def data(*shape, seed=0):
-    rng = np.random.default_rng(sum(shape) * 7 + len(shape) + seed)
-    return Tensor(rng.standard_normal(shape).astype(np.float32))
-
-
-class DenseDP(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.d1 = nn.Dense(16, 32, weight_init=data(32, 16))
-        self.act = nn.ReLU()
-        self.d2 = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
-
-    def construct(self, x):
-        return self.d2(self.act(self.d1(x)))
 
 
 OPTIMIZERS = {
