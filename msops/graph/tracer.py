@@ -197,7 +197,6 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     Other arguments are passed through as static values. The graph's outputs are the
     Tensor (or flat tuple of Tensors) that `fn` returns.
     """
-    global _active
     if _active is not None:
         raise GraphError(f"'{name}' is compiled while '{_active.graph.name}' is traced; a "
                          f"Cell called inside construct is inlined, not compiled.")
@@ -205,15 +204,20 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     state = _Trace(graph)
     names = _arg_names(fn, len(args))
     sym_args = [_symbolic_arg(graph, state, a, names[i]) for i, a in enumerate(args)]
+    _set_outputs(graph, state, _run_traced(state, fn, sym_args))
+    return graph
+
+
+def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any]) -> Any:
+    """`fn(*sym_args)` with every primitive call recorded into `state`'s graph."""
+    global _active
     _active = state
     prev = _primitive.set_trace_hook(state.call)
     try:
-        result = fn(*sym_args)
+        return fn(*sym_args)
     finally:
         _primitive.set_trace_hook(prev)
         _active = None
-    _set_outputs(graph, state, result)
-    return graph
 
 
 def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = False) -> Any:
@@ -222,7 +226,6 @@ def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = 
     in the graph are read through their nodes (a parallel graph's slices). Returns fn's
     result (traced Tensors); with `outputs` it becomes the graph's outputs, else they are
     left to the caller."""
-    global _active
     if _active is not None:
         raise GraphError(f"'{graph.name}' is extended while '{_active.graph.name}' is traced.")
     state = _Trace(graph)
@@ -235,14 +238,7 @@ def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = 
         if isinstance(a, (tuple, list)):
             return type(a)(symbolic(t) for t in a)
         return a
-    sym_args = [symbolic(a) for a in args]
-    _active = state
-    prev = _primitive.set_trace_hook(state.call)
-    try:
-        result = fn(*sym_args)
-    finally:
-        _primitive.set_trace_hook(prev)
-        _active = None
+    result = _run_traced(state, fn, [symbolic(a) for a in args])
     if outputs:
         _set_outputs(graph, state, result)
     return result
