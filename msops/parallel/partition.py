@@ -157,7 +157,7 @@ class _Partitioner:
         to `layout` once for the graph, by the op the training step chooses (`opt_gather`):
         one AllGather along dim 0 over the shard group, whose axes are dim 0's minor ones."""
         stored = plan.stored
-        local = self._bind_leaf(node, stored, _slicer(stored, self.rank))
+        local = self._bind_leaf(node, stored, None)        # it holds its shard once built
         group = create_group_partition(groups_over(stored.device_matrix, plan.shard_axes))
         record_opt_shard_group(node.value, group)
         prim, z = shard_gather(node.value, group)
