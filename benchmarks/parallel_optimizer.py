@@ -71,12 +71,14 @@ def resident_bytes(step: nn.Cell) -> tuple[int, int]:
 def profiled(step: nn.Cell, totals: dict) -> None:
     """Time every kernel of the step's compiled graph into totals[op name] (the step is
     generated again around the timed kernels)."""
-    executor = step._compile_cache._last[1]
+    executor = step._compile_cache._last_executor
     for node in executor.graph.nodes:
         kernel = executor._kernels.get(node.id)
         if kernel is not None:
             executor._kernels[node.id] = _timed(kernel, node.op, totals)
-    executor._step = executor._first_step
+    executor._step, executor._src = executor._first_step, None    # generated again
+    executor._fast_calls.clear()
+    step._compile_cache.epoch = -1
 
 
 def _timed(kernel, name: str, totals: dict):

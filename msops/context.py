@@ -18,6 +18,7 @@ import os
 from typing import Any, Callable
 
 from msops.common import validator
+from msops.common.state_epoch import bump
 
 __all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "graph_dump_dir"]
 
@@ -163,6 +164,7 @@ def set_context(**kwargs: Any) -> None:
                              f"but got '{key}'.")
     checked = {key: _KEYS[key][1](key, value) for key, value in kwargs.items()}
     _context.update(checked)
+    bump()
 
 
 def get_context(key: str) -> Any:

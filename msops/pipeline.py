@@ -15,10 +15,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops import context
+from msops.common.state_epoch import EPOCH
 from msops.common.tensor import Tensor
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
-from msops.graph.executor import Executor
+from msops.graph.executor import MISS, Executor
 from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
@@ -136,6 +137,10 @@ def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
             parallel_snapshot())
 
 
+def _no_fast(args: Sequence[Any]) -> Any:
+    return MISS
+
+
 class CompileCache:
     """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
@@ -146,10 +151,12 @@ class CompileCache:
         self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
         self.traces = 0
-        # the last call's (Tensor argument keys, (mode, train flags, snapshot), executor);
-        # () and None while the last call had other arguments (they take the keyed path)
-        self._last: tuple = ((), None, None)
         self._last_key: tuple | None = None   # the last call's whole key
+        self._last_executor: Executor | None = None
+        #: the last call again, as one generated function (Executor.fast_call), valid while
+        #: the state epoch is `epoch` (-1: none): `fast(args)` runs it or returns MISS
+        self.fast: Callable = _no_fast
+        self.epoch = -1
 
     def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
         return self._entry(cell, args, signature(args, train_flags))
@@ -164,41 +171,34 @@ class CompileCache:
     def run(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> Any:
         """Compile (once per signature) and execute `cell` on `args`.
 
-        A call like the last one is recognised without building its key: Tensor arguments
-        of the last call's shapes and dtypes, and the same mode, train flags and context
-        snapshot (the same objects while nothing changed: equal at the identity check).
-        With other arguments (the optimizer's), the key is built and compared with the
-        last call's before it is hashed."""
-        last_args, last_rest, executor = self._last
-        if len(args) == len(last_args) and last_rest == (context.get_context("mode"),
-                                                          train_flags, parallel_snapshot()):
-            arrays = []
-            for a, (shape, dtype) in zip(args, last_args):
-                if type(a) is not Tensor:
-                    break
-                v = a._data
-                if v.shape != shape or v.dtype != dtype:
-                    break
-                arrays.append(v)
-            else:
-                return executor(arrays)
+        A call of Tensors like the last one, while nothing changed since (the state epoch),
+        runs as one generated function (`fast`: argument checks, the step, the result).
+        Other calls build their key; one equal to the last call's (other arguments, the
+        optimizer's) reuses its executor before the key is hashed."""
+        if self.epoch == EPOCH[0]:
+            out = self.fast(args)
+            if out is not MISS:
+                return out
         key = signature(args, train_flags)
-        if key != self._last_key:          # (equal: other arguments, as the last call's)
+        executor = self._last_executor
+        if key != self._last_key:
             executor = self._entry(cell, args, key)[1]
-            tensors_only = all(type(a) is Tensor for a in args)
-            self._last = (key[0], key[1:], executor) if tensors_only else ((), None, executor)
-            self._last_key = key
-        return self._last[2](tensor_arrays(args, []))
+            self._last_key, self._last_executor = key, executor
+        out = executor(tensor_arrays(args, []))
+        if all(type(a) is Tensor for a in args):
+            self.fast, self.epoch = executor.fast_call(key[0]), EPOCH[0]
+        return out
 
     def last_graph(self) -> Graph | None:
         """The graph the last call ran (None before any call): for inspecting a compiled
         step's parameters and collectives."""
-        executor = self._last[2]
+        executor = self._last_executor
         return None if executor is None else executor.graph
 
     def clear(self) -> None:
         self._entries.clear()
-        self._last, self._last_key = ((), None, None), None
+        self._last_key, self._last_executor = None, None
+        self.fast, self.epoch = _no_fast, -1
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["user_source", "call_site", "site_of", "sites", "CallSite"]
+__all__ = ["user_source", "call_site", "user_site", "site_of", "sites", "CallSite"]
 
 _MSOPS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _OPS_DIR = _MSOPS_DIR + "ops" + os.sep
@@ -52,7 +52,12 @@ def call_site(depth: int = 1) -> CallSite:
     """The CallSite of the innermost frame outside msops, starting `depth` frames above the
     caller: a frame walk and a cached lookup (no line-number computation, no file read
     after the first call from a site)."""
-    frame = sys._getframe(depth + 1)
+    return user_site(sys._getframe(depth + 1))
+
+
+def user_site(frame: Any) -> CallSite:
+    """The CallSite of `frame` or, when that is msops code, of the innermost frame above it
+    outside msops."""
     while frame.f_code.co_filename.startswith(_MSOPS_DIR):
         frame = frame.f_back
         if frame is None:

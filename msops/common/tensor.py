@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.state_epoch import bump
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple"]
 
@@ -149,10 +150,6 @@ for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
 Tensor.__neg__ = _unary("__neg__")
 
 
-#: bumped whenever some Parameter starts holding another layout's slice (or its whole
-#: array again): a compiled executor re-checks its Parameters' layouts only then
-_HELD_EPOCH = [0]
-
 #: filled by msops.parallel.param_store (a layer above): `relayout(param, layout)` makes
 #: `param` hold this rank's slice of `layout` (None: the whole array), moving data if needed
 _RELAYOUT: list = [None]
@@ -202,8 +199,8 @@ class Parameter(Tensor):
         changed = layout != self._layout
         self._data, self._layout, self._slice = data, layout, index
         self.version += 1
-        if changed:
-            _HELD_EPOCH[0] += 1
+        if changed:                 # compiled executors re-check their Parameters' layouts
+            bump()
 
     def set_data(self, data: Any) -> "Parameter":
         """Replace the value (same dtype; a copy, which the Parameter owns: ops.Assign writes

@@ -34,7 +34,8 @@ from typing import Any, Callable, Sequence
 
 from msops import context
 
-__all__ = ["enter", "enter_entry", "leave", "start", "recent", "EXIT_CODE", "POLL_S"]
+__all__ = ["enter", "enter_entry", "leave", "watch", "call_lines", "start", "recent",
+           "EXIT_CODE", "POLL_S"]
 
 #: how often the watchdog thread looks (seconds)
 POLL_S = 0.05
@@ -155,6 +156,22 @@ def watch(kernel: Callable, entry: Entry, source: str | None = None) -> Callable
         finally:
             s.n = n + 1
     return watched
+
+
+def call_lines(bind: Callable[[str, Any], str], entry: Entry,
+               source: str) -> tuple[list[str], list[str]]:
+    """The lines a generated function (a compiled step, an eager collective call) runs
+    before and after a watched call: `watch`'s protocol inline, without a call. `bind(name,
+    value) -> name` makes a value a free name; `source` is an expression of the call's
+    source line. The lines set the locals `n`, `sl` and `seq` (the call's sequence number
+    in its group). A generated caller runs outside any other watched call: `n` is even
+    where these lines start."""
+    s, ring = bind("wd", _s), bind("ring", _s.ring)
+    counter = bind("counter", entry.counter)
+    before = [f"n = {s}.n + 1", f"sl = {ring}[(n >> 1) & {_MASK}]",
+              f"{counter}[0] = seq = sl.seq = {counter}[0] + 1",
+              f"sl.entry = {bind('entry', entry)}", f"sl.source = {source}", f"{s}.n = n"]
+    return before, [f"{s}.n = n + 1"]
 
 
 # -- the thread ---------------------------------------------------------------------------------

@@ -26,15 +26,20 @@ import numpy as np
 
 from msops.common import tensor as _tensor
 from msops.common.dtype import from_numpy
+from msops.common.codegen import Source, inline_lines
+from msops.common.state_epoch import EPOCH
 from msops.common.tensor import _TYPE_OF_NP, Parameter, Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)
 from msops.graph.ir import Graph, Node, TupleGetItem
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "MISS"]
 
 _new_object = object.__new__
+
+#: what an executor's `fast_call` function returns when the call is not one it can run
+MISS = object()
 
 
 def _held_layout(node: Node) -> Any:
@@ -64,33 +69,57 @@ def _settle(graph: Graph) -> None:
                              f"shape {list(node.shape)}, but got {list(param.shape)}.")
 
 
-class _StepSource:
+class _StepSource(Source):
     """The lines of one step function and the objects its free names are bound to."""
 
     def __init__(self) -> None:
-        self.bound: dict[str, Any] = {}
+        super().__init__()
         self.args: list[str] = []
         self.lines: list[str] = []
         #: on an exception the watchdog is told the step left its call (`leave`)
         self.on_error: str | None = None
-
-    def bind(self, name: str, value: Any) -> str:
-        self.bound[name] = value
-        return name
+        #: the expressions of the step's outputs, in graph-output order
+        self.results: list[str] = []
 
     def function(self, filename: str) -> Callable:
-        """Compile the step; its lines show in tracebacks under `filename`."""
-        pad = " " * (8 if self.on_error is None else 12)
-        body = "".join(f"{pad}{line}\n" for line in self.lines)
-        if self.on_error is not None:           # try costs nothing until something raises
-            body = (f"        try:\n{body}        except BaseException:\n"
-                    f"            {self.on_error}\n            raise\n")
-        text = (f"def make({', '.join(self.bound)}):\n"
-                f"    def step({', '.join(self.args)}):\n" + body + "    return step\n")
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace: dict[str, Any] = {}
-        exec(compile(text, filename, "exec"), namespace)
-        return namespace["make"](**self.bound)
+        """Compile the step `step(*arrays) -> list of output arrays`; its lines show in
+        tracebacks under `filename`."""
+        head = f"def step({', '.join(self.args)}):\n"
+        return self.compile(filename, head + self._body("    ", [])
+                             + f"    return [{', '.join(self.results)}]\n")
+
+    def call_function(self, filename: str, keys: Sequence[tuple], lock: Any,
+                      pre_run: Sequence[Callable], wrap: Sequence[str]) -> Callable:
+        """Compile `call(args) -> result`, the whole of a compiled call from the caller's
+        argument tuple: `args` must be exactly Tensors of the (shape, dtype) `keys` (else
+        `call` returns MISS and runs nothing), then the step runs on their arrays under the
+        executor's `lock` (MISS when another thread holds it) after the `pre_run` hooks,
+        and `wrap` (lines over the result names) makes the returned value."""
+        lines = [f"if len(args) != {len(keys)}:", "    return MISS"]
+        self.bind("MISS", MISS)
+        self.bind("Tensor", Tensor)
+        for k, (name, (shape, dtype)) in enumerate(zip(self.args, keys)):
+            lines += [f"t{k} = args[{k}]", f"if type(t{k}) is not Tensor:", "    return MISS",
+                      f"{name} = t{k}._data",
+                      f"if {name}.shape != {self.bind(f's{k}', shape)} or "
+                      f"{name}.dtype is not {self.bind(f'd{k}', dtype)}:", "    return MISS"]
+        lines += [f"if not {self.bind('acquire', lock.acquire)}(False):", "    return MISS"]
+        hooks = [f"{self.bind(f'h{k}', hook)}()" for k, hook in enumerate(pre_run)]
+        release = self.bind("release", lock.release)
+        text = ("def call(args):\n" + "".join(f"    {line}\n" for line in lines)
+                + "    try:\n" + self._body("        ", hooks)
+                + f"    finally:\n        {release}()\n"
+                + "".join(f"    {line}\n" for line in wrap))
+        return self.compile(filename, text)
+
+    def _body(self, pad: str, before: Sequence[str]) -> str:
+        """The step's lines indented by `pad`, after `before`; in a try that tells the
+        watchdog the step left its call when something raises (free until it does)."""
+        if self.on_error is None:
+            return "".join(f"{pad}{line}\n" for line in [*before, *self.lines] or ["pass"])
+        return ("".join(f"{pad}{line}\n" for line in [*before, "try:"])
+                + "".join(f"{pad}    {line}\n" for line in self.lines)
+                + f"{pad}except BaseException:\n{pad}    {self.on_error}\n{pad}    raise\n")
 
     @property
     def text(self) -> str:
@@ -119,11 +148,10 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
     """The step of `graph`, its writers writing where `plan` says (FRESH: out=None).
 
     `copied`: ids of outputs that may share a const's or a Parameter's memory (returned as
-    copies); `watched`: node id -> `watchdog.enter`'s arguments, for communication nodes."""
+    copies); `watched`: node id -> (watchdog Entry, source line), for communication nodes."""
     src = _StepSource()
     if watched:
         src.on_error = f"{src.bind('leave', watchdog.leave)}()"
-        src.bind("enter", watchdog.enter_entry)
     names = _leaves(graph, src)
     buffers = [_aligned_bytes(size) for size in plan.nbytes]
     views: dict[tuple, str] = {}
@@ -131,10 +159,11 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
     last_read = {i.id: k for k, n in enumerate(graph.nodes) for i in n.inputs}
     made = {n.id for n in graph.inputs if n.feed is not None}
     for k, node in enumerate(graph.nodes):
-        args = ", ".join(names[i.id] for i in node.inputs)
+        args = [names[i.id] for i in node.inputs]
         b = plan.buffer_of.get(node.id, FRESH)
+        kernel = kernels[node.id]
         if isinstance(node.prim, TupleGetItem):
-            line = f"v{node.id} = {names[node.inputs[0].id]}[{node.inputs[1].value!r}]"
+            lines = [f"v{node.id} = {args[0]}[{node.inputs[1].value!r}]"]
         elif b != FRESH:
             # one view object per (buffer, shape, dtype): numpy checks an `out` that is an
             # input's very object at once, another view of the same memory slowly
@@ -143,29 +172,35 @@ def _generate(graph: Graph, kernels: dict[int, Callable], plan: BufferPlan,
                 view = buffers[b].view(node.dtype.np_dtype).reshape(node.shape)
                 views[key] = src.bind(f"o{node.id}", view)
             names[node.id] = views[key]
-            out_arg = f"{args}, out={views[key]}" if args else f"out={views[key]}"  # Receive
             # a kernel's `with_out` (a ufunc itself) does the same without the kernel's frame
-            kernel = getattr(kernels[node.id], "with_out", kernels[node.id])
-            line = f"{src.bind(f'k{node.id}', kernel)}({out_arg})"
+            with_out = getattr(kernel, "with_out", None)
+            if with_out is not None:
+                lines = [f"{src.bind(f'k{node.id}', with_out)}"
+                         f"({', '.join([*args, f'out={views[key]}'])})"]
+            else:
+                lines = inline_lines(kernel, src, args, views[key], None, f"k{node.id}")
         else:
-            line = f"v{node.id} = {src.bind(f'k{node.id}', kernels[node.id])}({args})"
+            lines = inline_lines(kernel, src, args, None, f"v{node.id}", f"k{node.id}")
         if node.id not in names:
             names[node.id] = f"v{node.id}"
             made.add(node.id)
+        # every statement names its node: a traceback through the step shows which op raised
+        note = f"  # {node.op} {_abstract_text(node)}"
+        lines = [line if line.endswith(":") else line + note for line in lines]
         watch = watched.get(node.id)
-        if watch is not None:                  # the watchdog times the call (watchdog.py)
-            src.lines.append(f"enter(*{src.bind(f'w{node.id}', watch)})")
-        src.lines.append(f"{line}  # {node.op} {_abstract_text(node)}")
-        if watch is not None:
-            src.lines.append(src.on_error)
+        if watch is None:
+            src.lines += lines
+        else:                                   # the watchdog times the call (watchdog.py)
+            entry, source = watch
+            before, after = watchdog.call_lines(src.bind, entry, src.bind("source", source))
+            src.lines += [*before, *lines, *after]
         dead = [i for i in node.inputs if last_read[i.id] == k]
         if node.id not in last_read:
             dead.append(node)
         dead_names = sorted({names[n.id] for n in dead if n.id in made and n.id not in outputs})
         if dead_names:                            # drop what nobody reads any more
             src.lines.append(f"del {', '.join(dead_names)}")
-    results = [names[n.id] + (".copy()" if n.id in copied else "") for n in graph.outputs]
-    src.lines.append(f"return [{', '.join(results)}]")
+    src.results = [names[n.id] + (".copy()" if n.id in copied else "") for n in graph.outputs]
     return src
 
 
@@ -193,9 +228,10 @@ def _lower(node: Node) -> Callable | None:
 
 
 def _watched(node: Node) -> tuple | None:
-    """`watchdog.enter_entry`'s arguments for a communication node (None for any other):
-    its Entry, made once, and source line. The step enters and leaves the watchdog around
-    it, inline (no per-step cross-rank check: the program was checked at compile)."""
+    """(watchdog Entry, made once, source line) of a communication node (None for any
+    other): the step enters and leaves the watchdog around it, inline
+    (`watchdog.step_lines`; no per-step cross-rank check: the program was checked at
+    compile)."""
     group = getattr(node.prim, "_group", None)
     if not node.prim.is_communication or group is None or group._comm is None:
         return None
@@ -226,7 +262,7 @@ class Executor:
         self.plan = plan_buffers(graph)
         self._kernels = {n.id: _lower(n) for n in graph.nodes}
         _settle(graph)                  # the Parameters hold their slices from now on
-        self._held_epoch = _tensor._HELD_EPOCH[0]
+        self._held_epoch = EPOCH[0]
         self._watched = {n.id: w for n in graph.nodes if (w := _watched(n)) is not None}
         roots = alias_roots(graph)
         check_parameter_writes(graph, roots)
@@ -240,23 +276,61 @@ class Executor:
         self._pre_run = tuple(graph.pre_run)
         self._lock = threading.Lock()
         self._step: Callable = self._first_step     # generated at the first run, with buffers
+        self._src: _StepSource | None = None
         self._unshared: Callable | None = None
+        self._fast_calls: dict[tuple, Callable] = {}
         self.source: str | None = None
 
-    def _make_step(self, plan: BufferPlan, tag: str) -> tuple[Callable, str]:
-        src = _generate(self.graph, self._kernels, plan, self._copied, self._watched)
+    def _filename(self, tag: str) -> str:
         filename = f"<msops step {self.graph.name} {tag} {id(self):x}>"
         weakref.finalize(self, linecache.cache.pop, filename, None)
-        return src.function(filename), src.text
+        return filename
+
+    def _make_step(self, plan: BufferPlan, tag: str) -> tuple[_StepSource, Callable]:
+        src = _generate(self.graph, self._kernels, plan, self._copied, self._watched)
+        return src, src.function(self._filename(tag))
 
     def _first_step(self, *arrays: np.ndarray) -> list:
-        self._step, self.source = self._make_step(self.plan, "planned")
+        self._src, self._step = self._make_step(self.plan, "planned")
+        self.source = self._src.text
         return self._step(*arrays)
+
+    def fast_call(self, keys: Sequence[tuple]) -> Callable:
+        """`call(args) -> result`: the whole of `__call__` for an argument tuple of exactly
+        Tensors of the (shape, dtype) `keys`, one per graph input, in one generated function
+        (MISS, having run nothing, for any other arguments or while another thread runs a
+        step). Valid while nothing changed since the last `run` (the caller checks the state
+        epoch): the Parameters' layouts are not re-checked."""
+        if self._src is None:
+            self._src, self._step = self._make_step(self.plan, "planned")
+            self.source = self._src.text
+        keys = tuple(keys)
+        call = self._fast_calls.get(keys)
+        if call is None:
+            if len(keys) != self._n_inputs:
+                raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
+                                 f"{self._n_inputs}, but got {len(keys)} keys.")
+            src = self._src
+            call = self._fast_calls[keys] = src.call_function(
+                self._filename("call"), keys, self._lock, self._pre_run, self._wrap_lines(src))
+        return call
+
+    def _wrap_lines(self, src: _StepSource) -> list[str]:
+        """`call`'s last lines: the step's results as `__call__` returns them."""
+        if self._plain_single:
+            node, result = self.graph.outputs[0], src.results[0]
+            fresh = self.plan.buffer_of.get(node.id, FRESH) == FRESH
+            if getattr(node.prim, "writes_output", False) and fresh and not node.is_tuple:
+                # a new C-contiguous array of the node's dtype (the writers' contract)
+                return [f"t = {src.bind('new', _new_object)}({src.bind('Tensor', Tensor)})",
+                        f"t._data = {result}", f"t._dtype = {src.bind('r0', node.dtype)}",
+                        "return t"]
+        return [f"return {src.bind('finish', self._finish)}([{', '.join(src.results)}])"]
 
     def _unshared_step(self) -> Callable:
         if self._unshared is None:
             fresh = BufferPlan({w: FRESH for w in self.plan.buffer_of}, ())
-            self._unshared = self._make_step(fresh, "unshared")[0]
+            self._unshared = self._make_step(fresh, "unshared")[1]
         return self._unshared
 
     def run(self, arrays: Sequence[np.ndarray]) -> list:
@@ -264,9 +338,9 @@ class Executor:
         if len(arrays) != self._n_inputs:
             raise ValueError(f"For '{self.graph.name}', the number of inputs should be "
                              f"{self._n_inputs}, but got {len(arrays)}.")
-        if self._held_epoch != _tensor._HELD_EPOCH[0]:   # another compile re-laid some out
+        if self._held_epoch != EPOCH[0]:     # some compile may have re-laid some out since
             _settle(self.graph)
-            self._held_epoch = _tensor._HELD_EPOCH[0]
+            self._held_epoch = EPOCH[0]
         for hook in self._pre_run:                   # host work of the step (learning rate)
             hook()
         lock = self._lock
@@ -282,7 +356,10 @@ class Executor:
 
         An output the parallel pass laid out carries its `layout` (for `gather_full`).
         """
-        values = self.run(arrays)
+        return self._finish(self.run(arrays))
+
+    def _finish(self, values: list) -> Any:
+        """The step's output arrays as `__call__` returns them."""
         if self._plain_single:
             v = values[0]
             if type(v) is np.ndarray and v.flags.c_contiguous:     # Tensor._wrap, inline

@@ -15,6 +15,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.source import user_source
+from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph, GraphError, Node
 from msops.primitives import primitive as _primitive
@@ -212,12 +213,14 @@ def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any]) -> Any:
     """`fn(*sym_args)` with every primitive call recorded into `state`'s graph."""
     global _active
     _active = state
+    bump()                          # Cells called while tracing inline their construct
     prev = _primitive.set_trace_hook(state.call)
     try:
         return fn(*sym_args)
     finally:
         _primitive.set_trace_hook(prev)
         _active = None
+        bump()
 
 
 def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = False) -> Any:

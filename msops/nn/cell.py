@@ -12,8 +12,10 @@ import inspect
 from typing import Any, Iterator
 
 from msops import context
+from msops.common.state_epoch import EPOCH, bump
 from msops.common.tensor import Parameter
 from msops.graph import tracer
+from msops.graph.executor import MISS
 from msops.graph.ir import Graph
 from msops.parallel.context import is_parallel
 from msops.parallel.param_layout import ParameterLayout, layouts_of
@@ -22,10 +24,6 @@ from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
 
 __all__ = ["Cell"]
-
-# Bumped whenever a train flag or the cell tree changes: cells re-read their flags then.
-_tree_epoch = [0]
-
 
 class Cell:
     """Base class of networks: define `construct(*inputs)`; call the cell to run it.
@@ -67,11 +65,11 @@ class Cell:
             if self._auto_prefix:
                 value.update_parameters_name(name + ".")
             d["_cells"][name] = value
-            _tree_epoch[0] += 1
+            bump()
         elif isinstance(value, Primitive):
             d["_primitives"][name] = value
         elif name == "training":
-            _tree_epoch[0] += 1
+            bump()
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -83,7 +81,7 @@ class Cell:
         d["_params"].pop(name, None)
         d["_primitives"].pop(name, None)
         if d["_cells"].pop(name, None) is not None:
-            _tree_epoch[0] += 1
+            bump()
 
     def insert_child_to_cell(self, child_name: str, child_cell: "Cell") -> None:
         """Register `child_cell` under `child_name` (names that are not identifiers: "0")."""
@@ -150,9 +148,9 @@ class Cell:
 
     def _train_flags(self) -> tuple:
         epoch, flags = self._flags
-        if epoch != _tree_epoch[0]:
+        if epoch != EPOCH[0]:
             flags = tuple(c.training for _, c in self.cells_and_names())
-            self.__dict__["_flags"] = (_tree_epoch[0], flags)
+            self.__dict__["_flags"] = (EPOCH[0], flags)
         return flags
 
     def shard(self, in_strategy: tuple, out_strategy: tuple | None = None) -> "Cell":
@@ -175,10 +173,15 @@ class Cell:
         raise NotImplementedError(f"For '{self.cls_name}', construct() is not defined.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        cache = self._compile_cache
+        if cache.epoch == EPOCH[0] and not kwargs:    # like the last call, nothing changed
+            out = cache.fast(args)
+            if out is not MISS:
+                return out
         if kwargs:
             args = self._positional(args, kwargs)
         if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
-            return self._compile_cache.run(self, args, self._train_flags())
+            return cache.run(self, args, self._train_flags())
         if self._pins_layouts():
             return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)

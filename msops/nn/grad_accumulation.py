@@ -32,6 +32,7 @@ import numpy as np
 
 from msops import ops
 from msops.common import validator
+from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
 from msops.parallel.param_store import state_like
@@ -149,8 +150,11 @@ class MiniSteps:
     def finish_call(self) -> None:
         """After one training-step call: count it; after the k-th, clear the buffers the
         gathers accumulated into."""
-        if self.applies():
+        applied = self.applies()
+        if applied:
             for buf in self._cleared.values():
                 buf._data.fill(0)
                 buf.version += 1
         self.calls += 1
+        if self.applies() != applied:      # the next call compiles to the other graph
+            bump()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from msops.common import validator
+from msops.common.state_epoch import bump
 from msops.common.validator import Rel
 from msops.communication import get_group_size
 
@@ -213,6 +214,7 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
         elif key == "dataset_strategy":
             _ctx["full_batch"] = value == "full_batch"
     _snapshot[0] = None
+    bump()
 
 
 def get_auto_parallel_context(key: str) -> Any:
@@ -229,6 +231,7 @@ def reset_auto_parallel_context() -> None:
     _ctx.clear()
     _ctx.update(_DEFAULTS)
     _snapshot[0] = None
+    bump()
 
 
 def parallel_snapshot() -> tuple:

@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import array
 import hashlib
+import linecache
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops import context
 from msops.common import source
-from msops.common.source import call_site
+from msops.common.codegen import Source, indent, inline_lines
+from msops.common.source import call_site, site_of, user_site
 from msops.communication import watchdog
 from msops.primitives.mpi import reraise
 
@@ -114,116 +117,96 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                  point_to_point: bool = False, same_shapes: bool = True,
                  out_abstract: Any = None, carried: bool = False) -> Callable:
     """`kernel` run inside the watchdog and, for a collective with the check on, after the
-    cross-rank check. `same_shapes=False`: the inputs' shapes may differ between ranks
-    (AllToAllV), so only their dtypes are compared. `carried`: the kernel's own exchange
-    carries the digest (it reads `prim._digest`, 0 when unchecked, and raises
-    Disagreement when the ranks' rows differ) instead of the extra Allreduce."""
+    cross-rank check: one generated function (common/codegen.py) holding the watchdog's
+    protocol, the check and the kernel's own lines when it offers them (a buffer-call
+    collective runs without a frame of its own). `same_shapes=False`: the inputs' shapes
+    may differ between ranks (AllToAllV), so only their dtypes are compared. `carried`: the
+    kernel's own exchange carries the digest (it reads `prim._digest`, 0 when unchecked,
+    and raises Disagreement when the ranks' rows differ) instead of the extra Allreduce."""
     group = prim._group
     comm = group._comm
     if comm is None:                 # simulated or not a member: the kernel raises the error
         return kernel
     shape, dtype = _shapes(in_abstracts, out_abstract)
     entry = watchdog.Entry(prim.name, group.name, group.ranks, shape, dtype, not point_to_point)
-    # the watchdog's per-call protocol (watchdog.watch), inlined: one Python call less
-    s, ring, counter, mask = watchdog._s, watchdog._s.ring, entry.counter, watchdog._MASK
+    src = Source()
+    args = ["x"] if getattr(kernel, "inline", None) is not None else ["*args"]
+    run = inline_lines(kernel, src, args, None, "out")
+    bind = src.bind
+    unchecked = _watched(src, entry, "None", run, [])
     if point_to_point:               # Send/Receive: never checked; reports show the line
+        body = _watched(src, entry, f"{bind('call_site', call_site)}(1).text", run, [])
+    else:
+        body = [f"if not {bind('ctx', context._context)}['check_collectives']:",
+                *indent(unchecked), *_checked(prim, comm, in_abstracts, same_shapes, carried, src,
+                                              entry, run)]
+    name = f"<msops eager {prim.name} {id(src):x}>"
+    text = f"def eager({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
+    fn = src.compile(name, text)
+    weakref.finalize(fn, linecache.cache.pop, name, None)
+    return fn
 
-        def watched(*args: Any) -> Any:
-            n = s.n + 1
-            slot = ring[(n >> 1) & mask]
-            counter[0] = seq = counter[0] + 1
-            slot.entry, slot.seq, slot.source = entry, seq, call_site(1).text
-            s.n = n
-            try:
-                return kernel(*args)
-            finally:
-                s.n = n + 1
-        return watched
 
+def _watched(src: Source, entry: Any, source: str, run: list[str],
+             guard: list[str]) -> list[str]:
+    """`run` (which leaves `out`) inside the watchdog, the call's line `source`; `guard`:
+    lines run first inside the watched call (the check)."""
+    before, after = watchdog.call_lines(src.bind, entry, source)
+    return [*before, "try:", *indent([*guard, *run]), "finally:", *indent(after), "return out"]
+
+
+def _checked(prim: Any, comm: Any, in_abstracts: Sequence[Any], same_shapes: bool,
+             carried: bool, src: Source, entry: Any, run: list[str]) -> list[str]:
+    """The lines of a checked call: find the calling line, then either the extra in-place
+    Allreduce(MAX) of [d, -d] before `run`, or (`carried`) `run` with `prim._digest` = d."""
     from mpi4py import MPI
+    bind = src.bind
     static = describe(prim, in_abstracts, same_shapes)
-    high = _hash62(f"{group.name}|{static}")
-    ctx = context._context
-    buf = array.array("q", (0, 0))
-    allreduce, spec, in_place, max_op = comm.Allreduce, [buf, MPI.INT64_T], MPI.IN_PLACE, MPI.MAX
+    high = _hash62(f"{prim._group.name}|{static}")
 
     def failed(seq: int, shown: str | None, side: str = "",
                detail: str | None = None) -> ValueError:
         mine = f"#{seq} {static}" + (f", {side}" if side else "")
         return ValueError(_mismatch(prim, comm, mine, shown, detail))
 
-    sites, site_of, getframe = source.sites, source.site_of, sys._getframe
+    failed_, prim_ = bind("failed", failed), bind("prim", prim)
+    # the line that calls the primitive: the caller of Primitive.__call__, two frames up. In
+    # user code that is the user's line; inside an msops API (save_checkpoint, …) the API's
+    # own line, the same on every rank by construction, and the user's line is found by a
+    # walk, for show. `memo` = [code, instruction offset, the site's digest, the line shown]
+    # of the last call's site: a call from the same place compares two attributes.
+    memo: list = [None, -1, 0, None]
 
-    def checked(*args: Any) -> Any:
-        n = s.n + 1
-        slot = ring[(n >> 1) & mask]
-        counter[0] = seq = counter[0] + 1
-        slot.entry = entry
-        slot.seq = seq
-        if not ctx["check_collectives"]:
-            slot.source = None
-            s.n = n
-            try:
-                return kernel(*args)
-            finally:
-                s.n = n + 1
-        # the line that calls the primitive: the caller of Primitive.__call__, two frames up
-        # (a cached lookup by code and instruction offset). In user code that is the user's
-        # line; inside an msops API (save_checkpoint, …) the API's own line, the same on
-        # every rank by construction, and the user's line is found by a walk, for show.
-        f = getframe(2)
-        site = sites.get((id(f.f_code), f.f_lasti))
+    def locate(f: Any) -> list:
+        site = source.sites.get((id(f.f_code), f.f_lasti))
         if site is None:
-            site = site_of(f) or call_site(1)
-        slot.source = shown = site.text if site.user else call_site(1).text
-        s.n = n
-        try:
-            d = (high ^ site.hash) + seq           # < 2**63: -d is an int64 too
-            buf[0] = d
-            buf[1] = -d
-            try:
-                allreduce(in_place, spec, max_op)
-            except MPI.Exception as err:
-                reraise(prim, err)
-            if buf[0] + buf[1]:                 # max - min of the ranks' d: not all equal
-                raise failed(seq, shown)
-            return kernel(*args)
-        finally:
-            s.n = n + 1
+            site = site_of(f) or user_site(f)
+        memo[:] = [f.f_code, f.f_lasti, high ^ site.hash,
+                   site.text if site.user else user_site(f).text]
+        return memo
 
-    if not carried:
-        return checked
-
-    def carrying(*args: Any) -> Any:
-        n = s.n + 1
-        slot = ring[(n >> 1) & mask]
-        counter[0] = seq = counter[0] + 1
-        slot.entry = entry
-        slot.seq = seq
-        if not ctx["check_collectives"]:
-            slot.source = None
-            s.n = n
-            try:
-                return kernel(*args)
-            finally:
-                s.n = n + 1
-        f = getframe(2)                         # the calling line, as in `checked`
-        site = sites.get((id(f.f_code), f.f_lasti))
-        if site is None:
-            site = site_of(f) or call_site(1)
-        slot.source = shown = site.text if site.user else call_site(1).text
-        s.n = n
-        prim._digest = (high ^ site.hash) + seq
-        try:
-            return kernel(*args)
-        except Disagreement as err:
-            if not err.gather:
-                raise
-            raise failed(seq, shown, err.side, err.detail) from None
-        finally:
-            prim._digest = 0
-            s.n = n + 1
-    return carrying
+    memo_ = bind("memo", memo)
+    find = [f"f = {bind('getframe', sys._getframe)}(2)", f"m = {memo_}",
+            "if f.f_code is not m[0] or f.f_lasti != m[1]:",
+            f"    m = {bind('locate', locate)}(f)", "shown = m[3]"]
+    digest = "m[2] + seq"
+    if carried:
+        before, after = watchdog.call_lines(bind, entry, "shown")
+        return [*find, *before, f"{prim_}._digest = {digest}", "try:", *indent(run),
+                f"except {bind('Disagreement', Disagreement)} as err:",
+                "    if not err.gather:", "        raise",
+                f"    raise {failed_}(seq, shown, err.side, err.detail) from None",
+                "finally:", f"    {prim_}._digest = 0", *indent(after), "return out"]
+    digests = array.array("q", (0, 0))          # made once: per call two stores into it
+    buf = bind("buf", digests)
+    guard = [f"d = {digest}", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
+             f"    {bind('allreduce', comm.Allreduce)}({bind('in_place', MPI.IN_PLACE)}, "
+             f"{bind('spec', [digests, MPI.INT64_T])}, {bind('max_op', MPI.MAX)})",
+             f"except {bind('MPIException', MPI.Exception)} as err:",
+             f"    {bind('reraise', reraise)}({prim_}, err)",
+             f"if {buf}[0] + {buf}[1]:               # max - min of the ranks' d: not all equal",
+             f"    raise {failed_}(seq, shown)"]
+    return [*find, *_watched(src, entry, "shown", run, guard)]
 
 
 def _mismatch(prim: Any, comm: Any, mine: str, source: str | None,

@@ -106,6 +106,21 @@ def buffer_kernel(prim: Any, method: Callable, mpi_type: Any, extra: tuple, shap
         except Exception as err:
             reraise(prim, err)
         return out
+
+    def inline(src: Any, args: Sequence[str], out: str | None, target: str | None) -> list:
+        """kernel's call as lines of a generated caller (codegen.inline_lines)."""
+        bind = src.bind
+        t = bind("mpi_type", mpi_type)
+        ops = "".join(f", {bind('mpi_op', op)}" for op in extra)
+        lines = []
+        if out is None:
+            out = target
+            lines.append(f"{out} = {bind('empty', np.empty)}({bind('shape', shape)}, "
+                         f"{bind('dtype', dtype)})")
+        return lines + ["try:", f"    {bind('mpi_call', method)}([{args[0]}, {t}], [{out}, {t}]{ops})",
+                        "except Exception as err:",
+                        f"    {bind('reraise', reraise)}({bind('prim', prim)}, err)"]
+    kernel.inline = inline
     return kernel
 
 
