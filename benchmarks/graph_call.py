@@ -7,7 +7,9 @@ The graph of benchmarks/collectives.py (AllReduce -> x 0.5 -> + x -> AllGather, 
 against the same steps by hand (intermediates preallocated, a new array for the result),
 and the layers of a compiled call one by one: the generated step alone
 (`Executor._step`), `Executor.run` (+ input count, lock), the Executor call (+ the
-output's Tensor) and the Cell call (+ the compile cache's last-signature check). Also
+output's Tensor) and the Cell call (what users run: one generated function holding the
+argument checks, the lock, the step and the output's Tensor, behind one state-epoch
+compare). Also
 "replica": the step's own buffer use written by hand (the AllReduce into one aligned
 buffer, the element-wise ops in place in it, the AllGather from it) — if it is as slow
 as the step, a per-byte cost is the buffer pattern's, not msops's call path.

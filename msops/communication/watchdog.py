@@ -1,7 +1,8 @@
 """The watchdog: no collective or Send/Receive waits forever, no rank leaves the others waiting.
 
-Every collective and Send/Receive (eager or compiled) runs inside `watch` (or between
-`enter` and `leave`). What a call is (op, group, ranks, shape, dtype) is an `Entry` made
+Every collective and Send/Receive (eager or compiled) runs between the lines of
+`call_lines`, which generated callers (an eager collective's call, a compiled step) hold
+inline, or between `enter` and `leave` (calls made rarely). What a call is (op, group, ranks, shape, dtype) is an `Entry` made
 once per lowered signature; per call the group's counter is incremented, the entry, its
 sequence number and source line are stored into the next slot of a ring made at import
 (the recent calls a report prints), and the counter `n` is set odd on entry and even on
@@ -34,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 from msops import context
 
-__all__ = ["enter", "enter_entry", "leave", "watch", "call_lines", "start", "recent",
+__all__ = ["enter", "enter_entry", "leave", "call_lines", "start", "recent",
            "EXIT_CODE", "POLL_S"]
 
 #: how often the watchdog thread looks (seconds)
@@ -107,14 +108,13 @@ def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any
           source: str | None = None, collective: bool = True) -> int:
     """Record that this rank enters a call (`ranks`: the world ranks taking part); returns
     its sequence number in its group (0 for Send/Receive). For calls made rarely (the fast
-    path is `watch`, with its Entry made once)."""
+    path is `call_lines`, with its Entry made once)."""
     seq = enter_entry(Entry(op, group, ranks, shape, dtype, collective), source)
     return seq if collective else 0
 
 
 def enter_entry(entry: Entry, source: str | None = None) -> int:
-    """`enter` for a call whose Entry was made once (a compiled step's communication node:
-    the step calls this and `leave` inline around the kernel); returns the sequence number."""
+    """`enter` for a call whose Entry was made once; returns the sequence number."""
     s = _s
     n = s.n + 1 if not s.n & 1 else s.n + 2
     slot = s.ring[(n >> 1) & _MASK]
@@ -138,32 +138,12 @@ def recent() -> list[str]:
     return [_text(c.entry, c.seq, c.source) for c in slots]
 
 
-def watch(kernel: Callable, entry: Entry, source: str | None = None) -> Callable:
-    """`kernel` run inside the watchdog: per call the group's counter and three stores into
-    a ring slot made at import, and the counter `n` set odd (inside) then even (left)."""
-    s, ring, counter = _s, _s.ring, entry.counter
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        n = s.n + 1
-        slot = ring[(n >> 1) & _MASK]
-        counter[0] = seq = counter[0] + 1
-        slot.entry = entry
-        slot.seq = seq
-        slot.source = source
-        s.n = n
-        try:
-            return kernel(*args, **kwargs)
-        finally:
-            s.n = n + 1
-    return watched
-
-
 def call_lines(bind: Callable[[str, Any], str], entry: Entry,
                source: str) -> tuple[list[str], list[str]]:
     """The lines a generated function (a compiled step, an eager collective call) runs
-    before and after a watched call: `watch`'s protocol inline, without a call. `bind(name,
-    value) -> name` makes a value a free name; `source` is an expression of the call's
-    source line. The lines set the locals `n`, `sl` and `seq` (the call's sequence number
+    before and after a watched call: `enter` and `leave`'s protocol inline, without a
+    call. `bind(name, value) -> name` makes a value a free name; `source` is an expression
+    of the call's source line. The lines set the locals `n`, `sl` and `seq` (the call's sequence number
     in its group). A generated caller runs outside any other watched call: `n` is even
     where these lines start."""
     s, ring = bind("wd", _s), bind("ring", _s.ring)
