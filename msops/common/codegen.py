@@ -8,10 +8,16 @@ see `inline_lines`) so that both splice it in without a frame of its own.
 """
 from __future__ import annotations
 
+import hashlib
 import linecache
 from typing import Any, Callable, Sequence
 
 __all__ = ["Source", "indent", "inline_lines"]
+
+#: `make` functions compiled from texts kept for reuse (`Source.compile(shared=True)`):
+#: functions of one template (an op's eager call, of any signature) differ only in the
+#: values bound, so a new signature costs a call of `make`, not a compile
+_MAKERS: dict[str, Callable] = {}
 
 
 class Source:
@@ -33,17 +39,26 @@ class Source:
         self.bound[name] = value
         return name
 
-    def compile(self, filename: str, text: str) -> Callable:
+    def compile(self, filename: str, text: str, shared: bool = False) -> Callable:
         """Compile `text`, one `def`, inside `make(<bound names>)` and return the function;
         its lines show in tracebacks under `filename` (which the caller drops from
-        linecache when the function goes)."""
+        linecache when the function goes). `shared`: the text is a template used again
+        (the filename then names the text, and stays in linecache): compiled once."""
         name = text[4:text.index("(")]
         body = "".join(f"    {line}\n" for line in text.splitlines())
         text = f"def make({', '.join(self.bound)}):\n{body}    return {name}\n"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace: dict[str, Any] = {}
-        exec(compile(text, filename, "exec"), namespace)
-        return namespace["make"](**self.bound)
+        make = _MAKERS.get(text) if shared else None
+        if make is None:
+            if shared:
+                digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+                filename = f"{filename[:-1]} {digest}>"
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+            namespace: dict[str, Any] = {}
+            exec(compile(text, filename, "exec"), namespace)
+            make = namespace["make"]
+            if shared:
+                _MAKERS[text] = make
+        return make(**self.bound)
 
 
 def indent(lines: Sequence[str], pad: str = "    ") -> list[str]:

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import array
 import hashlib
-import linecache
 import sys
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -119,94 +117,103 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
     """`kernel` run inside the watchdog and, for a collective with the check on, after the
     cross-rank check: one generated function (common/codegen.py) holding the watchdog's
     protocol, the check and the kernel's own lines when it offers them (a buffer-call
-    collective runs without a frame of its own). `same_shapes=False`: the inputs' shapes
-    may differ between ranks (AllToAllV), so only their dtypes are compared. `carried`: the
-    kernel's own exchange carries the digest (it reads `prim._digest`, 0 when unchecked,
-    and raises Disagreement when the ranks' rows differ) instead of the extra Allreduce."""
+    collective runs without a frame of its own). The function offers its own lines in turn
+    (`inline`), so the primitive's eager call splices the whole of it. `same_shapes=False`:
+    the inputs' shapes may differ between ranks (AllToAllV), so only their dtypes are
+    compared. `carried`: the kernel's own exchange carries the digest (it reads
+    `prim._digest`, 0 when unchecked, and raises Disagreement when the ranks' rows differ)
+    instead of the extra Allreduce."""
     group = prim._group
     comm = group._comm
     if comm is None:                 # simulated or not a member: the kernel raises the error
         return kernel
     shape, dtype = _shapes(in_abstracts, out_abstract)
     entry = watchdog.Entry(prim.name, group.name, group.ranks, shape, dtype, not point_to_point)
+    check = None if point_to_point else _Check(prim, comm, in_abstracts, same_shapes, carried)
+
+    def inline(src: Source, args: Sequence[str], out: str | None, target: str) -> list[str]:
+        """The call as lines: `kernel(*args)` into `target` (an eager call has no `out`)."""
+        run = inline_lines(kernel, src, args, None, target)
+        if check is None:            # Send/Receive: never checked; reports show the line
+            return _watched(src, entry, f"{src.bind('call_site', call_site)}(1).text", run)
+        return [f"if not {src.bind('ctx', context._context)}['check_collectives']:",
+                *indent(_watched(src, entry, "None", run)), "else:",
+                *indent(check.lines(src, entry, run))]
+
     src = Source()
     args = ["x"] if getattr(kernel, "inline", None) is not None else ["*args"]
-    run = inline_lines(kernel, src, args, None, "out")
-    bind = src.bind
-    unchecked = _watched(src, entry, "None", run, [])
-    if point_to_point:               # Send/Receive: never checked; reports show the line
-        body = _watched(src, entry, f"{bind('call_site', call_site)}(1).text", run, [])
-    else:
-        body = [f"if not {bind('ctx', context._context)}['check_collectives']:",
-                *indent(unchecked), *_checked(prim, comm, in_abstracts, same_shapes, carried, src,
-                                              entry, run)]
-    name = f"<msops eager {prim.name} {id(src):x}>"
-    text = f"def eager({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
-    fn = src.compile(name, text)
-    weakref.finalize(fn, linecache.cache.pop, name, None)
+    body = "".join(f"    {line}\n" for line in inline(src, args, None, "out"))
+    fn = src.compile(f"<msops eager {prim.name}>",
+                     f"def eager({', '.join(args)}):\n{body}    return out\n", shared=True)
+    fn.inline = inline
     return fn
 
 
 def _watched(src: Source, entry: Any, source: str, run: list[str],
-             guard: list[str]) -> list[str]:
-    """`run` (which leaves `out`) inside the watchdog, the call's line `source`; `guard`:
-    lines run first inside the watched call (the check)."""
+             guard: Sequence[str] = ()) -> list[str]:
+    """`run` inside the watchdog, the call's line `source`; `guard`: lines run first
+    inside the watched call (the check)."""
     before, after = watchdog.call_lines(src.bind, entry, source)
-    return [*before, "try:", *indent([*guard, *run]), "finally:", *indent(after), "return out"]
+    return [*before, "try:", *indent([*guard, *run]), "finally:", *indent(after)]
 
 
-def _checked(prim: Any, comm: Any, in_abstracts: Sequence[Any], same_shapes: bool,
-             carried: bool, src: Source, entry: Any, run: list[str]) -> list[str]:
-    """The lines of a checked call: find the calling line, then either the extra in-place
-    Allreduce(MAX) of [d, -d] before `run`, or (`carried`) `run` with `prim._digest` = d."""
-    from mpi4py import MPI
-    bind = src.bind
-    static = describe(prim, in_abstracts, same_shapes)
-    high = _hash62(f"{prim._group.name}|{static}")
+class _Check:
+    """The cross-rank check of one lowered signature: what is hashed once, the call-site
+    memo, the error; `lines` writes it into a generated call."""
 
-    def failed(seq: int, shown: str | None, side: str = "",
-               detail: str | None = None) -> ValueError:
-        mine = f"#{seq} {static}" + (f", {side}" if side else "")
-        return ValueError(_mismatch(prim, comm, mine, shown, detail))
+    def __init__(self, prim: Any, comm: Any, in_abstracts: Sequence[Any], same_shapes: bool,
+                 carried: bool) -> None:
+        self.prim, self.comm, self.carried = prim, comm, carried
+        self.static = describe(prim, in_abstracts, same_shapes)
+        self.high = _hash62(f"{prim._group.name}|{self.static}")
+        # the line that calls the primitive: the caller of Primitive.__call__, two frames up.
+        # In user code that is the user's line; inside an msops API (save_checkpoint, …) the
+        # API's own line, the same on every rank by construction, and the user's line is
+        # found by a walk, for show. `memo` = [code, instruction offset, the site's digest,
+        # the line shown] of the last call's site: a call from the same place compares two
+        # frame attributes.
+        self.memo: list = [None, -1, 0, None]
+        self.digests = array.array("q", (0, 0))    # made once: per call two stores into it
 
-    failed_, prim_ = bind("failed", failed), bind("prim", prim)
-    # the line that calls the primitive: the caller of Primitive.__call__, two frames up. In
-    # user code that is the user's line; inside an msops API (save_checkpoint, …) the API's
-    # own line, the same on every rank by construction, and the user's line is found by a
-    # walk, for show. `memo` = [code, instruction offset, the site's digest, the line shown]
-    # of the last call's site: a call from the same place compares two attributes.
-    memo: list = [None, -1, 0, None]
-
-    def locate(f: Any) -> list:
+    def locate(self, f: Any) -> list:
         site = source.sites.get((id(f.f_code), f.f_lasti))
         if site is None:
             site = site_of(f) or user_site(f)
-        memo[:] = [f.f_code, f.f_lasti, high ^ site.hash,
-                   site.text if site.user else user_site(f).text]
-        return memo
+        self.memo[:] = [f.f_code, f.f_lasti, self.high ^ site.hash,
+                        site.text if site.user else user_site(f).text]
+        return self.memo
 
-    memo_ = bind("memo", memo)
-    find = [f"f = {bind('getframe', sys._getframe)}(2)", f"m = {memo_}",
-            "if f.f_code is not m[0] or f.f_lasti != m[1]:",
-            f"    m = {bind('locate', locate)}(f)", "shown = m[3]"]
-    digest = "m[2] + seq"
-    if carried:
-        before, after = watchdog.call_lines(bind, entry, "shown")
-        return [*find, *before, f"{prim_}._digest = {digest}", "try:", *indent(run),
-                f"except {bind('Disagreement', Disagreement)} as err:",
-                "    if not err.gather:", "        raise",
-                f"    raise {failed_}(seq, shown, err.side, err.detail) from None",
-                "finally:", f"    {prim_}._digest = 0", *indent(after), "return out"]
-    digests = array.array("q", (0, 0))          # made once: per call two stores into it
-    buf = bind("buf", digests)
-    guard = [f"d = {digest}", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
-             f"    {bind('allreduce', comm.Allreduce)}({bind('in_place', MPI.IN_PLACE)}, "
-             f"{bind('spec', [digests, MPI.INT64_T])}, {bind('max_op', MPI.MAX)})",
-             f"except {bind('MPIException', MPI.Exception)} as err:",
-             f"    {bind('reraise', reraise)}({prim_}, err)",
-             f"if {buf}[0] + {buf}[1]:               # max - min of the ranks' d: not all equal",
-             f"    raise {failed_}(seq, shown)"]
-    return [*find, *_watched(src, entry, "shown", run, guard)]
+    def failed(self, seq: int, shown: str | None, side: str = "",
+               detail: str | None = None) -> ValueError:
+        mine = f"#{seq} {self.static}" + (f", {side}" if side else "")
+        return ValueError(_mismatch(self.prim, self.comm, mine, shown, detail))
+
+    def lines(self, src: Source, entry: Any, run: list[str]) -> list[str]:
+        """A checked call: find the calling line, then either the extra in-place
+        Allreduce(MAX) of [d, -d] before `run`, or (`carried`) `run` with `prim._digest`
+        = d."""
+        from mpi4py import MPI
+        bind = src.bind
+        failed, prim = bind("failed", self.failed), bind("prim", self.prim)
+        find = [f"f = {bind('getframe', sys._getframe)}(2)", f"m = {bind('memo', self.memo)}",
+                "if f.f_code is not m[0] or f.f_lasti != m[1]:",
+                f"    m = {bind('locate', self.locate)}(f)", "shown = m[3]"]
+        if self.carried:
+            before, after = watchdog.call_lines(bind, entry, "shown")
+            return [*find, *before, f"{prim}._digest = m[2] + seq", "try:", *indent(run),
+                    f"except {bind('Disagreement', Disagreement)} as err:",
+                    "    if not err.gather:", "        raise",
+                    f"    raise {failed}(seq, shown, err.side, err.detail) from None",
+                    "finally:", f"    {prim}._digest = 0", *indent(after)]
+        buf = bind("buf", self.digests)
+        guard = [f"d = m[2] + seq", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
+                 f"    {bind('allreduce', self.comm.Allreduce)}({bind('in_place', MPI.IN_PLACE)}"
+                 f", {bind('spec', [self.digests, MPI.INT64_T])}, {bind('max_op', MPI.MAX)})",
+                 f"except {bind('MPIException', MPI.Exception)} as err:",
+                 f"    {bind('reraise', reraise)}({prim}, err)",
+                 f"if {buf}[0] + {buf}[1]:               # max - min of the ranks' d: not equal",
+                 f"    raise {failed}(seq, shown)"]
+        return [*find, *_watched(src, entry, "shown", run, guard)]
 
 
 def _mismatch(prim: Any, comm: Any, mine: str, source: str | None,

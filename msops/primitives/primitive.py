@@ -27,6 +27,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.shard_layout import Layout
+from msops.common.codegen import Source, inline_lines
 from msops.common.tensor import Tensor
 from msops.primitives.lowering import Abstract
 
@@ -120,7 +121,48 @@ def signature_of(value: Any) -> Any:
 
 _wrap = Tensor._wrap
 _new_tensor = object.__new__
-_MISS = object()                    # __call__'s shortcut did not apply
+#: what a primitive's `_fast` returns for a call it does not run
+MISS = object()
+
+
+def _no_fast(args: tuple) -> Any:
+    return MISS
+
+
+def _fast_call(name: str, kernel: Callable, tupled: bool, shape: tuple, dtype: np.dtype,
+               rest: tuple, out_type: mstype.Type | None) -> Callable:
+    """`call(args)`: the whole eager call of one lowered signature (a Tensor, or a 1-tuple
+    of one, of `shape` and `dtype`, then the constants `rest`) in one generated function:
+    the argument checks, the kernel's own lines when it offers them (a collective's watchdog,
+    check and MPI call), the output's Tensor. Any other call: MISS, having run nothing."""
+    src = Source()
+    bind = src.bind
+    miss = f"return {bind('MISS', MISS)}"
+    tensor = bind("Tensor", Tensor)
+    lines = [f"if len(args) != {1 + len(rest)}:", f"    {miss}", "t0 = args[0]"]
+    if tupled:
+        lines += ["if type(t0) is not tuple or len(t0) != 1:", f"    {miss}", "u0 = t0[0]",
+                  f"if type(u0) is not {tensor}:", f"    {miss}", "x = u0._data"]
+    else:
+        lines += [f"if type(t0) is not {tensor}:", f"    {miss}", "x = t0._data"]
+    lines += [f"if x.shape != {bind('shape', shape)} or x.dtype is not {bind('dtype', dtype)}:",
+              f"    {miss}"]
+    args = ["[x]" if tupled else "x"]
+    if rest:                               # constants compared by value (immutable ones)
+        lines += ["try:", f"    same = args[1:] == {bind('rest', rest)}",
+                  "except (ValueError, TypeError):          # an array among the arguments",
+                  "    same = False", "if not same:", f"    {miss}"]
+        args.append(f"*{bind('rest', rest)}")
+    lines += inline_lines(kernel, src, args, None, "out")
+    results = bind("results", _results)
+    if out_type is None:
+        lines.append(f"return {results}(out, t0)")
+    else:          # kernels return C-contiguous arrays of the inferred dtype (test_compute_contract)
+        lines += [f"if out is x or type(out) is not {bind('ndarray', np.ndarray)}:",
+                  f"    return {results}(out, t0)", f"t = {bind('new', _new_tensor)}({tensor})",
+                  "t._data = out", f"t._dtype = {bind('out_type', out_type)}", "return t"]
+    text = "def call(args):\n" + "".join(f"    {line}\n" for line in lines)
+    return src.compile(f"<msops call {name}>", text, shared=True)
 
 
 class Primitive:
@@ -146,6 +188,8 @@ class Primitive:
     #: the input position of a Parameter the op writes in place (Assign), else None: the
     #: tracer makes later reads of that Parameter read the op's output (the new value)
     assigns_input: int | None = None
+    #: the eager call of the last signature lowered (`_fast_call`), or MISS for every call
+    _fast: Callable = staticmethod(_no_fast)
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}
@@ -154,10 +198,6 @@ class Primitive:
         self.in_strategy: tuple | None = None
         self.out_strategy: tuple | None = None
         self._kernels: dict = {}           # eager signature -> lowered kernel
-        # the last signature lowered for a Tensor (or a 1-tuple of one) followed by constants
-        # (immutable values): (tupled, shape, dtype, the constants, kernel, output Type of a
-        # single output else None)
-        self._last: tuple = (False, (), None, (), None, None)
 
     # -- attributes ---------------------------------------------------------------
     def add_prim_attr(self, name: str, value: Any) -> "Primitive":
@@ -224,28 +264,10 @@ class Primitive:
         this call's signature, on the inputs' arrays, its output(s) wrapped as Tensors."""
         if _trace_hook is not None:
             return _trace_hook(self, args)
-        first = item = args[0] if args else None
-        if type(first) is tuple and len(first) == 1:
-            item = first[0]                 # a 1-tuple input (Broadcast)
-        if type(item) is Tensor:            # the common call: a Tensor, then constants
-            v = item._data
-            tupled, shape, dtype, rest, kernel, out_type = self._last
-            if v.shape == shape and v.dtype is dtype and tupled is (item is not first):
-                if len(args) == 1 and not rest:
-                    out = kernel([v] if tupled else v)
-                else:
-                    try:
-                        same = args[1:] == rest
-                    except (ValueError, TypeError):      # an array among the constants
-                        same = False
-                    out = kernel([v] if tupled else v, *rest) if same else _MISS
-                if out is not _MISS:
-                    if out_type is None or out is v or type(out) is not np.ndarray:
-                        return _results(out, first)
-                    t = _new_tensor(Tensor)     # kernels return C-contiguous arrays of the
-                    # inferred dtype (tests/test_compute_contract.py): no checks needed
-                    t._data, t._dtype = out, out_type
-                    return t
+        out = self._fast(args)              # a call like the last lowered one: all of it
+        if out is not MISS:
+            return out
+        first = args[0] if args else None
         try:                         # Tensors, tuples of Tensors, hashable constants
             values, key = _fast_values(args, self.const_inputs)
             kernel = self._kernels.get(key)
@@ -317,9 +339,10 @@ class Primitive:
         if tupled:
             first = first[0]
         if isinstance(first, np.ndarray) and all(i in consts for i in range(1, len(values))) \
-                and _immutable(rest):                   # for __call__'s shortcut
+                and _immutable(rest):
             out_type = out_dtype if isinstance(out_dtype, mstype.Type) else None
-            self._last = (tupled, first.shape, first.dtype, rest, kernel, out_type)
+            self._fast = _fast_call(self.name, kernel, tupled, first.shape, first.dtype, rest,
+                                    out_type)
         return kernel
 
     def __repr__(self) -> str:
