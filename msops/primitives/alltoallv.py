@@ -20,7 +20,7 @@ from msops.common import validator
 from msops.communication import GlobalComm
 from msops.primitives import desync
 from msops.primitives.collective import Collective, tensor_dtype
-from msops.primitives.mpi import bufs, call, reraise
+from msops.primitives.mpi import alloc_line, bufs, call, call_lines, reraise
 from msops.primitives.primitive import prim_attr_register, remember
 from msops.primitives.rules import bprop
 
@@ -331,6 +331,15 @@ class AllToAllV(Collective):
             except Exception as err:
                 reraise(self, err)
             return out
+
+        def inline(src: Any, args: Sequence[str], out: str | None, target: str) -> list:
+            """run's call as lines of a generated caller (codegen.inline_lines)."""
+            mpi_t = src.bind("mpi_type", t)
+            lines = [] if check is None else call_lines(src, self, check)
+            return lines + [alloc_line(src, target, (size,), dtype)] + call_lines(
+                src, self, alltoallv, f"[{args[0]}, {src.bind('send', send)}, {mpi_t}]",
+                f"[{target}, {src.bind('spec', spec)}, {mpi_t}]")
+        run.inline = inline
         return run
 
     def _derived(self, plan: _A2avPlan, counts: bytes) -> _Exchange:

@@ -25,7 +25,8 @@ from msops.primitives.comm_fusion import (CommFusion, pack_block_major, pack_fla
 from msops.primitives.collective import (Collective, ReduceOp, check_reduce_dtype,
                                          gather_shape, lower_call, scatter_shape, target_dtypes,
                                          tensor_dtype)
-from msops.primitives.mpi import buf, bufs, call, mpi_detail, reduced, reraise
+from msops.primitives.mpi import (alloc_line, buf, bufs, call, call_lines, mpi_detail, reduced,
+                                  reraise)
 from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, scalar, zeros
 from msops.primitives.primitive import prim_attr_register, remember
 from msops.primitives.rules import bprop, declare_without, fusion_rule
@@ -381,6 +382,14 @@ class Broadcast(Collective):
                 except Exception as err:
                     reraise(self, err)
                 return (out,)
+
+            def inline(src: Any, args: Sequence[str], out: str | None, target: str) -> list:
+                """one's call as lines of a generated caller (codegen.inline_lines)."""
+                made = f"{args[0]}[0]" if is_root else "made"
+                lines = [] if is_root else [alloc_line(src, made, shape, dtype)]
+                return lines + call_lines(src, self, bcast, f"[{made}, {src.bind('mpi_type', t)}]",
+                                          src.bind("root", root)) + [f"{target} = ({made},)"]
+            one.inline = inline
             return one
 
         def kernel(xs: Sequence[np.ndarray]) -> tuple:

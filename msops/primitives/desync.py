@@ -141,7 +141,7 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                 *indent(check.lines(src, entry, run))]
 
     src = Source()
-    args = ["x"] if getattr(kernel, "inline", None) is not None else ["*args"]
+    args = ["x", "*rest"] if getattr(kernel, "inline", None) is not None else ["*args"]
     body = "".join(f"    {line}\n" for line in inline(src, args, None, "out"))
     fn = src.compile(f"<msops eager {prim.name}>",
                      f"def eager({', '.join(args)}):\n{body}    return out\n", shared=True)

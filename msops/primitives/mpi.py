@@ -15,7 +15,7 @@ import numpy as np
 from msops.common import dtype as mstype
 
 __all__ = ["buf", "bufs", "mpi_op", "reduce_in", "call", "reraise", "buffer_kernel", "reduced",
-           "mpi_detail"]
+           "mpi_detail", "alloc_line", "call_lines"]
 
 
 def buf(a: np.ndarray | None) -> list | None:
@@ -109,19 +109,27 @@ def buffer_kernel(prim: Any, method: Callable, mpi_type: Any, extra: tuple, shap
 
     def inline(src: Any, args: Sequence[str], out: str | None, target: str | None) -> list:
         """kernel's call as lines of a generated caller (codegen.inline_lines)."""
-        bind = src.bind
-        t = bind("mpi_type", mpi_type)
-        ops = "".join(f", {bind('mpi_op', op)}" for op in extra)
-        lines = []
-        if out is None:
-            out = target
-            lines.append(f"{out} = {bind('empty', np.empty)}({bind('shape', shape)}, "
-                         f"{bind('dtype', dtype)})")
-        return lines + ["try:", f"    {bind('mpi_call', method)}([{args[0]}, {t}], [{out}, {t}]{ops})",
-                        "except Exception as err:",
-                        f"    {bind('reraise', reraise)}({bind('prim', prim)}, err)"]
+        t = src.bind("mpi_type", mpi_type)
+        lines = [] if out is not None else [alloc_line(src, target, shape, dtype)]
+        return lines + call_lines(src, prim, method, f"[{args[0]}, {t}]",
+                                  f"[{out or target}, {t}]",
+                                  *[src.bind("mpi_op", op) for op in extra])
     kernel.inline = inline
     return kernel
+
+
+def alloc_line(src: Any, target: str, shape: Sequence[int], dtype: np.dtype) -> str:
+    """The line of a generated caller making `target` a fresh array of `shape` and `dtype`."""
+    return (f"{target} = {src.bind('empty', np.empty)}({src.bind('shape', tuple(shape))}, "
+            f"{src.bind('dtype', dtype)})")
+
+
+def call_lines(src: Any, prim: Any, method: Callable, *args: str) -> list[str]:
+    """`method(*args)` (an MPI call, its arguments as expressions) as lines of a generated
+    caller (codegen.py), an MPI error raised as the op's RuntimeError, as `call` does."""
+    return ["try:", f"    {src.bind('mpi_call', method)}({', '.join(args)})",
+            "except Exception as err:",
+            f"    {src.bind('reraise', reraise)}({src.bind('prim', prim)}, err)"]
 
 
 def reduced(prim: Any, method: Callable, x: np.ndarray, out_shape: Sequence[int] | None,

@@ -129,8 +129,8 @@ def _no_fast(args: tuple) -> Any:
     return MISS
 
 
-def _fast_call(name: str, kernel: Callable, tupled: bool, shape: tuple, dtype: np.dtype,
-               rest: tuple, out_type: mstype.Type | None) -> Callable:
+def _fast_call(prim: "Primitive", kernel: Callable, tupled: bool, shape: tuple,
+               dtype: np.dtype, rest: tuple, out_dtype: Any) -> Callable:
     """`call(args)`: the whole eager call of one lowered signature (a Tensor, or a 1-tuple
     of one, of `shape` and `dtype`, then the constants `rest`) in one generated function:
     the argument checks, the kernel's own lines when it offers them (a collective's watchdog,
@@ -154,15 +154,28 @@ def _fast_call(name: str, kernel: Callable, tupled: bool, shape: tuple, dtype: n
                   "    same = False", "if not same:", f"    {miss}"]
         args.append(f"*{bind('rest', rest)}")
     lines += inline_lines(kernel, src, args, None, "out")
-    results = bind("results", _results)
-    if out_type is None:
-        lines.append(f"return {results}(out, t0)")
-    else:          # kernels return C-contiguous arrays of the inferred dtype (test_compute_contract)
-        lines += [f"if out is x or type(out) is not {bind('ndarray', np.ndarray)}:",
-                  f"    return {results}(out, t0)", f"t = {bind('new', _new_tensor)}({tensor})",
-                  "t._data = out", f"t._dtype = {bind('out_type', out_type)}", "return t"]
-    text = "def call(args):\n" + "".join(f"    {line}\n" for line in lines)
-    return src.compile(f"<msops call {name}>", text, shared=True)
+    return src.compile(f"<msops call {prim.name}>", "def call(args):\n" + "".join(
+        f"    {line}\n" for line in lines + _result_lines(prim, src, tupled, out_dtype)),
+        shared=True)
+
+
+def _result_lines(prim: "Primitive", src: Source, tupled: bool, out_dtype: Any) -> list[str]:
+    """The end of `_fast_call`'s function: the kernel's `out` as the call returns it (what
+    `_results` does, made inline for one new array, or a 1-tuple of one from a collective)."""
+    bind = src.bind
+    results, ndarray = bind("results", _results), bind("ndarray", np.ndarray)
+    new = f"{bind('new', _new_tensor)}({bind('Tensor', Tensor)})"
+    if isinstance(out_dtype, mstype.Type):
+        # kernels return C-contiguous arrays of the inferred dtype (test_compute_contract)
+        return [f"if out is x or type(out) is not {ndarray}:", f"    return {results}(out, t0)",
+                f"t = {new}", "t._data = out", f"t._dtype = {bind('out_type', out_dtype)}",
+                "return t"]
+    if tupled and prim.is_communication and isinstance(out_dtype, tuple) and \
+            len(out_dtype) == 1:                   # Broadcast: its own input, or a new array
+        return ["o = out[0]", f"if o is x or type(o) is not {ndarray}:",
+                f"    return {results}(out, t0)", f"t = {new}", "t._data = o",
+                f"t._dtype = {bind('out_type', out_dtype[0])}", "return (t,)"]
+    return [f"return {results}(out, t0)"]
 
 
 class Primitive:
@@ -340,9 +353,8 @@ class Primitive:
             first = first[0]
         if isinstance(first, np.ndarray) and all(i in consts for i in range(1, len(values))) \
                 and _immutable(rest):
-            out_type = out_dtype if isinstance(out_dtype, mstype.Type) else None
-            self._fast = _fast_call(self.name, kernel, tupled, first.shape, first.dtype, rest,
-                                    out_type)
+            self._fast = _fast_call(self, kernel, tupled, first.shape, first.dtype, rest,
+                                    out_dtype)
         return kernel
 
     def __repr__(self) -> str:
