@@ -201,8 +201,10 @@ class Primitive:
     #: the input position of a Parameter the op writes in place (Assign), else None: the
     #: tracer makes later reads of that Parameter read the op's output (the new value)
     assigns_input: int | None = None
-    #: the eager call of the last signature lowered (`_fast_call`), or MISS for every call
+    #: the eager call of a signature called twice in a row (`_fast_call`), else MISS for
+    #: every call; `_next_fast`: the signature lowered last, and its `_fast_call` arguments
     _fast: Callable = staticmethod(_no_fast)
+    _next_fast: tuple | None = None
 
     def __init__(self, name: str | None = None) -> None:
         self.attrs: dict[str, Any] = {}
@@ -289,6 +291,10 @@ class Primitive:
         if kernel is None:
             values = self._eager_values(args)
             kernel = self._lowered(values)
+        elif self._next_fast is not None and self._next_fast[0] == key:
+            # the signature lowered last is called again: from now on, one generated call
+            self._fast = _fast_call(self, kernel, *self._next_fast[1:])
+            self._next_fast = None
         return _results(kernel(*values), first)
 
     def _eager_values(self, args: Sequence[Any]) -> list:
@@ -353,8 +359,9 @@ class Primitive:
             first = first[0]
         if isinstance(first, np.ndarray) and all(i in consts for i in range(1, len(values))) \
                 and _immutable(rest):
-            self._fast = _fast_call(self, kernel, tupled, first.shape, first.dtype, rest,
-                                    out_dtype)
+            # its generated call is made if it is called again (not for counts that change
+            # every call): `_fast_call`'s arguments, by key
+            self._next_fast = (key, tupled, first.shape, first.dtype, rest, out_dtype)
         return kernel
 
     def __repr__(self) -> str:
