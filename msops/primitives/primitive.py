@@ -15,7 +15,8 @@ Calling a primitive runs it eagerly or, while a graph is being traced, records i
 tracer installs a hook, so this layer never imports it. An eager call is: the call's
 signature (input shapes and dtypes, constant values) → the kernel lowered for it (inferred
 and lowered on the first call with that signature, then kept) → a fresh output → a
-Tensor. msops keeps no reference to what it hands out.
+Tensor; a signature called again runs as one generated function (`_fast_call`). msops
+keeps no reference to what it hands out.
 """
 from __future__ import annotations
 
