@@ -33,6 +33,17 @@ class Affine(nn.Cell):
         return self.dropout(self.add(self.matmul(x, self.w), self.b))
 
 
+def compiled_and_called_twice():
+    """(w, b, x, net): an Affine net compiled for x and called twice (its generated call
+    made), in GRAPH_MODE."""
+    w, b, x = randn(4, 3), randn(3), randn(2, 4)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Affine(w, b)
+    net(Tensor(x))
+    net(Tensor(x))
+    return w, b, x, net
+
+
 def test_repeated_calls_equal_numpy_and_construct_runs_once():
     w, b, x = randn(4, 3), randn(3), randn(2, 4)
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -43,11 +54,7 @@ def test_repeated_calls_equal_numpy_and_construct_runs_once():
 
 
 def test_pynative_mode_runs_construct_and_graph_mode_resumes_the_compiled_call():
-    w, b, x = randn(4, 3), randn(3), randn(2, 4)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    net = Affine(w, b)
-    net(Tensor(x))
-    net(Tensor(x))
+    w, b, x, net = compiled_and_called_twice()
     ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ w + b, rtol=1e-6)
     assert net.constructs == 2                         # eager: construct ran
@@ -70,11 +77,7 @@ def test_other_shapes_and_argument_kinds_take_the_general_path():
 
 
 def test_a_parameter_written_between_calls_is_read_by_the_next_call():
-    w, b, x = randn(4, 3), randn(3), randn(2, 4)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    net = Affine(w, b)
-    net(Tensor(x))
-    net(Tensor(x))
+    w, b, x, net = compiled_and_called_twice()
     w2 = randn(4, 3)
     net.w.set_data(Tensor(w2))
     np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ w2 + b, rtol=1e-6)
