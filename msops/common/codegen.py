@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 __all__ = ["Source", "indent", "inline_lines"]
 
-#: `make` functions compiled from texts kept for reuse (`Source.compile(shared=True)`):
+#: `make` functions compiled from texts kept for reuse (`Source.make`):
 #: functions of one template (an op's eager call, of any signature) differ only in the
 #: values bound, so a new signature costs a call of `make`, not a compile
 _MAKERS: dict[str, Callable] = {}
@@ -39,11 +39,20 @@ class Source:
         self.bound[name] = value
         return name
 
-    def compile(self, filename: str, text: str, shared: bool = False) -> Callable:
+    def compile(self, filename: str, text: str) -> Callable:
         """Compile `text`, one `def`, inside `make(<bound names>)` and return the function;
         its lines show in tracebacks under `filename` (which the caller drops from
-        linecache when the function goes). `shared`: the text is a template used again
-        (the filename then names the text, and stays in linecache): compiled once."""
+        linecache when the function goes)."""
+        return self._maker(filename, text, False)(**self.bound)
+
+    def make(self, filename: str, text: str) -> Callable:
+        """`make(**values) -> function`: `text` compiled once per distinct text (a template
+        used again: an op's eager wrapper), its free names the keys of `bound` (values
+        given anew each call of `make`); tracebacks show it under `filename` and the
+        text's hash."""
+        return self._maker(filename, text, True)
+
+    def _maker(self, filename: str, text: str, shared: bool) -> Callable:
         name = text[4:text.index("(")]
         body = "".join(f"    {line}\n" for line in text.splitlines())
         text = f"def make({', '.join(self.bound)}):\n{body}    return {name}\n"
@@ -58,7 +67,7 @@ class Source:
             make = namespace["make"]
             if shared:
                 _MAKERS[text] = make
-        return make(**self.bound)
+        return make
 
 
 def indent(lines: Sequence[str], pad: str = "    ") -> list[str]:

@@ -24,6 +24,7 @@ collective at all. Compiled graphs are checked once at compile instead
 from __future__ import annotations
 
 import array
+import functools
 import hashlib
 import sys
 from typing import Any, Callable, Sequence
@@ -36,6 +37,7 @@ from msops.common.codegen import Source, indent, inline_lines
 from msops.common.source import call_site, site_of, user_site
 from msops.communication import watchdog
 from msops.primitives.mpi import reraise
+from msops.primitives.primitive import remember
 
 __all__ = ["eager_kernel", "describe", "enabled", "take_part", "Disagreement"]
 
@@ -115,38 +117,66 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                  point_to_point: bool = False, same_shapes: bool = True,
                  out_abstract: Any = None, carried: bool = False) -> Callable:
     """`kernel` run inside the watchdog and, for a collective with the check on, after the
-    cross-rank check: one generated function (common/codegen.py) holding the watchdog's
-    protocol, the check and the kernel's own lines when it offers them (a buffer-call
-    collective runs without a frame of its own). The function offers its own lines in turn
-    (`inline`), so the primitive's eager call splices the whole of it. `same_shapes=False`:
-    the inputs' shapes may differ between ranks (AllToAllV), so only their dtypes are
-    compared. `carried`: the kernel's own exchange carries the digest (it reads
-    `prim._digest`, 0 when unchecked, and raises Disagreement when the ranks' rows differ)
-    instead of the extra Allreduce."""
-    group = prim._group
-    comm = group._comm
+    cross-rank check: a generated function (common/codegen.py) holding the watchdog's
+    protocol, the check and a call of `kernel`. It offers its lines (`inline`, with the
+    kernel's own lines when it has them: a buffer-call collective's MPI call), so the
+    primitive's eager call of a repeated signature splices the whole of it. The function is
+    made once per what the check compares (`_EagerCall`): a signature that differs only in
+    constants (AllToAllV's counts) gets it with its own kernel bound, without generating
+    anything. `same_shapes=False`: the inputs' shapes may differ between ranks (AllToAllV),
+    so only their dtypes are compared. `carried`: the kernel's own exchange carries the
+    digest (it reads `prim._digest`, 0 when unchecked, and raises Disagreement when the
+    ranks' rows differ) instead of the extra Allreduce."""
+    comm = prim._group._comm
     if comm is None:                 # simulated or not a member: the kernel raises the error
         return kernel
-    shape, dtype = _shapes(in_abstracts, out_abstract)
-    entry = watchdog.Entry(prim.name, group.name, group.ranks, shape, dtype, not point_to_point)
-    check = None if point_to_point else _Check(prim, comm, in_abstracts, same_shapes, carried)
+    tensors = tuple((a.shape if same_shapes else None, a.dtype)
+                    for a in in_abstracts if a.kind != "const")
+    key = (tensors, None if tensors else _shapes(in_abstracts, out_abstract),
+           point_to_point, same_shapes, carried)
+    calls = prim.__dict__.setdefault("_eager_calls", {})
+    call = calls.get(key)
+    if call is None:
+        call = remember(calls, key, _EagerCall(prim, comm, in_abstracts, point_to_point,
+                                               same_shapes, out_abstract, carried))
+    return call.bound(kernel)
 
-    def inline(src: Source, args: Sequence[str], out: str | None, target: str) -> list[str]:
-        """The call as lines: `kernel(*args)` into `target` (an eager call has no `out`)."""
-        run = inline_lines(kernel, src, args, None, target)
-        if check is None:            # Send/Receive: never checked; reports show the line
-            return _watched(src, entry, f"{src.bind('call_site', call_site)}(1).text", run)
+
+class _EagerCall:
+    """The eager wrapper of one kind of call (what the check compares: op, group,
+    attributes, tensor shapes and dtypes): its watchdog Entry, its check, and the function
+    generated once with `kernel` a free name, bound again for each lowered kernel."""
+
+    def __init__(self, prim: Any, comm: Any, in_abstracts: Sequence[Any], point_to_point: bool,
+                 same_shapes: bool, out_abstract: Any, carried: bool) -> None:
+        group = prim._group
+        shape, dtype = _shapes(in_abstracts, out_abstract)
+        self.entry = watchdog.Entry(prim.name, group.name, group.ranks, shape, dtype,
+                                    not point_to_point)
+        self.check = None if point_to_point else _Check(prim, comm, in_abstracts, same_shapes,
+                                                        carried)
+        self.src = Source()
+        body = "".join(f"    {line}\n" for line in self.lines(None, self.src, ["*args"], None, "out"))
+        self.make = self.src.make(f"<msops eager {prim.name}>",
+                                  f"def eager(*args):\n{body}    return out\n")
+
+    def bound(self, kernel: Callable) -> Callable:
+        """The wrapper of `kernel`; its `inline` gives the lines with the kernel's own."""
+        fn = self.make(**{**self.src.bound, "kernel": kernel})
+        fn.inline = functools.partial(self.lines, kernel)
+        return fn
+
+    def lines(self, kernel: Callable | None, src: Source, args: Sequence[str], out: None,
+              target: str) -> list[str]:
+        """The call as lines, `kernel(*args)` into `target` (an eager call has no `out`);
+        kernel None: a call of the free name `kernel` (the generated wrapper's)."""
+        run = ([f"{target} = {src.bind('kernel', None)}({', '.join(args)})"] if kernel is None
+               else inline_lines(kernel, src, args, None, target))
+        if self.check is None:       # Send/Receive: never checked; reports show the line
+            return _watched(src, self.entry, f"{src.bind('call_site', call_site)}(1).text", run)
         return [f"if not {src.bind('ctx', context._context)}['check_collectives']:",
-                *indent(_watched(src, entry, "None", run)), "else:",
-                *indent(check.lines(src, entry, run))]
-
-    src = Source()
-    args = ["x", "*rest"] if getattr(kernel, "inline", None) is not None else ["*args"]
-    body = "".join(f"    {line}\n" for line in inline(src, args, None, "out"))
-    fn = src.compile(f"<msops eager {prim.name}>",
-                     f"def eager({', '.join(args)}):\n{body}    return out\n", shared=True)
-    fn.inline = inline
-    return fn
+                *indent(_watched(src, self.entry, "None", run)), "else:",
+                *indent(self.check.lines(src, self.entry, run))]
 
 
 def _watched(src: Source, entry: Any, source: str, run: list[str],

@@ -155,9 +155,9 @@ def _fast_call(prim: "Primitive", kernel: Callable, tupled: bool, shape: tuple,
                   "    same = False", "if not same:", f"    {miss}"]
         args.append(f"*{bind('rest', rest)}")
     lines += inline_lines(kernel, src, args, None, "out")
-    return src.compile(f"<msops call {prim.name}>", "def call(args):\n" + "".join(
-        f"    {line}\n" for line in lines + _result_lines(prim, src, tupled, out_dtype)),
-        shared=True)
+    return src.make(f"<msops call {prim.name}>", "def call(args):\n" + "".join(
+        f"    {line}\n" for line in lines + _result_lines(prim, src, tupled, out_dtype))
+    )(**src.bound)
 
 
 def _result_lines(prim: "Primitive", src: Source, tupled: bool, out_dtype: Any) -> list[str]:
