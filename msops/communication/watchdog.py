@@ -2,11 +2,11 @@
 
 Every collective and Send/Receive (eager or compiled) runs between the lines of
 `call_lines`, which generated callers (an eager collective's call, a compiled step) hold
-inline, or between `enter` and `leave` (calls made rarely). What a call is (op, group, ranks, shape, dtype) is an `Entry` made
-once per lowered signature; per call the group's counter is incremented, the entry, its
-sequence number and source line are stored into the next slot of a ring made at import
-(the recent calls a report prints), and the counter `n` is set odd on entry and even on
-return: no allocation, no lock, no clock per call. A daemon thread, started by `init()`
+inline, or between `enter` and `leave` (calls made rarely). What a call is (op, group,
+ranks, shape, dtype) is an `Entry` made once per kind of call; per call the group's
+counter is incremented, the entry, its sequence number and source line are stored into
+the next slot of a ring made at import (the recent calls a report prints), and the
+counter `n` is set odd on entry and even on return: no allocation, no lock, no clock per call. A daemon thread, started by `init()`
 on an MPI world of more than one rank, wakes every `POLL_S`, samples `n` (unchanged and
 odd: still in the same call) and
 
@@ -143,8 +143,8 @@ def call_lines(bind: Callable[[str, Any], str], entry: Entry,
     """The lines a generated function (a compiled step, an eager collective call) runs
     before and after a watched call: `enter` and `leave`'s protocol inline, without a
     call. `bind(name, value) -> name` makes a value a free name; `source` is an expression
-    of the call's source line. The lines set the locals `n`, `sl` and `seq` (the call's sequence number
-    in its group). A generated caller runs outside any other watched call: `n` is even
+    of the call's source line. The lines set the locals `n`, `sl` and `seq` (the call's
+    sequence number in its group). A generated caller runs outside any other watched call: `n` is even
     where these lines start."""
     s, ring = bind("wd", _s), bind("ring", _s.ring)
     counter = bind("counter", entry.counter)

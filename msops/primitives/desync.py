@@ -156,7 +156,8 @@ class _EagerCall:
         self.check = None if point_to_point else _Check(prim, comm, in_abstracts, same_shapes,
                                                         carried)
         self.src = Source()
-        body = "".join(f"    {line}\n" for line in self.lines(None, self.src, ["*args"], None, "out"))
+        lines = self.lines(None, self.src, ["*args"], None, "out")
+        body = "".join(f"    {line}\n" for line in lines)
         self.make = self.src.make(f"<msops eager {prim.name}>",
                                   f"def eager(*args):\n{body}    return out\n")
 
@@ -188,8 +189,8 @@ def _watched(src: Source, entry: Any, source: str, run: list[str],
 
 
 class _Check:
-    """The cross-rank check of one lowered signature: what is hashed once, the call-site
-    memo, the error; `lines` writes it into a generated call."""
+    """The cross-rank check of one kind of call: what is hashed once, the call-site memo,
+    the error; `lines` writes it into a generated call."""
 
     def __init__(self, prim: Any, comm: Any, in_abstracts: Sequence[Any], same_shapes: bool,
                  carried: bool) -> None:
