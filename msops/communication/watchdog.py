@@ -6,9 +6,9 @@ inline, or between `enter` and `leave` (calls made rarely). What a call is (op, 
 ranks, shape, dtype) is an `Entry` made once per kind of call; per call the group's
 counter is incremented, the entry, its sequence number and source line are stored into
 the next slot of a ring made at import (the recent calls a report prints), and the
-counter `n` is set odd on entry and even on return: no allocation, no lock, no clock per call. A daemon thread, started by `init()`
-on an MPI world of more than one rank, wakes every `POLL_S`, samples `n` (unchanged and
-odd: still in the same call) and
+counter `n` is set odd on entry and even on return: no allocation, no lock, no clock per
+call. A daemon thread, started by `init()` on an MPI world of more than one rank, wakes
+every `POLL_S`, samples `n` (unchanged and odd: still in the same call) and
 
 * ends the job when this rank has been inside the same call for longer than the
   context's `op_timeout` (seconds; 0 waits forever): it asks the other ranks of the
