@@ -144,8 +144,8 @@ def call_lines(bind: Callable[[str, Any], str], entry: Entry,
     before and after a watched call: `enter` and `leave`'s protocol inline, without a
     call. `bind(name, value) -> name` makes a value a free name; `source` is an expression
     of the call's source line. The lines set the locals `n`, `sl` and `seq` (the call's
-    sequence number in its group). A generated caller runs outside any other watched call: `n` is even
-    where these lines start."""
+    sequence number in its group). A generated caller runs outside any other watched
+    call: `n` is even where these lines start."""
     s, ring = bind("wd", _s), bind("ring", _s.ring)
     counter = bind("counter", entry.counter)
     before = [f"n = {s}.n + 1", f"sl = {ring}[(n >> 1) & {_MASK}]",
