@@ -26,7 +26,8 @@ import numpy as np
 
 import msops as ms
 from msops import Tensor, nn
-from msops.communication import get_group_size, get_rank, init
+from msops.communication import get_group_size
+from parallel_optimizer import local_batch   # (this directory: run as a script)
 
 
 def set_parallel(sharded: bool, k: int) -> None:
@@ -93,12 +94,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--k", type=int, default=4, help="mini-steps / micro-batches")
     args = parser.parse_args()
-    init()
-    ms.set_context(mode=ms.GRAPH_MODE)
-    n, rank = get_group_size(), get_rank()
-    rng = np.random.default_rng(rank)
-    x = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
-    y = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
+    n, rank, x, y = local_batch(args)
     results = {kind: measure(args, kind, x, y) for kind in ("mini", "micro")}
     if rank == 0:
         print(f"{n} ranks, MLP {args.layers} x Dense({args.width}), global batch "

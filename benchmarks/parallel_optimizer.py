@@ -97,6 +97,18 @@ def collectives(step: nn.Cell) -> str:
 
 
 
+def local_batch(args: argparse.Namespace) -> tuple[int, int, Tensor, Tensor]:
+    """Initialise the world in GRAPH_MODE; (ranks, rank, x, y): this rank's seeded inputs
+    and targets, (global batch / ranks, width) each."""
+    init()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    n, rank = get_group_size(), get_rank()
+    rng = np.random.default_rng(rank)
+    x = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
+    y = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
+    return n, rank, x, y
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
@@ -105,12 +117,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--profile", action="store_true", help="time per op kind")
     args = parser.parse_args()
-    init()
-    ms.set_context(mode=ms.GRAPH_MODE)
-    n, rank = get_group_size(), get_rank()
-    rng = np.random.default_rng(rank)
-    x = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
-    y = Tensor(rng.standard_normal((args.batch // n, args.width)).astype(np.float32))
+    n, rank, x, y = local_batch(args)
     sides = {}
     for name in SIDES:
         step = make_step(args.width, args.layers, name)

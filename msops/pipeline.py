@@ -15,11 +15,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops import context
+from msops.common.codegen import MISS, miss
 from msops.common.state_epoch import EPOCH
 from msops.common.tensor import Tensor
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
-from msops.graph.executor import MISS, Executor
+from msops.graph.executor import Executor
 from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
 from msops.graph.tracer import trace
@@ -137,10 +138,6 @@ def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
             parallel_snapshot())
 
 
-def _no_fast(args: Sequence[Any]) -> Any:
-    return MISS
-
-
 class CompileCache:
     """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
@@ -155,7 +152,7 @@ class CompileCache:
         self._last_executor: Executor | None = None
         #: the last call again, as one generated function (Executor.fast_call), valid while
         #: the state epoch is `epoch` (-1: none): `fast(args)` runs it or returns MISS
-        self.fast: Callable = _no_fast
+        self.fast: Callable = miss
         self.epoch = -1
 
     def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
@@ -198,7 +195,7 @@ class CompileCache:
     def clear(self) -> None:
         self._entries.clear()
         self._last_key, self._last_executor = None, None
-        self.fast, self.epoch = _no_fast, -1
+        self.fast, self.epoch = miss, -1
 
     def __len__(self) -> int:
         return len(self._entries)

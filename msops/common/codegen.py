@@ -12,7 +12,16 @@ import hashlib
 import linecache
 from typing import Any, Callable, Sequence
 
-__all__ = ["Source", "indent", "inline_lines"]
+__all__ = ["Source", "indent", "inline_lines", "MISS", "miss"]
+
+#: what a generated call returns for arguments it does not run (the caller takes its
+#: general path)
+MISS = object()
+
+
+def miss(args: Sequence[Any]) -> Any:
+    """The generated call that runs nothing: MISS for every call."""
+    return MISS
 
 #: `make` functions compiled from texts kept for reuse (`Source.make`):
 #: functions of one template (an op's eager call, of any signature) differ only in the

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 from msops import context
 
-__all__ = ["enter", "enter_entry", "leave", "call_lines", "start", "recent",
+__all__ = ["enter", "leave", "call_lines", "start", "recent",
            "EXIT_CODE", "POLL_S"]
 
 #: how often the watchdog thread looks (seconds)
@@ -109,20 +109,14 @@ def enter(op: str, group: str, ranks: Sequence[int], shape: Any = (), dtype: Any
     """Record that this rank enters a call (`ranks`: the world ranks taking part); returns
     its sequence number in its group (0 for Send/Receive). For calls made rarely (the fast
     path is `call_lines`, with its Entry made once)."""
-    seq = enter_entry(Entry(op, group, ranks, shape, dtype, collective), source)
-    return seq if collective else 0
-
-
-def enter_entry(entry: Entry, source: str | None = None) -> int:
-    """`enter` for a call whose Entry was made once; returns the sequence number."""
+    entry = Entry(op, group, ranks, shape, dtype, collective)
     s = _s
     n = s.n + 1 if not s.n & 1 else s.n + 2
     slot = s.ring[(n >> 1) & _MASK]
-    counter = entry.counter
-    counter[0] = seq = counter[0] + 1
+    entry.counter[0] = seq = entry.counter[0] + 1
     slot.entry, slot.seq, slot.source = entry, seq, source
     s.n = n
-    return seq
+    return seq if collective else 0
 
 
 def leave() -> None:

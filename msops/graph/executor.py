@@ -26,7 +26,7 @@ import numpy as np
 
 from msops.common import tensor as _tensor
 from msops.common.dtype import from_numpy
-from msops.common.codegen import Source, inline_lines
+from msops.common.codegen import MISS, Source, inline_lines
 from msops.common.state_epoch import EPOCH
 from msops.common.tensor import _TYPE_OF_NP, Parameter, Tensor
 from msops.communication import watchdog
@@ -34,12 +34,10 @@ from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter
                                  plan_buffers)
 from msops.graph.ir import Graph, Node, TupleGetItem
 
-__all__ = ["Executor", "MISS"]
+__all__ = ["Executor"]
 
 _new_object = object.__new__
 
-#: what an executor's `fast_call` function returns when the call is not one it can run
-MISS = object()
 
 
 def _held_layout(node: Node) -> Any:
@@ -230,7 +228,7 @@ def _lower(node: Node) -> Callable | None:
 def _watched(node: Node) -> tuple | None:
     """(watchdog Entry, made once, source line) of a communication node (None for any
     other): the step enters and leaves the watchdog around it, inline
-    (`watchdog.step_lines`; no per-step cross-rank check: the program was checked at
+    (`watchdog.call_lines`; no per-step cross-rank check: the program was checked at
     compile)."""
     group = getattr(node.prim, "_group", None)
     if not node.prim.is_communication or group is None or group._comm is None:
@@ -291,9 +289,13 @@ class Executor:
         return src, src.function(self._filename(tag))
 
     def _first_step(self, *arrays: np.ndarray) -> list:
+        self._generate()
+        return self._step(*arrays)
+
+    def _generate(self) -> None:
+        """The planned step, generated with its buffers (at the first run or fast call)."""
         self._src, self._step = self._make_step(self.plan, "planned")
         self.source = self._src.text
-        return self._step(*arrays)
 
     def fast_call(self, keys: Sequence[tuple]) -> Callable:
         """`call(args) -> result`: the whole of `__call__` for an argument tuple of exactly
@@ -302,8 +304,7 @@ class Executor:
         step). Valid while nothing changed since the last `run` (the caller checks the state
         epoch): the Parameters' layouts are not re-checked."""
         if self._src is None:
-            self._src, self._step = self._make_step(self.plan, "planned")
-            self.source = self._src.text
+            self._generate()
         keys = tuple(keys)
         call = self._fast_calls.get(keys)
         if call is None:

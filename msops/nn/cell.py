@@ -15,7 +15,7 @@ from msops import context
 from msops.common.state_epoch import EPOCH, bump
 from msops.common.tensor import Parameter
 from msops.graph import tracer
-from msops.graph.executor import MISS
+from msops.common.codegen import MISS
 from msops.graph.ir import Graph
 from msops.parallel.context import is_parallel
 from msops.parallel.param_layout import ParameterLayout, layouts_of

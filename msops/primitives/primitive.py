@@ -28,7 +28,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.shard_layout import Layout
-from msops.common.codegen import Source, inline_lines
+from msops.common.codegen import MISS, Source, inline_lines, miss
 from msops.common.tensor import Tensor
 from msops.primitives.lowering import Abstract
 
@@ -122,14 +122,6 @@ def signature_of(value: Any) -> Any:
 
 _wrap = Tensor._wrap
 _new_tensor = object.__new__
-#: what a primitive's `_fast` returns for a call it does not run
-MISS = object()
-
-
-def _no_fast(args: tuple) -> Any:
-    return MISS
-
-
 def _fast_call(prim: "Primitive", kernel: Callable, tupled: bool, shape: tuple,
                dtype: np.dtype, rest: tuple, out_dtype: Any) -> Callable:
     """`call(args)`: the whole eager call of one lowered signature (a Tensor, or a 1-tuple
@@ -204,7 +196,7 @@ class Primitive:
     assigns_input: int | None = None
     #: the eager call of a signature called twice in a row (`_fast_call`), else MISS for
     #: every call; `_next_fast`: the signature lowered last, and its `_fast_call` arguments
-    _fast: Callable = staticmethod(_no_fast)
+    _fast: Callable = staticmethod(miss)
     _next_fast: tuple | None = None
 
     def __init__(self, name: str | None = None) -> None:
