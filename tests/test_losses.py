@@ -6,6 +6,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, nn
+from numeric import finite_differences
 
 RNG = np.random.default_rng(15)
 N, C = 5, 4
@@ -69,17 +70,6 @@ def test_cross_entropy_follows_numpy(case, mode):
     got = _loss(kwargs)(Tensor(LOGITS), Tensor(labels)).asnumpy()
     want = numpy_cross_entropy(LOGITS, labels, **_numpy_kwargs(kwargs))
     np.testing.assert_allclose(got, want, rtol=1e-12)
-
-
-def finite_differences(f, x, eps=1e-6):
-    """d sum(f(x)) / dx by central differences."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        grad[i] = (np.sum(f(up)) - np.sum(f(down))) / (2 * eps)
-    return grad
 
 
 @pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
