@@ -15,7 +15,15 @@ __all__ = ["GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU
 
 
 class _Wrapper(Cell):
-    """A layer running one primitive `self.op` on its input."""
+    """A layer running one primitive `self.op` on its input: `primitive()` when the class
+    names one (else its `__init__` sets `op`)."""
+
+    primitive: type | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.primitive is not None:
+            self.op = self.primitive()
 
     def construct(self, x):
         return self.op(x)
@@ -63,25 +71,19 @@ class GELU(_Wrapper):
 class FastGelu(_Wrapper):
     """x * sigmoid(1.702 x) (`ops.FastGeLU`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.FastGeLU()
+    primitive = ops.FastGeLU
 
 
 class Sigmoid(_Wrapper):
     """1 / (1 + exp(-x)) (`ops.Sigmoid`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.Sigmoid()
+    primitive = ops.Sigmoid
 
 
 class Tanh(_Wrapper):
     """tanh(x) (`ops.Tanh`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.Tanh()
+    primitive = ops.Tanh
 
 
 class Softmax(_Wrapper):
@@ -103,25 +105,19 @@ class LogSoftmax(_Wrapper):
 class ReLU6(_Wrapper):
     """min(max(x, 0), 6) (`ops.ReLU6`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.ReLU6()
+    primitive = ops.ReLU6
 
 
 class HSwish(_Wrapper):
     """Hard swish x * relu6(x + 3) / 6 (`ops.HSwish`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.HSwish()
+    primitive = ops.HSwish
 
 
 class HSigmoid(_Wrapper):
     """Hard sigmoid relu6(x + 3) / 6 (`ops.HSigmoid`)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.op = ops.HSigmoid()
+    primitive = ops.HSigmoid
 
 
 class SiLU(Cell):
