@@ -11,6 +11,10 @@ against two hand-written mpi4py references doing the same (float32, same sizes):
   * "fresh": the same call allocating its output each call, as msops must (it hands the
     output to the user) — the per-byte comparison, shown as a ratio (line: ≤ 1.05 at
     ≥ 1 MiB).
+  * "floor" (the AllReduce and graph rows): the same calls inside the least a Python
+    call that returns a fresh Tensor must do — one call, the argument's type, shape and
+    dtype compared, the result wrapped — with no watchdog and no check. Shown as Δ µs over
+    prealloc: what a line below it would ask of any Python call path on this machine.
 The eager cross-rank check (issue 16) is off unless `--check`: these rows time the call
 path; benchmarks/reliability.py times the check. Timed blocks rotate the three sides (ABC, CBA, …), each after a Barrier; a block lasts as
 long as its slowest rank; a cell is the median per-call time over the blocks. Sizes are
@@ -40,7 +44,7 @@ import numpy as np
 
 SIZES = (8, 1 << 10, 1 << 16, 1 << 20, 1 << 24)
 RANK_COUNTS = (2, 4)
-SIDES = ("ours", "prealloc", "fresh")
+SIDES = ("ours", "prealloc", "fresh", "floor")
 
 
 def size_label(nbytes: int) -> str:
@@ -53,8 +57,8 @@ def size_label(nbytes: int) -> str:
 # -- the cases: (msops call, preallocating reference, allocating reference) ---------------------
 
 def build_cases(comm, nbytes: int) -> dict[str, tuple]:
-    """name -> (ours, prealloc, fresh, check): zero-argument callables; check() compares the
-    three results."""
+    """name -> (ours, prealloc, fresh, floor, check): zero-argument callables (floor: None
+    for most rows); check() compares their results."""
     from mpi4py import MPI
 
     import msops as ms
@@ -76,7 +80,7 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple]:
         return got.asnumpy() if hasattr(got, "asnumpy") else got
 
     def case(name: str, ours: Callable, buffer_call: Callable, shape: tuple,
-             fresh_only: bool = False):
+             fresh_only: bool = False, floor: Callable | None = None):
         """`buffer_call(out)` is the raw call writing into `out` (and returning it);
         `fresh_only`: both references allocate what they return."""
         def fresh():
@@ -85,9 +89,24 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple]:
 
         def check():
             want = result(fresh())
-            for got in (ours(), prealloc()):
+            for got in (ours(), prealloc()) + ((floor(),) if floor else ()):
                 assert np.array_equal(result(got), want), name
-        cases[name] = (ours, prealloc, fresh, check)
+        cases[name] = (ours, prealloc, fresh, floor, check)
+
+    # the floors: written out in one function each, as the least Python there can be
+    new, f32_type, xshape, xdtype = object.__new__, ms.float32, x.shape, x.dtype
+
+    def floor_allreduce(t):
+        if type(t) is not Tensor:
+            raise TypeError("a Tensor")
+        v = t._data
+        if v.shape != xshape or v.dtype is not xdtype:
+            raise ValueError("the compiled shape and dtype")
+        out = np.empty(xshape, xdtype)
+        comm.Allreduce([v, f32], [out, f32], SUM)
+        r = new(Tensor)
+        r._data, r._dtype = out, f32_type
+        return r
 
     def raw(method, send, *extra):
         def call(out):
@@ -96,7 +115,8 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple]:
         return call
 
     case("AllGather", part(ops.AllGather(), tx), raw(comm.Allgather, x), (n * m,))
-    case("AllReduce", part(ops.AllReduce(), tx), raw(comm.Allreduce, x, SUM), (m,))
+    case("AllReduce", part(ops.AllReduce(), tx), raw(comm.Allreduce, x, SUM), (m,),
+         floor=part(floor_allreduce, tx))
     case("ReduceScatter", part(ops.ReduceScatter(), txs),
          raw(comm.Reduce_scatter_block, xs, SUM), (k,))
     case("AlltoAll", part(ops.AlltoAll(n, 0, 0), txs), raw(comm.Alltoall, xs), (n * k,))
@@ -167,8 +187,23 @@ def build_cases(comm, nbytes: int) -> dict[str, tuple]:
         np.add(scaled, x, out=summed)
         comm.Allgather([summed, f32], [out, f32])
         return out
+
+    def floor_graph(t):
+        if type(t) is not Tensor:
+            raise TypeError("a Tensor")
+        v = t._data
+        if v.shape != xshape or v.dtype is not xdtype:
+            raise ValueError("the compiled shape and dtype")
+        out = np.empty(n * m, np.float32)
+        comm.Allreduce([v, f32], [reduced, f32], SUM)
+        np.multiply(reduced, half, out=scaled)
+        np.add(scaled, v, out=summed)
+        comm.Allgather([summed, f32], [out, f32])
+        r = new(Tensor)
+        r._data, r._dtype = out, f32_type
+        return r
     case("graph: AllReduce, Mul, Add, AllGather", part(net, tx), by_hand, (n * m,),
-         fresh_only=True)
+         fresh_only=True, floor=part(floor_graph, tx))
     return cases
 
 
@@ -214,18 +249,21 @@ def run_ranks(args) -> list[dict]:
     rows = []
     for nbytes in args.sizes:
         cases = build_cases(comm, nbytes)
-        for name, (ours, prealloc, fresh, check) in cases.items():
+        for name, (ours, prealloc, fresh, floor, check) in cases.items():
             if args.only and not any(s.lower() in name.lower() for s in args.only):
                 continue
             check()
             reps = args.reps if nbytes < (1 << 20) else max(8, args.reps // 2)
-            r = time_sides(comm, (ours, prealloc, fresh), reps, args.block_ms / 1e3)
+            sides = (ours, prealloc, fresh) + ((floor,) if floor else ())
+            r = time_sides(comm, sides, reps, args.block_ms / 1e3)
             rows.append(dict(r, op=name, bytes=nbytes, ranks=comm.size))
             if comm.rank == 0 and not args.json:
+                shown = (f"  floor {r['floor_us']:7.1f} ({r['floor_us'] - r['prealloc_us']:+6.2f})"
+                         if floor else "")
                 print(f"{name:50s} {size_label(nbytes):>7s}  msops {r['ours_us']:9.1f} µs  "
                       f"prealloc {r['prealloc_us']:9.1f} ({r['ours_us'] - r['prealloc_us']:+6.2f})"
-                      f"  fresh {r['fresh_us']:9.1f} (x{r['ours_us'] / r['fresh_us']:5.3f})",
-                      flush=True)
+                      f"  fresh {r['fresh_us']:9.1f} (x{r['ours_us'] / r['fresh_us']:5.3f})"
+                      + shown, flush=True)
         del cases
     return rows
 
@@ -253,10 +291,13 @@ def table(runs: dict[int, list[list[dict]]]) -> str:
         ours = statistics.median(r["ours_us"] for r in rows)
         delta = statistics.median(r["ours_us"] - r["prealloc_us"] for r in rows)
         ratio = statistics.median(r["ours_us"] / r["fresh_us"] for r in rows)
-        return f"{_fmt_us(ours)} | {delta:+.1f} | {ratio:.3f}"
+        floor = (f"{statistics.median(r['floor_us'] - r['prealloc_us'] for r in rows):+.1f}"
+                 if "floor_us" in rows[0] else "")
+        return f"{_fmt_us(ours)} | {delta:+.1f} | {floor} | {ratio:.3f}"
     head = "| op | size / rank |" + "".join(
-        f" msops µs (n={n}) | Δ prealloc µs (n={n}) | ratio fresh (n={n}) |" for n in runs)
-    lines = [head, "|" + " --- |" * 2 + " ---: |" * 3 * len(runs)]
+        f" msops µs (n={n}) | Δ prealloc µs (n={n}) | floor's Δ (n={n}) | ratio fresh (n={n}) |"
+        for n in runs)
+    lines = [head, "|" + " --- |" * 2 + " ---: |" * 4 * len(runs)]
     first = next(iter(runs.values()))[0]
     for i, row in enumerate(first):
         cells = [cell([run[i] for run in per_n]) for per_n in runs.values()]
