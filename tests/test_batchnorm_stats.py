@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Parameter, Tensor, nn
+from msops import Tensor, nn
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
 CASES = {   # name: (make the layer, input shape, the channel axis)

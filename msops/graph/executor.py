@@ -28,7 +28,7 @@ from msops.common import tensor as _tensor
 from msops.common.dtype import from_numpy
 from msops.common.codegen import MISS, Source, inline_lines
 from msops.common.state_epoch import EPOCH
-from msops.common.tensor import _TYPE_OF_NP, Parameter, Tensor
+from msops.common.tensor import _TYPE_OF_NP, Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)

@@ -264,8 +264,8 @@ class AllToAllV(Collective):
             shown = [f"rank {i} sends {sent[i, j]} to rank {j} but rank {j} expects "
                      f"{expected[i, j]}" for i, j in pairs[:8]]
             more = f" (and {len(pairs) - 8} more pairs)" if len(pairs) > 8 else ""
-            detail = (f"every rank's recv_counts[i] should equal rank i's send_counts to it, "
-                      f"but got: " + "; ".join(shown) + more + ".")
+            detail = ("every rank's recv_counts[i] should equal rank i's send_counts to it, "
+                      "but got: " + "; ".join(shown) + more + ".")
         message = f"For '{self.name}', " + (detail or "every rank should make the same call, "
                                             "but got different calls (is check_collectives "
                                             "set alike on every rank?).")

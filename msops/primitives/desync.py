@@ -237,7 +237,7 @@ class _Check:
                     f"    raise {failed}(seq, shown, err.side, err.detail) from None",
                     "finally:", f"    {prim}._digest = 0", *indent(after)]
         buf = bind("buf", self.digests)
-        guard = [f"d = m[2] + seq", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
+        guard = ["d = m[2] + seq", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
                  f"    {bind('allreduce', self.comm.Allreduce)}({bind('in_place', MPI.IN_PLACE)}"
                  f", {bind('spec', [self.digests, MPI.INT64_T])}, {bind('max_op', MPI.MAX)})",
                  f"except {bind('MPIException', MPI.Exception)} as err:",

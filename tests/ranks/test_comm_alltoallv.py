@@ -211,7 +211,7 @@ def test_mismatched_count_matrix_fails_on_every_rank_alike():
                                          packed(send), recv, packed(recv)),
                  "every rank's recv_counts[i] should equal rank i's send_counts to it, but got: "
                  "rank 0 sends 2 to rank 1 but rank 1 expects 3.",
-                 f"rank 1: #", f"on Float32, send counts {send}, recv counts {recv} at "
+                 "rank 1: #", f"on Float32, send counts {send}, recv counts {recv} at "
                  f"test_comm_alltoallv.py:")
 
 

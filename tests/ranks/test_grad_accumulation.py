@@ -9,7 +9,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, nn
-from msops.communication import get_group_size, get_rank
+from msops.communication import get_group_size
 from parallel_oracle import assert_held
 
 RANKS = (2, 4, 8)

@@ -382,7 +382,7 @@ def _steps_by_hand(make_net, x, y, steps=5):
 
 
 def test_an_optimizer_called_on_sliced_gradients_updates_each_slice():
-    n, r = get_group_size(), get_rank()
+    n = get_group_size()
     x, y = data(16, 16, seed=3), data(16, 8, seed=4)
     ms.reset_auto_parallel_context()
     want_losses, want_net, _, _ = _steps_by_hand(lambda: Grid2D(n), x, y)
