@@ -1,6 +1,8 @@
 """Bad input names the op, everywhere (issue 16 §6): the listed cases, then a hypothesis
 fuzzer over primitives' shapes, dtypes, arguments and strategies that accepts only a
 result equal to numpy's or a TypeError / ValueError / IndexError naming the op."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -53,6 +55,39 @@ def test_batchnorm_training_on_an_empty_batch():
         ops.BatchNorm(is_training=True)(Tensor(np.ones((0, 3), np.float32)), *stats)
     y = ops.BatchNorm()(Tensor(np.ones((0, 3), np.float32)), *stats)[0]   # inference: empty
     assert y.shape == (0, 3)
+
+
+def test_what_the_primitive_fuzzer_found():
+    """tests/test_fuzz_primitives.py's findings, each pinned against numpy."""
+    empty = Tensor(np.ones((0, 4), np.float32))
+    for op in (ops.Softmax(-1), ops.LogSoftmax(-1)):          # nothing to normalise: empty
+        assert op(empty).shape == (0, 4)
+    assert ops.Flatten()(Tensor(np.ones(0, np.float32))).shape == (0, 1)
+    erf = ops.Erf()(Tensor(np.array(0.3, np.float32)))                   # 0-d in, 0-d out
+    assert erf.shape == ()
+    np.testing.assert_allclose(erf.asnumpy(), math.erf(0.3), rtol=1e-6)
+    got = ops.Gather()(Tensor(np.array([True, False, True])), Tensor(np.array([2, 7, 0])), 0)
+    np.testing.assert_array_equal(got.asnumpy(), [True, False, True])     # 7: out of range, 0
+    nothing_to_search = Tensor(np.ones((4, 0), np.float32))
+    for op in (ops.Argmax(-1), ops.Argmin(-1), ops.ArgMaxWithValue(1), ops.ArgMinWithValue(1)):
+        with pytest.raises(ValueError, match=rf"^For '{op.name}', x's dim 1 \(the 'axis' "
+                                             r"searched\) should hold at least one element"):
+            op(nothing_to_search)
+        assert op(empty)[0].shape == (0,) if "Value" in op.name else op(empty).shape == (0,)
+    index, value = ops.ArgMaxWithValue()(Tensor(np.array([0.5], np.float16)))
+    assert index.shape == () and value.shape == () and int(index.asnumpy()) == 0
+    with pytest.raises(ValueError, match=r"^For 'ReduceMin', the reduced dims of 'x' should "
+                                         r"not be empty \(the minimum of no values"):
+        ops.ReduceMin()(empty, 0)
+    with pytest.raises(ValueError, match=r"^For 'Dropout', the 'keep_prob' should be >= "):
+        ops.Dropout(1e-250)(Tensor(np.ones(3, np.float16)))
+
+
+def test_a_0d_tensor_slices_to_0d():
+    from msops.parallel import TensorLayout
+    from msops.parallel.slices import local_slice
+    got = local_slice(np.array(2.5), TensorLayout((2,), (), ()), 1)
+    assert got.shape == () and got == 2.5
 
 
 def test_empty_strategy():

@@ -42,12 +42,14 @@ def _to_array(data: Any, dtype: mstype.Type | None) -> np.ndarray:
         raise TypeError(f"For 'Tensor', the 'input_data' should be numbers or bools (an array of "
                         f"bool, int, uint, float or complex), but got an array of dtype "
                         f"{arr.dtype}.") from None
-    return _contiguous(arr)
+    return contiguous(arr)
 
 
-def _contiguous(arr: np.ndarray) -> np.ndarray:
-    """`arr` itself if C-contiguous, else a contiguous copy (np.ascontiguousarray makes 0-d 1-d)."""
-    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+def contiguous(a: Any) -> np.ndarray:
+    """`a` as a C-contiguous ndarray: itself when it is one, else a C-ordered copy; a 0-d
+    value stays 0-d (np.ascontiguousarray makes it 1-d)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 class Tensor:
@@ -75,7 +77,7 @@ class Tensor:
     def _wrap(cls, array: np.ndarray) -> "Tensor":
         """A Tensor around `array` without copying (array must be contiguous)."""
         t = cls.__new__(cls)
-        t._data = array if array.flags.c_contiguous else _contiguous(array)
+        t._data = array if array.flags.c_contiguous else contiguous(array)
         t._dtype = _TYPE_OF_NP.get(array.dtype) or mstype.from_numpy(array.dtype)
         return t
 

@@ -19,10 +19,11 @@ here (a world-collective split, on MPI) so that the compiled step only runs kern
 from __future__ import annotations
 
 from math import prod
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from msops.common.tensor import contiguous
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
@@ -63,9 +64,7 @@ def _is_make_tuple(node: Node) -> bool:
 
 def _slicer(layout: TensorLayout, rank: int) -> Callable[[np.ndarray], np.ndarray]:
     index = layout.slice_of(rank)
-    if not layout.tensor_shape:           # 0-d: ascontiguousarray would make it (1,)
-        return lambda full: np.array(full)
-    return lambda full: np.ascontiguousarray(full[index])
+    return lambda full: contiguous(full[index])
 
 
 class _Partitioner:

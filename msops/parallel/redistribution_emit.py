@@ -18,7 +18,7 @@ from math import prod
 import numpy as np
 
 from msops.common import validator
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, contiguous
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel.context import get_auto_parallel_context
@@ -120,7 +120,7 @@ def run_step(step: Step, local: np.ndarray, rank: int | None = None) -> np.ndarr
     validator.check_int_range(rank, 0, prod(step.device_matrix), validator.Rel.INC_LEFT,
                               "rank", "run_plan")
     _check_in_shape(step, np.shape(local), "run_plan")
-    x = _Value(Tensor._wrap(np.ascontiguousarray(local)))
+    x = _Value(Tensor._wrap(contiguous(local)))
     return _EMIT[type(step)](Redistributor(_EagerBuilder(), rank), step, x, None).value.asnumpy()
 
 

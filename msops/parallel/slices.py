@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from msops.common.tensor import contiguous
 from msops.parallel.layout import TensorLayout
 
 __all__ = ["local_slice", "place_slices", "is_split"]
@@ -21,9 +22,9 @@ def local_slice(data: np.ndarray, layout: TensorLayout, rank: int) -> np.ndarray
     """`rank`'s slice of `data`: given whole (cut here) or already the slice."""
     shape = tuple(data.shape)
     if shape == layout.tensor_shape:
-        return np.ascontiguousarray(data[layout.slice_of(rank)])
+        return contiguous(data[layout.slice_of(rank)])
     if shape == layout.slice_shape:
-        return np.ascontiguousarray(data)
+        return contiguous(data)
     raise ValueError(f"For 'local_slice', the data shape should be the full shape "
                      f"{layout.tensor_shape} or the slice shape {layout.slice_shape} of "
                      f"{layout}, but got {shape}.")

@@ -157,6 +157,8 @@ class LogSoftmax(PrimitiveWithInfer):
         def log_softmax(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             if out is None:
                 out = np.empty(shape, dtype)
+            if not x.size:                        # nothing to normalise (max has no identity)
+                return out
             xc = x.astype(ct, copy=False)
             shifted = xc - xc.max(axis=axis, keepdims=True)
             np.copyto(out, shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)),

@@ -15,9 +15,10 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.tensor import contiguous
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
-                                       check_tensor_list, contiguous, elementwise_spec)
+                                       check_tensor_list, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
@@ -149,7 +150,7 @@ class Flatten(NoAttrPrimitive):
         return validator.check_tensor_dtype_valid("x", x_dtype, mstype.all_types, self.name)
 
     def kernel(self, x: np.ndarray) -> np.ndarray:
-        return contiguous(x.reshape(x.shape[0], -1))
+        return contiguous(x.reshape(x.shape[0], math.prod(x.shape[1:])))
 
 
 @sharding_rule(Flatten)

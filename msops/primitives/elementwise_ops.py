@@ -83,7 +83,8 @@ class Erf(UnaryElementwise):
     valid_types = mstype.float_type
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        return computed(lambda x: _erf(x.astype(np.float64)).astype(np.float64), out_abstract)
+        return computed(lambda x: np.asarray(_erf(x.astype(np.float64)), np.float64),
+                        out_abstract)
 
 
 class Pow(_Binary):

@@ -17,7 +17,8 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import NoAttrPrimitive, Sub, check_rank, contiguous
+from msops.common.tensor import contiguous
+from msops.primitives.math_ops import NoAttrPrimitive, Sub, check_rank
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
@@ -100,7 +101,7 @@ class Gather(PrimitiveWithInfer):
             if valid.all():
                 return np.take(params, indices, axis=ax, out=out)
             np.take(params, np.where(valid, indices, 0), axis=ax, out=out)
-            np.copyto(out, 0, where=~valid.reshape(mask_shape))
+            np.copyto(out, 0, casting="unsafe", where=~valid.reshape(mask_shape))
             return out
         return gather
 

@@ -34,12 +34,6 @@ real_div_types = mstype.float_type + mstype.complex_type
 
 
 # -- helpers shared by every compute-primitive family ----------------------------------
-def contiguous(a: Any) -> np.ndarray:
-    """`a` as a C-contiguous ndarray; a 0-d result stays 0-d (np.ascontiguousarray makes it 1-d)."""
-    a = np.asarray(a)
-    return a if a.flags.c_contiguous else a.copy(order="C")
-
-
 def compute_dtype(np_dtype: Any) -> np.dtype:
     """The numpy dtype arithmetic on `np_dtype` runs in: float16/bfloat16 -> float32."""
     return mstype.from_numpy(np_dtype).reduce_np_dtype

@@ -14,6 +14,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.counter_rng import uniform_at
 from msops.common.initializer import get_seed, next_draw
+from msops.common.tensor import contiguous
 from msops.common.validator import Rel
 from msops.primitives.array_ops import Reshape
 from msops.primitives.comm_ops import AllReduce, ReduceOp
@@ -21,7 +22,7 @@ from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoAttrPrimitive,
                                        RealDiv, ReduceMax, ReduceSum, Square, Sub,
                                        UnaryElementwise, check_rank, check_same_dtype,
-                                       compute_dtype, contiguous, reduce_axes, scalar)
+                                       compute_dtype, reduce_axes, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
@@ -87,6 +88,8 @@ class Softmax(PrimitiveWithInfer):
         def softmax(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             if out is None:
                 out = np.empty(shape, dtype)
+            if not x.size:                        # nothing to normalise (max has no identity)
+                return out
             e = np.empty(shape, ct) if rounded else out
             np.subtract(x, np.maximum.reduce(x, axes, keepdims=True), out=e, dtype=ct)
             np.exp(e, out=e)
@@ -413,6 +416,11 @@ class Dropout(PrimitiveWithInfer):
 
     def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
         t = validator.check_tensor_dtype_valid("x", x_dtype, float_types, self.name)
+        largest = float(np.finfo(compute_dtype(t.np_dtype)).max)
+        if 1.0 / self.keep_prob > largest:     # the kept values' scale would be inf, 0 * inf NaN
+            raise ValueError(f"For '{self.name}', the 'keep_prob' should be >= {1 / largest:.3g} "
+                             f"(1 / keep_prob finite in the compute dtype of {t}), but got "
+                             f"{self.keep_prob}.")
         return t, t
 
     def seed(self) -> int:

@@ -13,11 +13,12 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.tensor import contiguous
 from msops.primitives.comm_ops import AllReduce, ReduceOp
 from msops.primitives.elementwise_ops import Sqrt
 from msops.primitives.math_ops import (Add, Cast, Mul, RealDiv, ReduceMean, ReduceSum, Square,
                                        Sub, check_rank, check_same_dtype, compute_dtype,
-                                       contiguous, scalar)
+                                       scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims

@@ -11,6 +11,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.tensor import contiguous
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (Mul, NoAttrPrimitive, _Reduce, arith_types, kept_dims,
                                        reduce_axes, reduce_max_bprop, scalar)
@@ -34,6 +35,7 @@ class ReduceMin(_Reduce):
     valid_types = mstype.int_type + mstype.uint_type + mstype.float_type
     partial_op = "min"
     _np_op = np.minimum
+    _empty_undefined = "minimum"
 
     def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
         return dtype                    # a minimum is exact in any dtype
@@ -94,6 +96,19 @@ def reduce_prod_bprop(prim: ReduceProd, inputs: list, out: Any, dout: Any, g: An
     return (dx,) + (None,) * (len(inputs) - 1)
 
 
+def _searched_axis(name: str, x_shape: list, axis: int) -> int:
+    """`axis` of x made non-negative, for an op that finds an element along it: x has rank
+    >= 1 and that dim holds at least one element (there is no index of nothing)."""
+    if not x_shape:
+        raise ValueError(f"For '{name}', the rank of 'x' should be >= 1, but got shape [] of "
+                         f"rank 0.")
+    axis = validator.check_axis_in_range(axis, len(x_shape), "axis", name)
+    if x_shape[axis] == 0:
+        raise ValueError(f"For '{name}', x's dim {axis} (the 'axis' searched) should hold at "
+                         f"least one element, but got shape {list(x_shape)}.")
+    return axis
+
+
 class _ArgIndex(PrimitiveWithInfer):
     """`Op(axis=-1, output_type=int32)(x)`: the index of the first extreme (`_np_op`:
     np.argmax or np.argmin) along `axis`, which the output drops; `output_type` int32 or
@@ -109,10 +124,7 @@ class _ArgIndex(PrimitiveWithInfer):
                                   self.name)
 
     def infer_shape(self, x_shape: list) -> list:
-        if not x_shape:
-            raise ValueError(f"For '{self.name}', the rank of 'x' should be >= 1, but got "
-                             f"shape [] of rank 0.")
-        check = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+        check = _searched_axis(self.name, x_shape, self.axis)
         return [d for i, d in enumerate(x_shape) if i != check]
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
@@ -192,10 +204,7 @@ class _ArgWithValue(PrimitiveWithInfer):
         validator.check_bool("keep_dims", keep_dims, self.name)
 
     def infer_shape(self, x_shape: list) -> tuple:
-        if not x_shape:
-            raise ValueError(f"For '{self.name}', the rank of 'x' should be >= 1, but got "
-                             f"shape [] of rank 0.")
-        axis = validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+        axis = _searched_axis(self.name, x_shape, self.axis)
         out = [1 if i == axis else d for i, d in enumerate(x_shape)
                if i != axis or self.keep_dims]
         return out, list(out)
@@ -211,7 +220,7 @@ class _ArgWithValue(PrimitiveWithInfer):
         value = np.take_along_axis(x, index, axis)
         if not self.keep_dims:
             index, value = np.squeeze(index, axis), np.squeeze(value, axis)
-        return (np.ascontiguousarray(index, np.int64), np.ascontiguousarray(value))
+        return contiguous(index.astype(np.int64, copy=False)), contiguous(value)
 
 
 class ArgMaxWithValue(_ArgWithValue):

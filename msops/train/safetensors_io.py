@@ -12,13 +12,14 @@ import json
 import os
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Mapping
+from typing import Mapping
 
 import crc32c
 import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
 from safetensors.numpy import save_file
 
+from msops.common.tensor import contiguous
 from msops.train.atomic import atomic_write
 from msops.train.safetensors_read import SafetensorsFile, SafetensorsFormatError
 
@@ -33,15 +34,10 @@ class CheckpointError(ValueError):
     """A checkpoint file that cannot be read or fails its checks."""
 
 
-def _c_order(arr: np.ndarray) -> np.ndarray:
-    """`arr` C-contiguous, 0-d kept 0-d (np.ascontiguousarray makes it 1-d)."""
-    return arr if arr.flags.c_contiguous else arr.copy(order="C")
-
-
 def _crc(arr: np.ndarray, kind: str = "crc32c") -> int:
     """The checksum of `arr`'s bytes: CRC-32C (crc32c: hardware-accelerated, measured 10x
     zlib's crc32, which was the largest cost of a save), or zlib's crc32 (older files)."""
-    data = _c_order(arr)           # both take any C-contiguous buffer: no view needed
+    data = contiguous(arr)           # both take any C-contiguous buffer: no view needed
     if kind == "crc32c":
         return crc32c.crc32c(data)
     return zlib.crc32(data) & 0xFFFFFFFF
@@ -72,7 +68,7 @@ def _value(crc: Future | int) -> int:
 
 
 def _stored(arr: np.ndarray) -> np.ndarray:
-    arr = _c_order(arr)
+    arr = contiguous(arr)
     if arr.dtype.name in _NATIVE:
         return arr
     return arr.reshape(arr.shape + (1,)).view(np.uint8)
@@ -105,7 +101,7 @@ def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarr
             raise CheckpointError(f"For 'load_checkpoint', the tensor '{name}' in '{path}' "
                                   f"should be stored as {dtype.name} {shape}, but got "
                                   f"{stored.dtype.name} {stored.shape}.")
-        stored = _c_order(stored).view(dtype).reshape(shape)
+        stored = contiguous(stored).view(dtype).reshape(shape)
     return stored
 
 
@@ -115,7 +111,7 @@ def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str)
     crc = 0
     for name in sorted(raw):
         crc = zlib.crc32(name.encode(), crc)
-        crc = zlib.crc32(_c_order(raw[name]).reshape(-1).view(np.uint8), crc)
+        crc = zlib.crc32(contiguous(raw[name]).reshape(-1).view(np.uint8), crc)
     if str(crc & 0xFFFFFFFF) != crc_num.strip():
         raise CheckpointError(f"For 'load_checkpoint', the file '{path}' fails MindSpore's "
                               f"crc_num check: the file is corrupted or was tampered with.")

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from msops.common.tensor import contiguous
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import is_split, place_slices
 from msops.parallel.strategy_ckpt import layout_from_item, read_strategy_file
@@ -195,7 +196,7 @@ def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
                              f"{tuple(full.shape)} in the source checkpoint.")
         split = layout is not None and is_split(layout)
         for r in range(n):
-            out[r][name] = np.ascontiguousarray(full[layout.slice_of(r)]) if split else full
+            out[r][name] = contiguous(full[layout.slice_of(r)]) if split else full
             extra[r][name] = layout_meta(layout, slice_saved=split)
     for r in range(n):
         folder = os.path.join(dst_checkpoints_dir, f"rank_{r}")
