@@ -13,8 +13,8 @@ from msops.primitives.array_ops import Reshape, check_int_sequence
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import NoAttrPrimitive, ReduceSum
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, sharding_rule
-from msops.primitives.sharding import DimSpec, dims
+from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["Tile", "ExpandDims", "Squeeze"]
 
@@ -167,6 +167,15 @@ def squeeze_spec(prim: Squeeze, ins: list, outs: list, consts: dict) -> DimSpec:
     axes = prim._axes(ins[0])
     return DimSpec((letters,), (tuple(l for d, l in enumerate(letters) if d not in axes),),
                    unsplittable=tuple((letters[a], "Squeeze removes it") for a in axes))
+
+
+@expansion_rule(Squeeze)
+def squeeze_named(prim: Squeeze, call: ShardedCall) -> Any:
+    """The local Squeeze names the dims of size 1 of the global x: a split dim whose slice
+    has one row is not one of them (`axis=()` would squeeze it on this rank)."""
+    if prim.axis not in ((), []):
+        return None
+    return call.apply(Squeeze(prim._axes(call.in_shapes[0])), call.args())
 
 
 @bprop(ExpandDims, Squeeze)

@@ -133,3 +133,21 @@ def test_flatten_keeps_the_dim0_split():
     np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
     assert comm_ops(graph) == []
     assert graph.outputs[0].shape == (16 // N, 8)
+
+
+class SqueezeNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.squeeze = ops.Squeeze().shard(((N, 1, 1, 1),))
+
+    def construct(self, x):
+        return self.squeeze(x)
+
+
+def test_squeeze_keeps_a_split_dim_whose_slice_has_one_row():
+    """axis=() squeezes the dims of size 1 of the global x: dim 0, split into slices of
+    one row each, stays on every rank."""
+    x = data(N, 1, 3, 1)
+    got, graph = run_parallel(SqueezeNet, Tensor(x))
+    np.testing.assert_array_equal(got, x.reshape(N, 3))
+    assert graph.outputs[0].shape == (1, 3)
