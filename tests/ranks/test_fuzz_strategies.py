@@ -5,8 +5,10 @@ primitive) runs as a one-op Cell in semi_auto_parallel with a strategy hypothesi
 draws: for each tensor input, each dim split by a divisor of the world size (mostly one
 that divides the dim, sometimes one that does not). Accepted outcomes only: a
 TypeError / ValueError naming the op, raised alike on every rank, or the sharded
-result, gathered, equal to the serial run of the same Cell. Every rank draws the same
-strategies (a fixed seed), so the ranks agree on what they compile.
+result, gathered, equal to the serial run of the same Cell; and, for the ops with a
+float output, the gradients of a weighted sum of it with respect to every float input
+equal to the serial gradients. Every rank draws the same strategies (a fixed seed), so
+the ranks agree on what they compile.
 """
 import hypothesis  # noqa: F401  (plugin autoload is off under mpiexec)
 import numpy as np
@@ -16,8 +18,10 @@ from hypothesis import strategies as st
 from mpi4py import MPI
 from parallel_oracle import run_parallel, run_serial
 from test_compute_contract import CASES, _as_call_arg
+from test_parallel_grad import check_grads
 
-from msops import nn
+import msops as ms
+from msops import Tensor, nn, ops
 from msops.communication import get_group_size
 
 RANKS = (2, 4, 8)
@@ -89,3 +93,48 @@ def test_fuzz_strategy(prim, args, data):
                     want if isinstance(want, list) else [want]):
         assert g.shape == w.shape, (strategy, g.shape, w.shape)
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=str(strategy))
+
+
+class _Loss(nn.Cell):
+    """The one-op Cell's first output times fixed weights, summed: a scalar whose gradient
+    reaches every output element with a different factor."""
+
+    def __init__(self, prim, args: tuple, strategy: tuple, weight: Tensor) -> None:
+        super().__init__()
+        self.one, self.weight = _One(prim, args, strategy), weight
+        self.mul, self.sum = ops.Mul(), ops.ReduceSum()
+
+    def construct(self, *tensors):
+        out = self.one(*tensors)
+        return self.sum(self.mul(out[0] if isinstance(out, tuple) else out, self.weight))
+
+
+def _first(out):
+    return out[0] if isinstance(out, tuple) else out
+
+
+DIFFERENTIABLE = [(p, a) for p, a in CANDIDATES
+                  if _first(p(*(_as_call_arg(v) for v in a))).dtype in (ms.float16, ms.float32)
+                  and any(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in a)]
+
+
+@pytest.mark.parametrize("prim,args", DIFFERENTIABLE, ids=[p.name for p, _ in DIFFERENTIABLE])
+@FUZZ
+@given(data=st.data())
+def test_fuzz_strategy_gradients(prim, args, data):
+    call_args = tuple(_as_call_arg(a) for a in args)
+    tensors = [a for a in call_args if hasattr(a, "asnumpy")]
+    positions = tuple(k for k, t in enumerate(tensors) if t.dtype in (ms.float16, ms.float32))
+    strategy = data.draw(strategy_for([tuple(t.shape) for t in tensors]))
+    out = _first(prim(*call_args))
+    rng = np.random.default_rng(len(out.shape))
+    weight = Tensor(rng.standard_normal(out.shape).astype(out.asnumpy().dtype))
+    rtol = 1e-2 if out.dtype == ms.float16 else 1e-4
+    try:
+        check_grads(lambda: _Loss(prim, call_args, strategy, weight), *tensors,
+                    positions=positions, rtol=rtol, atol=rtol)
+    except (*DOCUMENTED, NotImplementedError) as err:
+        message = str(err)
+        assert message.startswith(f"For '{prim.name}'"), f"{type(err).__name__}: {message}"
+        every = MPI.COMM_WORLD.allgather(message)
+        assert every == [message] * N, every
