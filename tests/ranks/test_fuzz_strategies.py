@@ -64,6 +64,21 @@ def strategy_for(draw, shapes: list) -> tuple:
     return tuple(out)
 
 
+def _drawn(args: tuple, data) -> tuple:
+    """The row's call arguments as Tensors, its tensor inputs, and a drawn strategy."""
+    call_args = tuple(_as_call_arg(a) for a in args)
+    tensors = [a for a in call_args if hasattr(a, "asnumpy")]
+    return call_args, tensors, data.draw(strategy_for([tuple(t.shape) for t in tensors]))
+
+
+def _raised_alike(prim, err: Exception) -> None:
+    """`err` names the op, and every rank raised the same message."""
+    message = str(err)
+    assert message.startswith(f"For '{prim.name}'"), f"{type(err).__name__}: {message}"
+    every = MPI.COMM_WORLD.allgather(message)
+    assert every == [message] * N, every
+
+
 CANDIDATES = [(p, a) for p, a in CASES
               if p.name not in SKIP and p.init_attrs is not None
               and all(not isinstance(v, tuple) for v in a)]   # tuple inputs: no shard form
@@ -73,9 +88,7 @@ CANDIDATES = [(p, a) for p, a in CASES
 @FUZZ
 @given(data=st.data())
 def test_fuzz_strategy(prim, args, data):
-    call_args = tuple(_as_call_arg(a) for a in args)
-    tensors = [a for a in call_args if hasattr(a, "asnumpy")]
-    strategy = data.draw(strategy_for([tuple(t.shape) for t in tensors]))
+    call_args, tensors, strategy = _drawn(args, data)
 
     def make():
         return _One(prim, call_args, strategy)
@@ -83,10 +96,7 @@ def test_fuzz_strategy(prim, args, data):
     try:
         got, _ = run_parallel(make, *tensors)
     except DOCUMENTED as err:
-        message = str(err)
-        assert message.startswith(f"For '{prim.name}'"), f"{type(err).__name__}: {message}"
-        every = MPI.COMM_WORLD.allgather(message)
-        assert every == [message] * N, every
+        _raised_alike(prim, err)
         return
     MPI.COMM_WORLD.Barrier()
     for g, w in zip(got if isinstance(got, list) else [got],
@@ -122,10 +132,8 @@ DIFFERENTIABLE = [(p, a) for p, a in CANDIDATES
 @FUZZ
 @given(data=st.data())
 def test_fuzz_strategy_gradients(prim, args, data):
-    call_args = tuple(_as_call_arg(a) for a in args)
-    tensors = [a for a in call_args if hasattr(a, "asnumpy")]
+    call_args, tensors, strategy = _drawn(args, data)
     positions = tuple(k for k, t in enumerate(tensors) if t.dtype in (ms.float16, ms.float32))
-    strategy = data.draw(strategy_for([tuple(t.shape) for t in tensors]))
     out = _first(prim(*call_args))
     rng = np.random.default_rng(len(out.shape))
     weight = Tensor(rng.standard_normal(out.shape).astype(out.asnumpy().dtype))
@@ -134,7 +142,4 @@ def test_fuzz_strategy_gradients(prim, args, data):
         check_grads(lambda: _Loss(prim, call_args, strategy, weight), *tensors,
                     positions=positions, rtol=rtol, atol=rtol)
     except (*DOCUMENTED, NotImplementedError) as err:
-        message = str(err)
-        assert message.startswith(f"For '{prim.name}'"), f"{type(err).__name__}: {message}"
-        every = MPI.COMM_WORLD.allgather(message)
-        assert every == [message] * N, every
+        _raised_alike(prim, err)
