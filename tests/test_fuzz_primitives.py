@@ -28,6 +28,10 @@ from msops.primitives.primitive import _abstract, _dtype_of, _shape_of
 from test_compute_contract import CASES, _as_call_arg
 
 DOCUMENTED = (TypeError, ValueError, IndexError)
+DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
+          np.float64]
+FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 #: ops whose math gives NaN for some finite inputs, as in numpy and MindSpore
 NAN_DOMAIN = {"Log", "Sqrt", "Rsqrt", "Pow", "RealDiv", "FloorDiv", "Reciprocal"}
 
@@ -36,10 +40,6 @@ def _nan_allowed(name: str, args: tuple) -> bool:
     if name == "BatchNorm":           # inference divides by the square root of `variance`
         return len(args) > 4 and bool((np.asarray(args[4]) < 0).any())
     return name in NAN_DOMAIN
-DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
-          np.float64]
-FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
 ints = st.integers(-5, 6)

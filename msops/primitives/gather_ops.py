@@ -16,8 +16,8 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
-from msops.primitives.lowering import out_spec, run_lowered
 from msops.common.tensor import contiguous
+from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import NoAttrPrimitive, Sub, check_rank
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from mpi4py import MPI
 from parallel_oracle import run_parallel, run_serial
 from test_compute_contract import CASES, _as_call_arg
+from test_fuzz_primitives import _One
 from test_parallel_grad import check_grads
 
 import msops as ms
@@ -35,20 +36,9 @@ SKIP = {"Dropout"}
 DIVISORS = [d for d in range(1, N + 1) if N % d == 0]
 
 
-class _One(nn.Cell):
-    """One primitive on its tensor inputs (constants fixed), sharded by `strategy`."""
-
-    def __init__(self, prim, args: tuple, strategy: tuple) -> None:
-        super().__init__()
-        self.prim = type(prim)(**prim.init_attrs).shard(strategy) if strategy else prim
-        self.args = args
-        self.tensor_at = [i for i, a in enumerate(args) if hasattr(a, "asnumpy")]
-
-    def construct(self, *tensors):
-        args = list(self.args)
-        for i, t in zip(self.tensor_at, tensors):
-            args[i] = t
-        return self.prim(*args)
+def _sharded(prim, args: tuple, strategy: tuple) -> _One:
+    """A one-op Cell running a new `prim` sharded by `strategy` on its tensor inputs."""
+    return _One(type(prim)(**prim.init_attrs).shard(strategy) if strategy else prim, args)
 
 
 @st.composite
@@ -91,7 +81,7 @@ def test_fuzz_strategy(prim, args, data):
     call_args, tensors, strategy = _drawn(args, data)
 
     def make():
-        return _One(prim, call_args, strategy)
+        return _sharded(prim, call_args, strategy)
     want = run_serial(make, *tensors)
     try:
         got, _ = run_parallel(make, *tensors)
@@ -111,7 +101,7 @@ class _Loss(nn.Cell):
 
     def __init__(self, prim, args: tuple, strategy: tuple, weight: Tensor) -> None:
         super().__init__()
-        self.one, self.weight = _One(prim, args, strategy), weight
+        self.one, self.weight = _sharded(prim, args, strategy), weight
         self.mul, self.sum = ops.Mul(), ops.ReduceSum()
 
     def construct(self, *tensors):
