@@ -42,6 +42,11 @@ def _shape_ops(shape: tuple) -> list:
     return out
 
 
+def maker(name: str):
+    """The constructor of a step's primitive, by the step's name."""
+    return {**UNARY, **BINARY, **{n: m for n, m, _ in _shape_ops((2, 2))}}[name]
+
+
 @st.composite
 def programs(draw) -> list:
     """Steps (op name, make, operand indices, constants); value 0 is the input x and
@@ -79,7 +84,7 @@ def programs(draw) -> list:
             shapes.append(_result_shape(name, shapes[a], extra))
     n = len(shapes)
     outs = sorted(set([n - 1] + draw(st.lists(st.integers(2, n - 1), max_size=2))))
-    return [steps, outs]
+    return [steps, outs, shapes]
 
 
 def _result_shape(name: str, shape: tuple, extra: tuple) -> tuple:
@@ -93,11 +98,15 @@ def _result_shape(name: str, shape: tuple, extra: tuple) -> tuple:
 
 
 class Program(nn.Cell):
-    def __init__(self, program: list) -> None:
+    """A drawn program as a Cell; `strategies[k]` (if given) shards step k's primitive."""
+
+    def __init__(self, program: list, strategies: list | None = None) -> None:
         super().__init__()
-        steps, self.outs = program
+        steps, self.outs, _ = program
         self.steps = [(name, make(), args, extra) for name, make, args, extra in steps]
         for k, (_, prim, _, _) in enumerate(self.steps):  # register the primitives
+            if strategies and strategies[k]:
+                prim.shard(strategies[k])
             setattr(self, f"op{k}", prim)
 
     def construct(self, x, y):
