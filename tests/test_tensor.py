@@ -28,6 +28,9 @@ def test_from_numpy_array_keeps_dtype_and_values():
     ([1.25, 2], ms.bfloat16, ms.bfloat16, ml_dtypes.bfloat16),
     (np.arange(4), ms.uint8, ms.uint8, np.uint8),
     ([0, 1], ms.bool_, ms.bool_, np.bool_),
+    (np.int8(3), None, ms.int8, np.int8),                 # numpy scalars keep their dtype
+    (np.float64(0.1), None, ms.float64, np.float64),
+    (np.uint16(9), None, ms.uint16, np.uint16),
 ])
 def test_from_python_values_and_dtype(data, dtype, expected, np_dtype):
     t = Tensor(data, dtype)
