@@ -30,10 +30,10 @@ def _to_array(data: Any, dtype: mstype.Type | None) -> np.ndarray:
         arr = np.asarray(data, dtype=np_dtype)
     else:
         arr = np.asarray(data)
-        python = not isinstance(data, (np.ndarray, np.generic))   # numpy scalars keep their dtype
-        if arr.dtype == np.float64 and python:
+        from_python = not isinstance(data, (np.ndarray, np.generic))  # numpy scalars keep theirs
+        if arr.dtype == np.float64 and from_python:
             arr = arr.astype(np.float32)      # Python floats default to float32, as in MindSpore
-        elif arr.dtype.kind == "i" and python and arr.dtype != np.int64:
+        elif arr.dtype.kind == "i" and from_python and arr.dtype != np.int64:
             arr = arr.astype(np.int64)        # (ints beyond int64 arrive as uint64: kept, not wrapped)
     if not arr.dtype.isnative:                # e.g. '>f4' from a file: MPI reduces native order
         arr = arr.astype(arr.dtype.newbyteorder("="))
