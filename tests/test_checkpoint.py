@@ -13,6 +13,7 @@ from msops import Parameter, Tensor, nn, ops
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import local_slice, place_slices
 from msops.train import safetensors_io
+from msops.train.ckpt_format import Checkpoint
 from msops.train.safetensors_io import CheckpointError
 
 
@@ -171,8 +172,61 @@ def test_tampered_metadata_is_an_error(tmp_path):
     path = _saved(tmp_path)
     raw = open(path, "rb").read()
     open(path, "wb").write(raw.replace(b'\\"crc32c\\": ', b'\\"crc32c\\":1', 1))
-    with pytest.raises(CheckpointError, match=r"tensor '\w' in '.*x\.safetensors' fails"):
+    with pytest.raises(CheckpointError, match=r"metadata of '.*x\.safetensors' is corrupted: "
+                                              r"it fails its crc32 check"):
         ms.load_checkpoint(path)
+
+
+def test_metadata_damage_is_named_not_leaked(tmp_path):
+    """What the checkpoint fuzzer found: a damaged dtype or key in the metadata gave
+    numpy's TypeError / a KeyError; a file of an older msops (no metadata crc32) still
+    gets each entry checked."""
+    import zlib
+    from safetensors.numpy import save_file
+    path = str(tmp_path / "old.safetensors")
+    arr = np.arange(6, dtype=np.float32)
+    good = {"dtype": "float32", "shape": [6], "crc32": zlib.crc32(arr.tobytes())}
+    for entry, what in [({**good, "dtype": "int33"}, "dtype of 'a' should be the name of a "
+                                                     "numeric dtype, but got 'int33'"),
+                        ({**good, "dtype": "object"}, "numeric dtype, but got 'object'"),
+                        ({"dtxpe": "float32", "shape": [6], "crc32": 1}, "but got None"),
+                        ({**good, "shape": [-6]}, "shape of 'a' should be a list of sizes"),
+                        ({"dtype": "float32", "shape": [6]}, "should hold its checksum")]:
+        save_file({"a": arr}, path, metadata={"format": "msops-checkpoint-1",
+                                              "msops.tensors": json.dumps({"a": entry})})
+        with pytest.raises(CheckpointError, match=r"metadata of '.*old\.safetensors' is "
+                                                  r"corrupted: .*" + re.escape(what)):
+            ms.load_checkpoint(path)
+    save_file({"a": arr}, path, metadata={"format": "msops-checkpoinu-1",
+                                          "msops.tensors": json.dumps({"a": good})})
+    with pytest.raises(CheckpointError, match="the format should be 'msops-checkpoint-1', "
+                                              "but got 'msops-checkpoinu-1'"):
+        ms.load_checkpoint(path)
+
+
+def test_a_file_cut_at_a_value_boundary_or_empty_is_an_error(tmp_path):
+    """A .ckpt cut where one value ends parses as a shorter valid protobuf: msops' value
+    count says so. Empty: an error too, and so is loading no parameter (as MindSpore)."""
+    path = str(tmp_path / "x.ckpt")
+    ms.save_checkpoint({"a": Tensor(np.arange(3, dtype=np.float32)),
+                        "b": Tensor(np.ones((2, 2), np.float32))}, path)
+    raw = open(path, "rb").read()
+    first = Checkpoint()
+    first.ParseFromString(raw)
+    one = Checkpoint()
+    one.value.append(first.value[0])
+    cut = len(one.SerializeToString())
+    open(path, "wb").write(raw[:cut])
+    with pytest.raises(CheckpointError, match=r"x\.ckpt' holds 1 values of the 2 msops wrote: "
+                                              r"it is truncated after tensor 'a'"):
+        ms.load_checkpoint(path)
+    open(path, "wb").write(b"")
+    with pytest.raises(CheckpointError, match=r"x\.ckpt' is empty \(0 bytes\)"):
+        ms.load_checkpoint(path)
+    ms.save_checkpoint({"a": Tensor(np.ones(2, np.float32))}, path)
+    with pytest.raises(ValueError, match=r"no parameter was loaded from '.*x\.ckpt': "
+                                         r"choice_func kept none of its 1"):
+        ms.load_checkpoint(path, choice_func=lambda name: False)
 
 
 def test_files_with_zlib_crc32_still_read(tmp_path):

@@ -73,7 +73,8 @@ def test_reads_mindspore_ckpt(tmp_path, crc, chunks):
 @pytest.mark.parametrize("crc_check", [False, True])
 def test_written_ckpt_is_mindspores_bytes(tmp_path, crc_check):
     """Our file parses as MindSpore's records: same tags, dims, types and contents in
-    order, chunks included, plus only the per-chunk crc field MindSpore ignores."""
+    order, chunks included, plus only the fields MindSpore ignores: the number of values
+    in the file and each chunk's crc32."""
     path = str(tmp_path / "ours.ckpt")
     arr = np.arange(40, dtype=np.float32).reshape(10, 4)
     ckpt_format.write_ckpt(path, {"w": arr}, crc_check=crc_check, chunk_bytes=64)
@@ -85,8 +86,9 @@ def test_written_ckpt_is_mindspores_bytes(tmp_path, crc_check):
     want = b""
     for i in range(0, 160, 64):
         part = arr.tobytes()[i:i + 64]
-        # MindSpore's record, plus field 15 (msops' crc32 of the chunk) in the tensor
-        extra = _varint(15 << 3) + _varint(zlib.crc32(part) & 0xFFFFFFFF)
+        # MindSpore's record, plus fields 14 (the file's 3 values) and 15 (the chunk's crc32)
+        extra = _varint(14 << 3) + _varint(3) + _varint(15 << 3) + _varint(
+            zlib.crc32(part) & 0xFFFFFFFF)
         tensor = b"".join(_varint(1 << 3) + _varint(d) for d in arr.shape)
         tensor += _field(2, b"Float32") + _field(3, part) + extra
         want += _field(1, _field(1, b"w") + _field(2, tensor))

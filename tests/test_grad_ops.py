@@ -275,3 +275,24 @@ def test_float16_gradient_follows_float64(case):
     assert got.dtype == ms.float16
     np.testing.assert_allclose(got.asnumpy().astype(F64), want, rtol=0.05, atol=0.05)
 
+
+
+@pytest.mark.parametrize("keep_dims", [False, True])
+@pytest.mark.parametrize("op,shape,axis", [
+    (ops.ReduceProd, (0,), 0), (ops.ReduceProd, (0, 1), -1), (ops.ReduceProd, (2, 0), 1),
+    (ops.ReduceProd, (0, 3), ()), (ops.ReduceMean, (0, 1), -1), (ops.ReduceMean, (2, 0), 0),
+    (ops.ReduceMean, (0, 3), 1)], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_what_the_gradient_fuzzer_found(op, shape, axis, keep_dims):
+    """Reductions of empty tensors: ReduceProd's backward reshaped 0 elements with a -1;
+    ReduceMean's divided by x's size over the output's (0 // 0 -> 0) instead of by the
+    reduced dims' size. The gradient of nothing is an empty array of x's shape, eager and
+    compiled."""
+    op = op(keep_dims)
+    x = Tensor(np.ones(shape))
+    f = ms.grad(lambda x: ops.ReduceSum()(op(x, axis), ()))
+    eager = f(x)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    compiled = f(x)
+    for g in (eager, compiled):
+        assert g.shape == shape and g.dtype == ms.float64
+        assert g.asnumpy().size == 0

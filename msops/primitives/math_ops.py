@@ -690,7 +690,8 @@ def reduce_sum_bprop(prim: _Reduce, inputs: list, out: Any, dout: Any, g: Any) -
     x = inputs[0]
     dx = broadcast_to(g, kept_dims(g, prim, inputs, dout), x.shape)
     if prim._mean:
-        count = math.prod(x.shape) // max(1, math.prod(out.shape))
+        axes = reduce_axes(prim.name, len(x.shape), inputs[1].value if len(inputs) > 1 else ())
+        count = math.prod(x.shape[a] for a in axes)      # >= 1: the forward checked it
         dx = g.apply(Mul(), [dx, scalar(g, 1.0 / count, x.dtype)])
     return (dx,) + (None,) * (len(inputs) - 1)
 

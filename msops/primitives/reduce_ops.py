@@ -72,6 +72,8 @@ class ReduceProdGrad(NoAttrPrimitive):
         axes = reduce_axes(self.name, x.ndim, axis)
         kept = [d for d in range(x.ndim) if d not in axes]
         moved = np.transpose(x, kept + list(axes))
+        if x.size == 0:
+            return np.zeros(x.shape, x.dtype)
         flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
         ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
         # products of the elements before and after each one, multiplied: all but itself
@@ -80,7 +82,7 @@ class ReduceProdGrad(NoAttrPrimitive):
         others = (before * after).reshape(moved.shape)
         grad = np.transpose(others, np.argsort(kept + list(axes)))
         d = dout.reshape([1 if i in axes else n for i, n in enumerate(x.shape)])
-        return np.ascontiguousarray(grad * d)
+        return contiguous(grad * d)
 
 
 declare_without("sharding", ReduceProdGrad,

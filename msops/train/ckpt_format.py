@@ -8,8 +8,10 @@ under the same tag, each with the full `dims` and a part of the C-order bytes; a
 joins the parts. With `crc_check` the writer appends `b"crc_num"` and the crc32 of all
 the bytes before it as 10 big-endian bytes; a reader checks it whenever it is present.
 
-msops also writes, in field 15 of each `TensorProto` (unknown to MindSpore, which keeps
-and ignores it), the crc32 of that chunk's content, so a damaged file names its tensor.
+msops also writes, in fields unknown to MindSpore (which keeps and ignores them), in
+each `TensorProto`: the crc32 of that chunk's content (field 15), so a damaged file names
+its tensor, and the number of values in the file (field 14), so a file cut at a value's
+end (which protobuf reads as a shorter, valid file) is known to be short.
 The message classes are built at import from a descriptor made here (no generated
 `_pb2.py`, so any protobuf runtime >= 4.21 works). Nothing here runs code from a file.
 """
@@ -23,6 +25,7 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
+from msops.common.tensor import contiguous
 from msops.train.atomic import atomic_write
 from msops.train.safetensors_io import CheckpointError
 
@@ -61,6 +64,7 @@ def _build_classes() -> tuple[type, type]:
     field(tensor, "tensor_type", 2, F.TYPE_STRING, F.LABEL_REQUIRED)
     field(tensor, "tensor_content", 3, F.TYPE_BYTES, F.LABEL_REQUIRED)
     field(tensor, "msops_crc32", 15, F.TYPE_UINT32, F.LABEL_OPTIONAL)
+    field(tensor, "msops_records", 14, F.TYPE_UINT64, F.LABEL_OPTIONAL)
     map_tensor = fdp.message_type.add(name="MapTensorProto")
     field(map_tensor, "tensor", 1, F.TYPE_MESSAGE, F.LABEL_REPEATED, ".msops.mindspore.TensorProto")
     ckpt = fdp.message_type.add(name="Checkpoint")
@@ -84,15 +88,25 @@ def _crc(data: bytes | memoryview, start: int = 0) -> int:
     return zlib.crc32(data, start) & 0xFFFFFFFF
 
 
-def _records(name: str, arr: np.ndarray, chunk_bytes: int) -> list[bytes]:
-    """The serialized Checkpoint messages of one tensor (several when it is large)."""
-    arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+def _step(arr: np.ndarray, chunk_bytes: int) -> int:
+    """The bytes of each value of `arr`: whole items, at most `chunk_bytes` (MindSpore
+    splits along dim 0 with np.array_split; whole items per chunk do the same job)."""
+    return max(arr.dtype.itemsize, chunk_bytes - chunk_bytes % arr.dtype.itemsize)
+
+
+def _record_count(arr: np.ndarray, chunk_bytes: int) -> int:
+    return max(1, -(-arr.nbytes // _step(arr, chunk_bytes)))
+
+
+def _records(name: str, arr: np.ndarray, chunk_bytes: int, total: int) -> list[bytes]:
+    """The serialized Checkpoint messages of one tensor (several when it is large), each
+    saying the file holds `total` of them."""
+    arr = contiguous(arr)
     if arr.dtype.name not in _TO_MS:
         raise TypeError(f"For 'save_checkpoint', the dtype of '{name}' should be one of "
                         f"{sorted(_TO_MS)} for a .ckpt file, but got {arr.dtype.name}.")
     raw = memoryview(arr.reshape(-1).view(np.uint8))
-    # MindSpore splits along dim 0 (np.array_split); whole items per chunk do the same job
-    step = max(arr.dtype.itemsize, chunk_bytes - chunk_bytes % arr.dtype.itemsize)
+    step = _step(arr, chunk_bytes)
     out = []
     for start in range(0, max(len(raw), 1), step):
         msg = Checkpoint()
@@ -102,6 +116,7 @@ def _records(name: str, arr: np.ndarray, chunk_bytes: int) -> list[bytes]:
         value.tensor.tensor_type = _TO_MS[arr.dtype.name]
         value.tensor.tensor_content = part
         value.tensor.msops_crc32 = _crc(part)
+        value.tensor.msops_records = total
         out.append(msg.SerializeToString())
     return out
 
@@ -110,11 +125,14 @@ def write_ckpt(path: str, tensors: Mapping[str, np.ndarray], crc_check: bool = F
                chunk_bytes: int = CHUNK_BYTES) -> None:
     """Write `tensors` as a MindSpore .ckpt file, atomically (see atomic_write); with
     `crc_check` the crc32 trailer MindSpore's `save_checkpoint(crc_check=True)` writes."""
+    arrays = {name: np.asarray(arr) for name, arr in tensors.items()}
+    total = sum(_record_count(arr, chunk_bytes) for arr in arrays.values())
+
     def write(tmp: str) -> None:
         crc = 0
         with open(tmp, "wb") as f:
-            for name, arr in tensors.items():
-                for record in _records(name, np.asarray(arr), chunk_bytes):
+            for name, arr in arrays.items():
+                for record in _records(name, arr, chunk_bytes, total):
                     crc = _crc(record, crc)
                     f.write(record)
             if crc_check:
@@ -146,13 +164,15 @@ def _last_intact(content: bytes) -> str | None:
     return last
 
 
-def read_ckpt(path: str) -> dict[str, np.ndarray]:
+def read_ckpt(path: str, api: str = "load_checkpoint") -> dict[str, np.ndarray]:
     """name -> array of a MindSpore .ckpt file. The crc32 trailer, when present, and
-    msops' per-chunk crc32s are checked; damage is a CheckpointError naming the file
-    (and the tensor when it can be told)."""
-    api = "load_checkpoint"
+    msops' per-chunk crc32s and value counts are checked; damage is a CheckpointError
+    naming the file (and the tensor when it can be told)."""
     with open(path, "rb") as f:
         content = f.read()
+    if not content:
+        raise CheckpointError(f"For '{api}', the file '{path}' is empty (0 bytes): not a "
+                              f"checkpoint, or one whose writing never finished.")
     trailer = None
     if len(content) >= _TRAILER and content[-_TRAILER:-_CRC_LEN] == _CRC_MARK:
         trailer = int.from_bytes(content[-_CRC_LEN:], "big")
@@ -180,6 +200,11 @@ def read_ckpt(path: str) -> dict[str, np.ndarray]:
                                   f"should be one of {sorted(_TO_NUMPY)}, but got "
                                   f"{t.tensor_type!r}.")
         parts.setdefault(name, []).append(t)
+    counts = {v.tensor.msops_records for v in msg.value if v.tensor.HasField("msops_records")}
+    if counts and counts != {len(msg.value)}:
+        raise CheckpointError(f"For '{api}', the file '{path}' holds {len(msg.value)} "
+                              f"values of the {max(counts)} msops wrote: it is truncated "
+                              f"after tensor '{msg.value[-1].tag}' or corrupted.")
     if trailer is not None and _crc(content) != trailer:
         raise CheckpointError(f"For '{api}', the file '{path}' fails its crc32 check (the "
                               f"trailer): the file is corrupted or was tampered with.")

@@ -2,7 +2,8 @@
 
 A file holds named numpy arrays and, in its `__metadata__`, one JSON entry per tensor
 (`msops.tensors`): dtype name, shape, CRC-32C of its bytes (`crc32c`) and any extra fields the
-caller gives (its layout). Dtypes safetensors' numpy API lacks (bfloat16, complex128)
+caller gives (its layout); `msops.crc32` is the crc32 of the rest of the metadata, so a
+damaged entry (a dtype, a checksum, the format's name) is told from a real one. Dtypes safetensors' numpy API lacks (bfloat16, complex128)
 are stored as their raw bytes (uint8, one extra trailing dim of the item size) and
 viewed back on reading. No pickle: reading never runs code.
 """
@@ -15,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Mapping
 
 import crc32c
-import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+import ml_dtypes                # registers bfloat16 with numpy, names its dtypes
 import numpy as np
 from safetensors.numpy import save_file
 
@@ -32,6 +33,15 @@ _NATIVE = {"float64", "float32", "float16", "int64", "uint64", "int32", "uint32"
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be read or fails its checks."""
+
+
+_METADATA_CRC = "msops.crc32"
+
+
+def _metadata_crc(metadata: Mapping[str, str]) -> int:
+    """crc32 of the metadata but its own entry, in a canonical spelling."""
+    rest = {k: v for k, v in metadata.items() if k != _METADATA_CRC}
+    return zlib.crc32(json.dumps(rest, sort_keys=True).encode()) & 0xFFFFFFFF
 
 
 def _crc(arr: np.ndarray, kind: str = "crc32c") -> int:
@@ -90,6 +100,7 @@ def write_tensors(path: str, tensors: Mapping[str, np.ndarray],
     for name, crc in crcs.items():
         entries[name]["crc32c"] = _value(crc)
     metadata = {"format": _FORMAT, "msops.tensors": json.dumps(entries)}
+    metadata[_METADATA_CRC] = str(_metadata_crc(metadata))
     atomic_write(path, lambda tmp: save_file(stored, tmp, metadata=metadata))
 
 
@@ -146,7 +157,7 @@ def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     raw = {name: restored.get(name, arr) for name, arr in raw.items()}
     if metadata.get("format") == "ms" and "crc_num" in metadata:
         _check_mindspore_crc(path, raw, metadata["crc_num"])
-    if metadata.get("format") != _FORMAT:
+    if not entries and metadata.get("format") != _FORMAT:
         return raw, {}
     if set(entries) != set(raw):
         raise CheckpointError(f"For 'load_checkpoint', the tensors of '{path}' should be "
@@ -159,16 +170,45 @@ def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     return raw, entries
 
 
+def _known_dtype(name: object) -> bool:
+    """Whether `name` spells a numeric numpy or ml_dtypes dtype (never object or bytes)."""
+    if not isinstance(name, str):
+        return False
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        return False
+    return dtype.kind in "biufc" or dtype.type is getattr(ml_dtypes, name, None)
+
+
 def _entries(path: str, metadata: Mapping[str, str]) -> dict[str, dict]:
-    """The msops metadata entries of a file ({} for a plain or MindSpore safetensors)."""
-    if metadata.get("format") != _FORMAT:
+    """The msops metadata entries of a file ({} for a plain or MindSpore safetensors),
+    checked: its metadata crc32 (files written before it have none) and each entry's
+    fields."""
+    def corrupted(what: str) -> CheckpointError:
+        return CheckpointError(f"For 'load_checkpoint', the metadata of '{path}' is "
+                               f"corrupted: {what}.")
+
+    ours = metadata.get("format") == _FORMAT or any(k.startswith("msops.") for k in metadata)
+    if not ours:
         return {}
+    if _METADATA_CRC in metadata and metadata[_METADATA_CRC] != str(_metadata_crc(metadata)):
+        raise corrupted("it fails its crc32 check")
+    if metadata.get("format") != _FORMAT:
+        raise corrupted(f"the format should be {_FORMAT!r}, but got {metadata.get('format')!r}")
     try:
         entries = json.loads(metadata["msops.tensors"])
     except (KeyError, ValueError) as err:
-        raise CheckpointError(f"For 'load_checkpoint', the metadata of '{path}' is corrupted: "
-                              f"{err}") from None
+        raise corrupted(str(err)) from None
     if not isinstance(entries, dict) or not all(isinstance(e, dict) for e in entries.values()):
-        raise CheckpointError(f"For 'load_checkpoint', the metadata of '{path}' is corrupted: "
-                              f"'msops.tensors' should map names to entries.")
+        raise corrupted("'msops.tensors' should map names to entries")
+    for name, entry in entries.items():
+        shape = entry.get("shape")
+        if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)):
+            raise corrupted(f"the shape of '{name}' should be a list of sizes, but got {shape!r}")
+        if not _known_dtype(entry.get("dtype")):
+            raise corrupted(f"the dtype of '{name}' should be the name of a numeric dtype, "
+                            f"but got {entry.get('dtype')!r}")
+        if not any(isinstance(entry.get(k), int) for k in ("crc32c", "crc32")):
+            raise corrupted(f"the entry of '{name}' should hold its checksum")
     return entries

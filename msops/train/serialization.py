@@ -71,7 +71,7 @@ def read_checkpoint_file(path: str, format: str | None = None,
     if not os.path.isfile(path):
         raise FileNotFoundError(f"For '{api}', the checkpoint file '{path}' does not exist.")
     if format == "ckpt":
-        return read_ckpt(path), {}
+        return read_ckpt(path, api), {}
     return read_tensors(path)
 
 
@@ -217,7 +217,8 @@ def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: b
     """name -> Parameter of a checkpoint file, every checksum verified (and loaded into
     `net` when given). A slice saved with `integrated_save=False` carries `.layout`.
     `format` "safetensors" (msops' or MindSpore's) or "ckpt" (MindSpore's protobuf
-    file); None: by the file's suffix."""
+    file); None: by the file's suffix. Loading no parameter is a ValueError, as in
+    MindSpore."""
     arrays, entries = read_checkpoint_file(ckpt_file_name, format)
     out = {}
     for name, arr in arrays.items():
@@ -232,6 +233,10 @@ def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: b
                                               for m in lay["tensor_map"]),
                                         tuple(lay["tensor_shape"]))
         out[name] = param
+    if not out:                                  # as MindSpore: loading nothing is an error
+        why = (f"choice_func kept none of its {len(arrays)}" if arrays else "it holds none")
+        raise ValueError(f"For 'load_checkpoint', no parameter was loaded from "
+                         f"'{ckpt_file_name}': {why}.")
     if net is not None:
         load_param_into_net(net, out, strict_load=strict_load)
     return out
