@@ -26,6 +26,7 @@ from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoA
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
+from msops.primitives.unary_ops import Rsqrt
 
 __all__ = ["ReLU", "Softmax", "SoftmaxCrossEntropyWithLogits", "OneHot", "BatchNorm", "Dropout"]
 
@@ -528,9 +529,7 @@ def batchnorm_bprop(prim: BatchNorm, inputs: list, out: Any, dout: list, g: Any)
         mean, var = g.getitem(out, 3), g.getitem(out, 4)
     else:
         mean, var = inputs[3], inputs[4]
-    # inv = (var + eps) ** -0.5, as exp(-0.5 * log(...)): there is no Sqrt primitive yet
-    inv = g.apply(Exp(), [g.apply(Mul(), [g.apply(Log(), [g.apply(Add(), [
-        var, scalar(g, prim.epsilon, ct)])]), scalar(g, -0.5, ct)])])
+    inv = g.apply(Rsqrt(), [g.apply(Add(), [var, scalar(g, prim.epsilon, ct)])])
     xhat = g.apply(Mul(), [g.apply(Sub(), [xs, per_channel(mean)]), per_channel(inv)])
     dbias = channel_sum(dy)
     dscale = channel_sum(g.apply(Mul(), [dy, xhat]))
