@@ -10,10 +10,16 @@ names: `global_step` (int32 [1]), `learning_rate`, `accum`/`stat` (SGD), `moment
 (Momentum), `moment1`/`moment2`/`beta1_power`/`beta2_power` (Adam), `moments1`/
 `moments2` (AdamWeightDecay); each per-parameter state is named `<state>.<parameter>`.
 
-The learning rate (a number, a list per step, or a schedule: a callable of the global
-step) is the `learning_rate` Parameter; for a list or a schedule the host writes this
-step's value into it before each step (a compiled graph runs that as a pre-run hook), so
-the compiled step's rate changes per step without a retrace.
+`parameters` may be grouped (msops/nn/param_groups.py: a learning rate, weight decay and
+gradient centralization per group, and the update order). Each gradient is, in
+MindSpore's order: plus weight_decay * p (but AdamWeightDecay, which decays p itself),
+centralized when its group says so, then divided by `loss_scale`.
+
+The learning rate (a number, a list or 1-D Tensor per step, or a schedule: a callable of
+the global step) is the `learning_rate` Parameter (`learning_rate_group_<i>`, one per
+group, when groups set their own); for a list or a schedule the host writes this step's
+value into it before each step (a compiled graph runs that as a pre-run hook), so the
+compiled step's rate changes per step without a retrace.
 
 In a parallel context a gradient is this rank's slice of its Parameter (it carries the
 Parameter's `layout`): the compiled update reads and writes that slice only, and the
@@ -34,6 +40,7 @@ from msops.graph import tracer
 from msops.graph.executor import Executor
 from msops.graph.ir import Graph, Node
 from msops.nn.cell import Cell
+from msops.nn.param_groups import ParameterGroups
 from msops.parallel.param_layout import record_layout_like
 from msops.parallel.param_store import state_like
 from msops.pipeline import CompileCache
@@ -43,57 +50,56 @@ __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "bind_mirr
 LearningRate = Union[float, Sequence[float], Callable[[int], Any]]
 
 
-def _check_learning_rate(learning_rate: Any, name: str) -> Any:
-    """A number, a non-empty list/tuple of numbers (one per step, the last repeated), or a
-    callable of the global step (a `LearningRateSchedule`); numbers must be >= 0."""
-    if callable(learning_rate):
-        return learning_rate
-    values = list(learning_rate) if isinstance(learning_rate, (list, tuple)) else [learning_rate]
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
-                         for v in values):
-        raise TypeError(f"For '{name}', the 'learning_rate' should be a number >= 0, a "
-                        f"non-empty list/tuple of them or a schedule (a callable of the "
-                        f"global step), but got {learning_rate!r}.")
-    if isinstance(learning_rate, (list, tuple)):
-        return tuple(float(v) for v in values)
-    return float(learning_rate)
-
-
 class Optimizer(Cell):
-    """The base: `parameters` (Parameters, or a Cell's `trainable_params()`), a
-    `learning_rate` (a number; a list/tuple, one per step, the last repeated; or a
-    schedule: a callable of the global step, as `nn.LearningRateSchedule`) and
-    `weight_decay` (g + weight_decay * p before the update, applied to every parameter).
+    """The base (as `mindspore.nn.Optimizer`): `parameters` (Parameters, a Cell's
+    `trainable_params()`, or groups: see msops/nn/param_groups.py), a `learning_rate` (a
+    number; a list/tuple or 1-D Tensor, one per step, the last repeated; or a schedule: a
+    callable of the global step, as `nn.LearningRateSchedule`), `weight_decay` (g +
+    weight_decay * p before the update; ungrouped, not for "beta"/"gamma" names) and
+    `loss_scale` (the gradients are divided by it).
 
     A subclass creates its state with `_state_like` / `_scalar_state` and writes, with ops,
-    `_update(k, p, g, step)`: the new value of parameter k from its gradient (weight decay
-    added) and this step's scalars (`_step_values`: the rate, ...) in p's dtype."""
+    `_update(k, p, g, step)`: the new value of parameter k from its gradient (decayed,
+    centralized, unscaled) and this step's scalars for its group (`_step_values`: the
+    rate, ...) in p's dtype."""
 
     _decay_in_gradient = True                         # False: the subclass decays p itself
 
-    def __init__(self, learning_rate: LearningRate, parameters: Sequence[Parameter],
-                 weight_decay: float = 0.0) -> None:
+    def __init__(self, learning_rate: LearningRate, parameters: Sequence[Any],
+                 weight_decay: float = 0.0, loss_scale: float = 1.0) -> None:
         super().__init__(auto_prefix=False)
         name = self.cls_name
-        params = list(parameters)
-        if not params or any(not isinstance(p, Parameter) for p in params):
-            raise TypeError(f"For '{name}', the 'parameters' should be a non-empty list of "
-                            f"Parameters, but got {parameters!r}.")
-        validator.check_value_type("weight_decay", weight_decay, (int, float), name)
-        if weight_decay < 0:
-            raise ValueError(f"For '{name}', the 'weight_decay' should be >= 0, but got "
-                             f"{weight_decay}.")
-        self.__dict__["parameters"] = params          # not registered: the network owns them
+        groups = ParameterGroups(name, parameters, learning_rate, weight_decay)
+        validator.check_value_type("loss_scale", loss_scale, (int, float), name)
+        if not loss_scale > 0:
+            raise ValueError(f"For '{name}', the 'loss_scale' should be > 0, but got "
+                             f"{loss_scale}.")
+        self.__dict__["parameters"] = groups.parameters   # not registered: the network's
+        self.__dict__["_groups"] = groups
         self.__dict__["_mirrors"] = []                # (state Parameter, its Parameter)
-        self.learning_rate = _check_learning_rate(learning_rate, name)
+        self.learning_rate = groups.learning_rates[0] if not groups.is_group_lr \
+            else tuple(groups.learning_rates)
         self.weight_decay = float(weight_decay)
+        self.loss_scale = float(loss_scale)
+        self.is_group, self.is_group_lr = groups.is_group, groups.is_group_lr
         self.global_step = Parameter(Tensor(np.zeros(1, np.int32)), "global_step",
                                      requires_grad=False)
-        first = self.learning_rate if isinstance(self.learning_rate, float) else 0.0
-        self.learning_rate_value = Parameter(Tensor(np.asarray(first, np.float64)),
-                                             "learning_rate", requires_grad=False)
+        rates = []
+        for i, lr in enumerate(groups.learning_rates):
+            value = Tensor(np.asarray(lr if isinstance(lr, float) else 0.0, np.float64))
+            if groups.is_group_lr:
+                rate = Parameter(value, f"learning_rate_group_{i}", requires_grad=False)
+                self._params[rate.name] = rate
+            else:
+                rate = self.learning_rate_value = Parameter(value, "learning_rate",
+                                                            requires_grad=False)
+            rates.append(rate)
+        self.__dict__["_rates"] = rates
+        self.__dict__["_dynamic_lr"] = any(not isinstance(lr, float)
+                                           for lr in groups.learning_rates)
         self._assign = ops.Assign()
         self._cast = ops.Cast()
+        self._centralize = ops.ReduceMean(keep_dims=True)
         self.__dict__["_compiled"] = CompileCache(self._compile_update)
 
     # -- state -----------------------------------------------------------------------
@@ -118,20 +124,29 @@ class Optimizer(Cell):
     def _step_count(self) -> int:
         return int(self.global_step._data[0])
 
-    def get_lr(self) -> float:
-        """The learning rate of the current step (`global_step`)."""
-        lr = self.learning_rate
-        if isinstance(lr, tuple):
-            return lr[min(self._step_count(), len(lr) - 1)]
-        if callable(lr):
-            value = lr(self._step_count())
-            return float(np.asarray(value.asnumpy() if isinstance(value, Tensor) else value))
-        return lr
+    def get_lr(self) -> float | tuple[float, ...]:
+        """The learning rate of the current step (`global_step`); with groups that set
+        their own, a tuple of one per group."""
+        step = self._step_count()
+        values = tuple(self._groups.lr_at(lr, step) for lr in self._groups.learning_rates)
+        return values if self.is_group_lr else values[0]
+
+    def get_lr_parameter(self, param: Parameter | Sequence[Parameter]) -> Parameter | list:
+        """The learning-rate Parameter that updates `param` (a list for a list)."""
+        if isinstance(param, (list, tuple)):
+            return [self.get_lr_parameter(p) for p in param]
+        for p, k in zip(self.parameters, self._groups.lr_index):
+            if p is param:
+                return self._rates[k]
+        raise ValueError(f"For 'get_lr_parameter', the Parameter '{getattr(param, 'name', param)}'"
+                         f" should be one this {self.cls_name} updates, but it is not.")
 
     def _write_learning_rate(self) -> None:
-        """Host: this step's rate into the `learning_rate` Parameter (list or schedule)."""
-        np.copyto(self.learning_rate_value._data, self.get_lr())
-        self.learning_rate_value.version += 1
+        """Host: this step's rates into the learning-rate Parameters (list or schedule)."""
+        step = self._step_count()
+        for rate, lr in zip(self._rates, self._groups.learning_rates):
+            np.copyto(rate._data, self._groups.lr_at(lr, step))
+            rate.version += 1
 
     def _as(self, value64: Any, dtype: Any) -> Any:
         """A float64 step value (the rate) in a parameter's dtype."""
@@ -148,22 +163,40 @@ class Optimizer(Cell):
 
     def construct(self, gradients: Sequence[Any]) -> bool:
         """Every parameter's update from its gradient, then global_step + 1 (ops only)."""
-        step = self._step_values(self.learning_rate_value)
-        by_dtype: dict = {}
+        shared = self._shared_values()
+        steps = [self._step_values(rate, shared) for rate in self._rates]
+        cast: dict = {}
         for k, (p, g) in enumerate(zip(self.parameters, self._check_gradients(gradients))):
-            if self.weight_decay and self._decay_in_gradient:
-                g = g + p * self.weight_decay
-            values = by_dtype.get(p.dtype)
+            group = self._groups.lr_index[k]
+            values = cast.get((p.dtype, group))
             if values is None:
-                values = by_dtype[p.dtype] = {n: self._as(v, p.dtype) for n, v in step.items()}
-            self._assign(p, self._update(k, p, g, values))
+                values = cast[(p.dtype, group)] = {n: self._as(v, p.dtype)
+                                                   for n, v in steps[group].items()}
+            self._assign(p, self._update(k, p, self._gradient(k, p, g), values))
         self._after_update()
         self._assign(self.global_step, self.global_step + 1)
         return True
 
-    def _step_values(self, lr: Any) -> dict:
-        """This step's float64 scalars, by name: "lr" (Adam folds its bias correction in)."""
-        return {"lr": lr}
+    def _gradient(self, k: int, p: Parameter, g: Any) -> Any:
+        """Parameter k's gradient as the update takes it, in MindSpore's order: decayed
+        (g + weight_decay * p), centralized, divided by the loss scale."""
+        decay = self._groups.weight_decay[k]
+        if decay and self._decay_in_gradient:
+            g = g + p * decay
+        if self._groups.centralize[k]:
+            g = g - self._centralize(g, (1, 2, 3))
+        if self.loss_scale != 1.0:
+            g = g * (1.0 / self.loss_scale)
+        return g
+
+    def _shared_values(self) -> dict:
+        """This step's float64 scalars common to every group (state written once a step)."""
+        return {}
+
+    def _step_values(self, lr: Any, shared: dict) -> dict:
+        """One group's float64 scalars of this step, by name: "lr" (Adam folds its bias
+        correction in) and the `shared` ones."""
+        return {"lr": lr, **shared}
 
     def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
         """The new value of parameter k from its gradient and this step's scalars."""
@@ -176,7 +209,7 @@ class Optimizer(Cell):
         """Update every parameter from its gradient: eagerly (PYNATIVE_MODE), traced into the
         graph being compiled, or as a compiled update graph (GRAPH_MODE)."""
         gradients = self._check_gradients(gradients)
-        if not isinstance(self.learning_rate, float):
+        if self._dynamic_lr:
             if tracer.is_tracing():
                 tracer.before_each_run(self._write_learning_rate)
             elif context.get_context("mode") != context.GRAPH_MODE:
@@ -261,10 +294,10 @@ class SGD(Optimizer):
     p -= lr * (g + momentum * v) with nesterov, else p -= lr * v (v = g without momentum).
     State: `accum` (v) and `stat` (1 until the first step: v starts as g)."""
 
-    def __init__(self, params: Sequence[Parameter], learning_rate: float = 0.1,
+    def __init__(self, params: Sequence[Any], learning_rate: LearningRate = 0.1,
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False) -> None:
-        super().__init__(learning_rate, params, weight_decay)
+                 nesterov: bool = False, loss_scale: float = 1.0) -> None:
+        super().__init__(learning_rate, params, weight_decay, loss_scale)
         validator.check_value_type("momentum", momentum, (int, float), self.cls_name)
         validator.check_value_type("dampening", dampening, (int, float), self.cls_name)
         validator.check_bool("nesterov", nesterov, self.cls_name)
@@ -277,11 +310,11 @@ class SGD(Optimizer):
             self.__dict__["accum"] = self._state_like("accum")
             self.__dict__["stat"] = self._scalar_state("stat", 1.0)
 
-    def _step_values(self, lr: Any) -> dict:
+    def _shared_values(self) -> dict:
         if not self.momentum:
-            return {"lr": lr}
+            return {}
         # the gradient's weight in v: 1 at the first step (v = 0 + g), else 1 - dampening
-        return {"lr": lr, "g_weight": 1.0 - (1.0 - self.stat) * self.dampening}
+        return {"g_weight": 1.0 - (1.0 - self.stat) * self.dampening}
 
     def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
         if not self.momentum:
@@ -296,11 +329,13 @@ class SGD(Optimizer):
 
 class Momentum(Optimizer):
     """Momentum (as `mindspore.nn.Momentum`, ApplyMomentum): v = momentum * v + g (v starts
-    at 0); p -= lr * v, or lr * (g + momentum * v) with use_nesterov. State: `moments`."""
+    at 0); p -= lr * v, or lr * (g + momentum * v) with use_nesterov; g decayed,
+    centralized and divided by `loss_scale` first (see Optimizer). State: `moments`."""
 
-    def __init__(self, params: Sequence[Parameter], learning_rate: float, momentum: float,
-                 weight_decay: float = 0.0, use_nesterov: bool = False) -> None:
-        super().__init__(learning_rate, params, weight_decay)
+    def __init__(self, params: Sequence[Any], learning_rate: LearningRate, momentum: float,
+                 weight_decay: float = 0.0, loss_scale: float = 1.0,
+                 use_nesterov: bool = False) -> None:
+        super().__init__(learning_rate, params, weight_decay, loss_scale)
         validator.check_value_type("momentum", momentum, (int, float), self.cls_name)
         validator.check_bool("use_nesterov", use_nesterov, self.cls_name)
         if momentum < 0:
@@ -329,32 +364,58 @@ class Adam(Optimizer):
     m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g**2 (both start at 0);
     lr_t = lr * sqrt(1 - beta2**t) / (1 - beta1**t);
     p -= lr_t * m / (sqrt(v) + eps), or lr_t * (beta1 * m + (1 - beta1) * g) / (sqrt(v) + eps)
-    with use_nesterov. (eps is added after the bias correction, as ApplyAdam.)
-    State: `moment1`, `moment2`, `beta1_power`, `beta2_power` (beta**t, float64)."""
+    with use_nesterov; use_amsgrad divides by sqrt(vhat) + eps, vhat = max(vhat, v).
+    (eps is added after the bias correction, as ApplyAdam.) `use_locking` and the
+    kwargs `use_lazy` / `use_offload` pick MindSpore kernels: accepted, the same numbers.
+    State: `moment1`, `moment2` (`vhat`), `beta1_power`, `beta2_power` (beta**t, float64)."""
 
-    def __init__(self, params: Sequence[Parameter], learning_rate: LearningRate = 1e-3,
+    def __init__(self, params: Sequence[Any], learning_rate: LearningRate = 1e-3,
                  beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
-                 weight_decay: float = 0.0, use_nesterov: bool = False) -> None:
-        super().__init__(learning_rate, params, weight_decay)
-        _check_betas(self.cls_name, beta1, beta2, eps)
-        validator.check_bool("use_nesterov", use_nesterov, self.cls_name)
+                 use_locking: bool = False, use_nesterov: bool = False,
+                 weight_decay: float = 0.0, loss_scale: float = 1.0,
+                 use_amsgrad: bool = False, **kwargs: Any) -> None:
+        super().__init__(learning_rate, params, weight_decay, loss_scale)
+        name = self.cls_name
+        _check_betas(name, beta1, beta2, eps)
+        for arg, value in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
+                           ("use_amsgrad", use_amsgrad)):
+            validator.check_bool(arg, value, name)
+        # MindSpore's kwargs choose a kernel (lazy sparse rows, host offload): the same
+        # numbers for dense gradients on the host, which is what msops runs
+        for arg, value in kwargs.items():
+            if arg not in ("use_lazy", "use_offload"):
+                raise TypeError(f"For '{name}', the keyword arguments should be among "
+                                f"['use_lazy', 'use_offload'], but got '{arg}'.")
+            validator.check_bool(arg, value, name)
+        if use_amsgrad and use_nesterov:
+            raise ValueError(f"For '{name}', 'use_amsgrad' and 'use_nesterov' should not both "
+                             f"be True.")
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
-        self.use_nesterov = use_nesterov
+        self.use_locking, self.use_nesterov, self.use_amsgrad = use_locking, use_nesterov, \
+            use_amsgrad
         self.__dict__["moment1"] = self._state_like("moment1")
         self.__dict__["moment2"] = self._state_like("moment2")
+        if use_amsgrad:
+            self.__dict__["vhat"] = self._state_like("vhat")
         self.beta1_power = self._scalar_state("beta1_power", 1.0)
         self.beta2_power = self._scalar_state("beta2_power", 1.0)
         self._sqrt = ops.Sqrt()
+        self._maximum = ops.Maximum()
 
-    def _step_values(self, lr: Any) -> dict:
+    def _shared_values(self) -> dict:
         b1p = self._assign(self.beta1_power, self.beta1_power * self.beta1)
         b2p = self._assign(self.beta2_power, self.beta2_power * self.beta2)
-        return {"lr": lr * self._sqrt(1.0 - b2p) / (1.0 - b1p)}
+        return {"correction": self._sqrt(1.0 - b2p) / (1.0 - b1p)}
+
+    def _step_values(self, lr: Any, shared: dict) -> dict:
+        return {"lr": lr * shared["correction"]}
 
     def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
         b1, b2, lr = self.beta1, self.beta2, step["lr"]
         m = self._assign(self.moment1[k], self.moment1[k] * b1 + g * (1 - b1))
         v = self._assign(self.moment2[k], self.moment2[k] * b2 + g * g * (1 - b2))
+        if self.use_amsgrad:
+            v = self._assign(self.vhat[k], self._maximum(self.vhat[k], v))
         step = m * b1 + g * (1 - b1) if self.use_nesterov else m
         return p - lr * step / (self._sqrt(v) + self.eps)
 
@@ -367,10 +428,14 @@ class AdamWeightDecay(Optimizer):
 
     _decay_in_gradient = False
 
-    def __init__(self, params: Sequence[Parameter], learning_rate: LearningRate = 1e-3,
+    def __init__(self, params: Sequence[Any], learning_rate: LearningRate = 1e-3,
                  beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-6,
                  weight_decay: float = 0.0) -> None:
         super().__init__(learning_rate, params, weight_decay)
+        if any(self._groups.centralize):
+            raise ValueError(f"For '{self.cls_name}', a group's 'grad_centralization' should "
+                             f"be False: AdamWeightDecay does not centralize gradients (as "
+                             f"MindSpore's).")
         _check_betas(self.cls_name, beta1, beta2, eps)
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
         self.__dict__["moments1"] = self._state_like("moments1")
@@ -382,6 +447,7 @@ class AdamWeightDecay(Optimizer):
         m = self._assign(self.moments1[k], self.moments1[k] * b1 + g * (1 - b1))
         v = self._assign(self.moments2[k], self.moments2[k] * b2 + g * g * (1 - b2))
         update = m / (self._sqrt(v) + self.eps)
-        if self.weight_decay:
-            update = update + p * self.weight_decay
+        decay = self._groups.weight_decay[k]
+        if decay:
+            update = update + p * decay
         return p - lr * update

@@ -1,0 +1,238 @@
+"""Optimizers with MindSpore's parameter groups, loss scale and learning-rate forms, fuzzed
+against a numpy re-implementation of each update rule.
+
+Hypothesis draws Parameters (1-D to 4-D, some named like normalisation's gamma/beta),
+splits them into groups (each with or without its own lr: a number, a per-step list or
+Tensor, or a schedule; its own weight decay; gradient centralization for 4-D weights), an
+`order_params` permutation or none, a loss scale and the optimizer's hyperparameters;
+then feeds the same random gradients for 3 steps to msops (eagerly and as a compiled
+update) and to numpy, written from MindSpore's documented rules:
+    g <- g + wd * p (Adam, SGD, Momentum; ungrouped, not for "beta"/"gamma" names),
+    g <- g - mean(g over dims 1, 2, 3) (a centralized group),  g <- g / loss_scale,
+then each optimizer's update with its group's rate of the step.
+"""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import msops as ms
+from msops import Parameter, Tensor, nn
+
+FUZZ = settings(max_examples=20, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+STEPS = 3
+SHAPES = [(3,), (2, 3), (2, 2, 3), (3, 2, 2, 2)]
+NAMES = ["dense.weight", "dense.bias", "norm.gamma", "norm.beta", "conv.weight", "out.weight"]
+
+
+def _rate(kind: str, base: float):
+    """(the optimizer's argument, rate at step t) of a learning-rate form."""
+    per_step = [base * 0.7 ** t for t in range(2)]          # shorter than STEPS: last repeats
+    return {"number": (base, lambda t: base),
+            "list": (per_step, lambda t: per_step[min(t, 1)]),
+            "tensor": (Tensor(np.array(per_step)), lambda t: per_step[min(t, 1)]),
+            "schedule": (lambda t: base / (1 + t), lambda t: base / (1 + t))}[kind]
+
+
+rates = st.tuples(st.sampled_from(["number", "list", "tensor", "schedule"]),
+                  st.sampled_from([0.0, 0.01, 0.1]))
+
+
+@st.composite
+def setups(draw, kind: str) -> dict:
+    n = draw(st.integers(1, len(NAMES)))
+    names = draw(st.permutations(NAMES))[:n]
+    shapes = {name: draw(st.sampled_from(SHAPES)) for name in names}
+    grouped = draw(st.booleans())
+    setup = {"names": names, "shapes": shapes, "grouped": grouped,
+             "lr": draw(rates), "weight_decay": draw(st.sampled_from([0.0, 0.05])),
+             "loss_scale": draw(st.sampled_from([1.0, 8.0])) if kind != "AdamWeightDecay"
+             else 1.0}
+    if grouped:
+        cut = sorted(draw(st.lists(st.integers(1, n - 1), max_size=2, unique=True))) if n > 1 \
+            else []
+        bounds = [0] + cut + [n]
+        setup["groups"] = [{
+            "names": names[a:b],
+            "lr": draw(st.one_of(st.none(), rates)),
+            "weight_decay": draw(st.sampled_from([None, 0.0, 0.2])),
+            "gc": kind != "AdamWeightDecay" and all(len(shapes[x]) == 4 for x in names[a:b])
+            and draw(st.booleans())} for a, b in zip(bounds, bounds[1:])]
+        setup["order"] = draw(st.one_of(st.none(), st.permutations(names)))
+    setup["hyper"] = {
+        "SGD": lambda: dict(momentum=draw(st.sampled_from([0.0, 0.9])),
+                            dampening=draw(st.sampled_from([0.0, 0.1]))),
+        "Momentum": lambda: dict(momentum=draw(st.sampled_from([0.0, 0.9])),
+                                 use_nesterov=draw(st.booleans())),
+        "Adam": lambda: dict(beta1=0.8, beta2=0.95, use_nesterov=False,
+                             use_amsgrad=draw(st.booleans())),
+        "AdamWeightDecay": lambda: dict(beta1=0.8, beta2=0.95)}[kind]()
+    if kind == "SGD" and setup["hyper"]["momentum"] and draw(st.booleans()):
+        setup["hyper"].update(nesterov=True, dampening=0.0)
+    if kind == "Adam" and not setup["hyper"]["use_amsgrad"]:
+        setup["hyper"]["use_nesterov"] = draw(st.booleans())
+    return setup
+
+
+def _build(kind: str, setup: dict):
+    rng = np.random.default_rng(3)
+    params = {n: Parameter(Tensor(rng.standard_normal(setup["shapes"][n])), name=n)
+              for n in setup["names"]}
+    lr_arg, lr_at = _rate(*setup["lr"])
+    per_param = {}                                 # name -> (rate at t, weight decay, gc)
+    if setup["grouped"]:
+        arg = []
+        for g in setup["groups"]:
+            group = {"params": [params[n] for n in g["names"]]}
+            rate_at = lr_at
+            if g["lr"] is not None:
+                group["lr"], rate_at = _rate(*g["lr"])
+            decay = setup["weight_decay"] if g["weight_decay"] is None else g["weight_decay"]
+            if g["weight_decay"] is not None:
+                group["weight_decay"] = g["weight_decay"]
+            if g["gc"]:
+                group["grad_centralization"] = True
+            arg.append(group)
+            per_param.update({n: (rate_at, decay, g["gc"]) for n in g["names"]})
+        order = setup["order"] or [n for g in setup["groups"] for n in g["names"]]
+        if setup["order"]:
+            arg.append({"order_params": [params[n] for n in setup["order"]]})
+    else:
+        arg, order = [params[n] for n in setup["names"]], list(setup["names"])
+        for n in setup["names"]:
+            decay = 0.0 if "beta" in n or "gamma" in n else setup["weight_decay"]
+            per_param[n] = (lr_at, decay, False)
+    kwargs = dict(setup["hyper"], learning_rate=lr_arg, weight_decay=setup["weight_decay"])
+    if kind != "AdamWeightDecay":
+        kwargs["loss_scale"] = setup["loss_scale"]
+    if kind == "Momentum":
+        kwargs.setdefault("momentum", 0.9)
+    opt = getattr(nn, kind)(arg, **kwargs)
+    return opt, params, order, per_param
+
+
+def _numpy_steps(kind: str, setup: dict, start: dict, order: list, per_param: dict,
+                 grads: list) -> dict:
+    h = setup["hyper"]
+    p = {n: v.copy() for n, v in start.items()}
+    state = {n: {} for n in p}
+    for t, step_grads in enumerate(grads):
+        for n, g in zip(order, step_grads):
+            rate_at, decay, gc = per_param[n]
+            lr = rate_at(t)
+            if kind != "AdamWeightDecay":
+                g = g + decay * p[n]
+            if gc:
+                g = g - g.mean(axis=(1, 2, 3), keepdims=True)
+            g = g / setup["loss_scale"]
+            s = state[n]
+            if kind == "SGD":
+                if h["momentum"]:
+                    s["v"] = g.copy() if t == 0 else h["momentum"] * s["v"] + (1 - h["dampening"]) * g
+                    d = g + h["momentum"] * s["v"] if h.get("nesterov") else s["v"]
+                else:
+                    d = g
+                p[n] = p[n] - lr * d
+            elif kind == "Momentum":
+                s["v"] = h["momentum"] * s.get("v", 0) + g
+                p[n] = p[n] - lr * (g + h["momentum"] * s["v"] if h["use_nesterov"] else s["v"])
+            else:
+                b1, b2 = h["beta1"], h["beta2"]
+                s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
+                s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
+                if kind == "AdamWeightDecay":
+                    p[n] = p[n] - lr * (s["m"] / (np.sqrt(s["v"]) + 1e-6) + decay * p[n])
+                    continue
+                lr_t = lr * np.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
+                v = s["v"]
+                if h["use_amsgrad"]:
+                    v = s["vhat"] = np.maximum(s.get("vhat", 0), s["v"])
+                num = b1 * s["m"] + (1 - b1) * g if h["use_nesterov"] else s["m"]
+                p[n] = p[n] - lr_t * num / (np.sqrt(v) + 1e-8)
+    return p
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
+@pytest.mark.parametrize("kind", ["SGD", "Momentum", "Adam", "AdamWeightDecay"])
+@FUZZ
+@given(data=st.data())
+def test_grouped_updates_follow_numpy(kind, mode, data):
+    setup = data.draw(setups(kind))
+    ms.set_context(mode=mode)
+    try:
+        opt, params, order, per_param = _build(kind, setup)
+        assert [p.name for p in opt.parameters] == order
+        start = {n: p.asnumpy().copy() for n, p in params.items()}
+        rng = np.random.default_rng(5)
+        grads = [[rng.standard_normal(setup["shapes"][n]) for n in order]
+                 for _ in range(STEPS)]
+        for step_grads in grads:
+            opt(tuple(Tensor(g) for g in step_grads))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = _numpy_steps(kind, setup, start, order, per_param, grads)
+    for n, p in params.items():
+        np.testing.assert_allclose(p.asnumpy(), want[n], rtol=1e-10, atol=1e-12, err_msg=n)
+    rates = tuple(per_param[n][0](STEPS) for n in order)
+    lr = opt.get_lr()
+    if opt.is_group_lr:
+        assert len(lr) == len(setup["groups"])
+        for n, param in params.items():
+            k = [i for i, g in enumerate(setup["groups"]) if n in g["names"]][0]
+            assert np.isclose(lr[k], per_param[n][0](STEPS))
+            assert opt.get_lr_parameter(param).name == f"learning_rate_group_{k}"
+    else:
+        assert np.isclose(lr, rates[0])
+
+
+def _ps():
+    return [Parameter(Tensor(np.ones(s)), name=n) for s, n in
+            [((2, 3), "w"), ((3,), "b"), ((2, 2, 2, 2), "conv")]]
+
+
+def test_group_errors_name_what_is_wrong():
+    w, b, conv = _ps()
+    cases = [
+        (lambda: nn.SGD([{"params": [w]}, {"params": [w, b]}]), ValueError,
+         r"For 'SGD', the Parameter 'w' should be in one group, but it is in two"),
+        (lambda: nn.SGD([{"params": [w], "momentum": 0.9}]), ValueError,
+         r"group 0 should have the key 'params' and only keys of \['params', 'lr', "
+         r"'weight_decay', 'grad_centralization'\].*but got \['momentum', 'params'\]"),
+        (lambda: nn.SGD([{"params": [w], "grad_centralization": True}]), ValueError,
+         r"'grad_centralization' of group 0 applies to convolution weights \(4-D\) only, but "
+         r"'w' has shape \[2, 3\]"),
+        (lambda: nn.SGD([{"params": [w]}, {"params": [b]}, {"order_params": [w]}]),
+         ValueError, r"'order_params' should list exactly the grouped Parameters, but \[\] are "
+                     r"in no group and \['b'\] are not listed"),
+        (lambda: nn.SGD([{"params": [w]}, {"order_params": [w, conv]}]), ValueError,
+         r"but \['conv'\] are in no group"),
+        (lambda: nn.SGD([{"params": [w], "lr": -1.0}]), TypeError,
+         r"For 'SGD', the 'lr' of group 0' should be a number >= 0"),
+        (lambda: nn.SGD([{"params": [w], "weight_decay": -0.1}]), ValueError,
+         r"the 'weight_decay' of group 0' should be >= 0, but got -0.1"),
+        (lambda: nn.Momentum([w], 0.1, 0.9, loss_scale=0.0), ValueError,
+         r"For 'Momentum', the 'loss_scale' should be > 0, but got 0.0"),
+        (lambda: nn.AdamWeightDecay([{"params": [conv], "grad_centralization": True}]),
+         ValueError, r"AdamWeightDecay does not centralize gradients"),
+        (lambda: nn.Adam([w], use_amsgrad=True, use_nesterov=True), ValueError,
+         r"'use_amsgrad' and 'use_nesterov' should not both be True"),
+        (lambda: nn.Adam([w], use_fused=True), TypeError,
+         r"keyword arguments should be among \['use_lazy', 'use_offload'\], but got 'use_fused'"),
+        (lambda: nn.SGD([w, b, w]), ValueError, r"should hold each Parameter once, but 'w'"),
+        (lambda: nn.SGD([w], learning_rate=Tensor(np.ones((2, 2)))), TypeError,
+         r"the 'learning_rate' should be a number >= 0, a non-empty list/tuple or 1-D Tensor"),
+    ]
+    for make, error, message in cases:
+        with pytest.raises(error, match=message):
+            make()
+
+
+def test_a_filter_of_get_parameters_is_accepted_and_mindspore_positions_hold():
+    """MindSpore scripts pass `filter(..., net.get_parameters())` and position
+    `loss_scale` fifth in Momentum."""
+    w, b, _ = _ps()
+    opt = nn.Momentum(filter(lambda p: p.name != "conv", [w, b]), 0.1, 0.9, 0.0, 4.0)
+    assert [p.name for p in opt.parameters] == ["w", "b"] and opt.loss_scale == 4.0
+    opt((Tensor(np.full((2, 3), 8.0)), Tensor(np.full(3, 8.0))))
+    np.testing.assert_allclose(w.asnumpy(), 1 - 0.1 * 2.0)          # g / 4 = 2
