@@ -56,6 +56,8 @@ class Cell:
                 raise AttributeError(f"For '{self.cls_name}', call super().__init__() before "
                                      f"assigning the attribute '{name}'.")
             return object.__setattr__(self, name, value)
+        if isinstance(value, Cell) and d["_cells"].get(name) is value:
+            return                       # `self.blocks += [...]` assigns it again: no rename
         self._unregister(name)
         if isinstance(value, Parameter):
             if value.name is None:

@@ -1,8 +1,7 @@
-"""Layers: Dense, ReLU, Flatten, Dropout and SequentialCell (MindSpore's arguments and names);
+"""Layers: Dense, ReLU, Flatten and Dropout (MindSpore's arguments and names);
 BatchNorm1d/2d live in nn.normalization (re-exported here)."""
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from msops import ops
@@ -16,7 +15,7 @@ from msops.nn.initializer import initializer
 from msops.nn.normalization import BatchNorm1d, BatchNorm2d
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell"]
+__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d"]
 
 
 class ReLU(Cell):
@@ -156,38 +155,3 @@ class Dense(Cell):
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"has_bias={self.has_bias}")
-
-
-class SequentialCell(Cell):
-    """Cells run in order: `SequentialCell([c1, c2])`, `SequentialCell(c1, c2)` or an OrderedDict.
-
-    Sub-cells are named "0", "1", … (or by the OrderedDict's keys).
-    """
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            items = list(args[0].items())
-        else:
-            cells = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
-            items = [(str(i), c) for i, c in enumerate(cells)]
-        for i, (name, cell) in enumerate(items):
-            if not isinstance(cell, Cell):
-                raise TypeError(f"For '{self.cls_name}', the cell {i} should be a Cell, "
-                                f"but got {type(cell).__name__}.")
-            self.insert_child_to_cell(name, cell)
-
-    def __getitem__(self, index: int) -> Cell:
-        return list(self._cells.values())[index]
-
-    def __len__(self) -> int:
-        return len(self._cells)
-
-    def append(self, cell: Cell) -> "SequentialCell":
-        self.insert_child_to_cell(str(len(self._cells)), cell)
-        return self
-
-    def construct(self, x):
-        for cell in self._cells.values():
-            x = cell(x)
-        return x
