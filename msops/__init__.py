@@ -22,8 +22,8 @@ from msops.train import transform_checkpoints  # noqa: E402
 from msops import dataset  # noqa: E402
 from msops.common.lazy_inline import lazy_inline  # noqa: E402
 from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa: E402
-                         Loss, LossMonitor, Metric, Model, ModelCheckpoint, RunContext,
-                         TimeMonitor)
+                         EarlyStopping, Loss, LossMonitor, Metric, Model, ModelCheckpoint,
+                         RunContext, TimeMonitor)
 
 ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
 

@@ -5,12 +5,12 @@ from msops.train.serialization import load_checkpoint, load_param_into_net, save
 from msops.train.transform import transform_checkpoints
 from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
 from msops.train import callback
-from msops.train.callback import (Callback, CheckpointConfig, LossMonitor,
+from msops.train.callback import (Callback, CheckpointConfig, EarlyStopping, LossMonitor,
                                   ModelCheckpoint, RunContext, TimeMonitor)
 from msops.train.model import Model
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
            "merge_sliced_parameter", "load_distributed_checkpoint", "transform_checkpoints"]
 __all__ += ["Model", "callback", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
-            "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "MAE", "MSE",
+            "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "Metric", "Accuracy", "Loss", "MAE", "MSE",
             "get_metric_fn"]

@@ -197,3 +197,30 @@ def test_enable_alltoall_both_ways_equal_numpy(alltoall, comm):
     assert [n.op for n in graph.nodes if n.is_communication] == [comm]
     got = ms.parallel.gather_full(net(Tensor(x))).asnumpy()
     np.testing.assert_allclose(got, np.maximum(np.maximum(x, 0) - 0.5, 0), rtol=1e-6)
+
+
+def test_early_stopping_stops_every_rank_at_the_epoch_of_the_world_mean():
+    """Each rank's eval value differs (data-parallel eval is per rank): at epoch 3 the even
+    ranks improve (1.0) and the odd ones do not (3.0); alone, an even rank would stop at
+    epoch 4, an odd one at 3; the world mean (2.0, no better than epoch 2's) stops every
+    rank at 3 (patience 1)."""
+    from msops.train.callback import CallbackParam, RunContext
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N)
+    try:
+        values = [3.0, 2.0, 1.0 if get_rank() % 2 == 0 else 3.0, 1.0]
+        net = nn.Dense(2, 1)
+        cb = CallbackParam(train_network=net, cur_epoch_num=0, net_outputs=None)
+        ctx = RunContext(cb)
+        stopper = ms.EarlyStopping(patience=1)
+        stopper.on_train_begin(ctx)
+        stopped = 0
+        for epoch, value in enumerate(values, 1):
+            cb.cur_epoch_num, cb.eval_results = epoch, {"eval_loss": value}
+            stopper.on_train_epoch_end(ctx)
+            if ctx.get_stop_requested():
+                stopped = epoch
+                break
+        assert stopped == 3
+        assert stopper.best == pytest.approx(2.0)
+    finally:
+        ms.reset_auto_parallel_context()
