@@ -384,7 +384,7 @@ class _GradFunction:
         if not graph_mode:
             _check_pynative_parallel(self.api)
             return self._run_eagerly(args)
-        flags = self.fn._train_flags() if hasattr(self.fn, "_train_flags") else ()
+        flags = self.fn._tree_key() if hasattr(self.fn, "_tree_key") else ()
         graph, executor = self._cache.get(self.fn, args, flags)
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
         if self.sens_param:

@@ -135,5 +135,5 @@ class _JitFunction:
         if _primitive._trace_hook is not None:      # inside a trace or a gradient's tape
             return self.fn(*args)
         owner = getattr(self.fn, "__self__", None)
-        flags = owner._train_flags() if hasattr(owner, "_train_flags") else ()
+        flags = owner._tree_key() if hasattr(owner, "_tree_key") else ()
         return self._cache.run(self.fn, args, flags)

@@ -132,9 +132,9 @@ def tensor_arrays(args: Sequence[Any], out: list) -> list:
     return out
 
 
-def signature(args: Sequence[Any], train_flags: tuple) -> tuple:
+def signature(args: Sequence[Any], tree_key: tuple) -> tuple:
     """The compile-cache key of one call."""
-    return (tuple([_arg_key(a) for a in args]), context.get_context("mode"), train_flags,
+    return (tuple([_arg_key(a) for a in args]), context.get_context("mode"), tree_key,
             parallel_snapshot())
 
 
@@ -155,8 +155,8 @@ class CompileCache:
         self.fast: Callable = miss
         self.epoch = -1
 
-    def get(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> tuple[Graph, Executor]:
-        return self._entry(cell, args, signature(args, train_flags))
+    def get(self, cell: Any, args: Sequence[Any], tree_key: tuple) -> tuple[Graph, Executor]:
+        return self._entry(cell, args, signature(args, tree_key))
 
     def _entry(self, cell: Any, args: Sequence[Any], key: tuple) -> tuple[Graph, Executor]:
         hit = self._entries.get(key)
@@ -165,7 +165,7 @@ class CompileCache:
             self.traces += 1
         return hit
 
-    def run(self, cell: Any, args: Sequence[Any], train_flags: tuple) -> Any:
+    def run(self, cell: Any, args: Sequence[Any], tree_key: tuple) -> Any:
         """Compile (once per signature) and execute `cell` on `args`.
 
         A call of Tensors like the last one, while nothing changed since (the state epoch),
@@ -176,7 +176,7 @@ class CompileCache:
             out = self.fast(args)
             if out is not MISS:
                 return out
-        key = signature(args, train_flags)
+        key = signature(args, tree_key)
         executor = self._last_executor
         if key != self._last_key:
             executor = self._entry(cell, args, key)[1]

@@ -125,3 +125,68 @@ def test_container_errors_name_the_container():
         nn.SequentialCell(nn.ReLU())["0"]
     with pytest.raises(TypeError, match=r"For 'CellList', a CellList is not callable"):
         cells(Tensor(np.ones(2)))
+
+
+class Heads(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.CellDict({"a": dense(1), "b": dense(2)})
+
+    def construct(self, x):
+        return self.heads["a"](x) + self.heads["b"](x)
+
+
+def test_cell_dict_network_equals_numpy_and_behaves_as_a_dict(mode):
+    net = Heads()
+    x = RNG.standard_normal((2, 3))
+    assert _names(net) == ["heads.a.weight", "heads.a.bias", "heads.b.weight", "heads.b.bias"]
+    a, b = net.heads["a"], net.heads["b"]
+    want = numpy_stack([a], x) + numpy_stack([b], x)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), want, rtol=1e-12)
+    assert list(net.heads) == ["a", "b"] and "a" in net.heads and len(net.heads) == 2
+    assert net.heads.keys() == ["a", "b"] and net.heads.values() == [a, b]
+    net.heads["a"] = dense(3)                            # replaced: the old one's names back
+    assert _names(a) == ["weight", "bias"]
+    assert net.heads.pop("b") is b and _names(b) == ["weight", "bias"]
+    net.heads.update([("b", b)])
+    assert _names(net) == ["heads.a.weight", "heads.a.bias", "heads.b.weight", "heads.b.bias"]
+    want = numpy_stack([net.heads["a"]], x) + numpy_stack([b], x)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), want, rtol=1e-12)
+    net.heads.clear()
+    assert len(net.heads) == 0 and net.trainable_params() == []
+    with pytest.raises(KeyError, match=r"For 'CellDict', there is no cell 'a'; the keys are \[\]"):
+        net.heads["a"]
+    with pytest.raises(TypeError, match=r"a key should be a non-empty str without '.', but got 'x.y'"):
+        net.heads["x.y"] = dense(1)
+    with pytest.raises(TypeError, match=r"the cell of 'c' should be a Cell, but got int"):
+        net.heads["c"] = 3
+
+
+def test_identity_layer_returns_its_input(mode):
+    x = RNG.standard_normal((2, 3))
+    np.testing.assert_array_equal(nn.Identity()(Tensor(x)).asnumpy(), x)
+
+
+class Replaced(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = dense(1)
+        self.act = ms.ops.ReLU()
+
+    def construct(self, x):
+        return self.act(self.fc(x))
+
+
+def test_a_layer_parameter_or_primitive_put_in_after_a_call_is_what_runs(mode):
+    """What a graph mode call runs follows the Cell tree as it is now: a compiled graph of
+    the replaced layer, Parameter or Primitive was a stale answer."""
+    net, x = Replaced(), RNG.standard_normal((2, 3))
+    relu = lambda v: np.maximum(v, 0)                                  # noqa: E731
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), relu(numpy_stack([net.fc], x)))
+    net.fc = dense(2)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), relu(numpy_stack([net.fc], x)))
+    net.fc.weight = ms.Parameter(Tensor(np.eye(3)), "weight")
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), relu(x + net.fc.bias.asnumpy()))
+    net.act = ms.ops.Sigmoid()
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(),
+                               1 / (1 + np.exp(-(x + net.fc.bias.asnumpy()))), rtol=1e-12)

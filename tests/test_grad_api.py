@@ -246,7 +246,7 @@ def test_parallel_backward_plan_data_parallel(sim, fusion, reductions):
     try:
         net = Net()
         fn = ms.grad(net, 0, net.trainable_params())
-        graph = fn._cache.get(net, (x, y), net._train_flags())[0]
+        graph = fn._cache.get(net, (x, y), net._tree_key())[0]
     finally:
         ms.reset_auto_parallel_context()
     comm = [n for n in graph.nodes if n.is_communication]

@@ -1,7 +1,7 @@
 """The state epoch: one counter that every change able to alter what a call runs bumps.
 
-Bumped by `set_context`, the auto-parallel context, a change of a Cell tree or of a train
-flag (a TrainOneStepCell's mini-step phase included), a Parameter starting to hold another
+Bumped by `set_context`, the auto-parallel context, a change of a Cell tree (a sub-cell,
+Parameter or Primitive attribute assigned or deleted) or of a train flag (a TrainOneStepCell's mini-step phase included), a Parameter starting to hold another
 layout's slice, and the start and end of every trace. A cache that decides something from that state (a Cell's train flags, an executor's
 Parameter layouts, a compiled call's shortcut) records the epoch it decided at and trusts
 the decision while the epoch is unchanged: one integer compare per call instead of reading

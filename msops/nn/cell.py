@@ -42,7 +42,7 @@ class Cell:
         d["in_strategy"] = None
         d["out_strategy"] = None
         d["_compile_cache"] = CompileCache()
-        d["_flags"] = (-1, ())
+        d["_tree"] = (-1, ())
 
     @property
     def cls_name(self) -> str:
@@ -63,6 +63,7 @@ class Cell:
             if value.name is None:
                 value.name = name
             d["_params"][name] = value
+            bump()
         elif isinstance(value, Cell):
             if self._auto_prefix:
                 value.update_parameters_name(name + ".")
@@ -70,6 +71,7 @@ class Cell:
             bump()
         elif isinstance(value, Primitive):
             d["_primitives"][name] = value
+            bump()
         elif name == "training":
             bump()
         object.__setattr__(self, name, value)
@@ -80,9 +82,8 @@ class Cell:
 
     def _unregister(self, name: str) -> None:
         d = self.__dict__
-        d["_params"].pop(name, None)
-        d["_primitives"].pop(name, None)
-        if d["_cells"].pop(name, None) is not None:
+        gone = [d[table].pop(name, None) for table in ("_params", "_primitives", "_cells")]
+        if any(v is not None for v in gone):
             bump()
 
     def insert_child_to_cell(self, child_name: str, child_cell: "Cell") -> None:
@@ -148,12 +149,18 @@ class Cell:
         self.__dict__["requires_grad"] = bool(requires_grad)
         return self
 
-    def _train_flags(self) -> tuple:
-        epoch, flags = self._flags
+    def _tree_key(self) -> tuple:
+        """What a compiled graph of this cell depends on besides its arguments: each
+        sub-cell's type and train flag and its Parameters and Primitives (by identity), so
+        a layer, Parameter or Primitive put in after a call compiles anew. Recomputed only
+        when the state epoch moved (assigning any of them bumps it)."""
+        epoch, key = self._tree
         if epoch != EPOCH[0]:
-            flags = tuple(c.training for _, c in self.cells_and_names())
-            self.__dict__["_flags"] = (EPOCH[0], flags)
-        return flags
+            key = tuple((type(c), c.training, tuple(map(id, c._params.values())),
+                         tuple(map(id, c._primitives.values())))
+                        for _, c in self.cells_and_names())
+            self.__dict__["_tree"] = (EPOCH[0], key)
+        return key
 
     def shard(self, in_strategy: tuple, out_strategy: tuple | None = None) -> "Cell":
         """Store the strategy of this cell's inputs (and outputs) for the parallel layer.
@@ -183,7 +190,7 @@ class Cell:
         if kwargs:
             args = self._positional(args, kwargs)
         if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
-            return cache.run(self, args, self._train_flags())
+            return cache.run(self, args, self._tree_key())
         if self._pins_layouts():
             return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)
@@ -214,7 +221,7 @@ class Cell:
 
     def compile(self, *args: Any) -> Graph:
         """The compiled graph (this rank's, after the parallel pass) for these arguments."""
-        return self._compile_cache.get(self, args, self._train_flags())[0]
+        return self._compile_cache.get(self, args, self._tree_key())[0]
 
     @property
     def parameter_layout_dict(self) -> dict[str, ParameterLayout]:

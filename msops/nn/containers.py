@@ -1,5 +1,5 @@
-"""Cell containers, as `mindspore.nn`: SequentialCell (runs its cells in order) and
-CellList (holds them; the parent's construct iterates it).
+"""Cell containers, as `mindspore.nn`: SequentialCell (runs its cells in order),
+CellList (holds them; the parent's construct iterates it) and CellDict (by key).
 
 Both keep their cells as sub-cells named "0", "1", … (a SequentialCell made from an
 OrderedDict: by its keys), so their Parameters are named `<index>.<name>` under the
@@ -17,27 +17,18 @@ from typing import Any, Iterable, Iterator
 from msops.common.state_epoch import bump
 from msops.nn.cell import Cell
 
-__all__ = ["SequentialCell", "CellList"]
+__all__ = ["SequentialCell", "CellList", "CellDict"]
 
 
-class _CellSequence(Cell):
-    """List behaviour over the sub-cells, in insertion order."""
+class _Holder(Cell):
+    """Sub-cells held under keys that change (positions, dict keys), their Parameters'
+    names kept in step: `<outer><key>.<inner>`."""
 
     def _checked(self, cell: Any, where: str) -> Cell:
         if not isinstance(cell, Cell):
             raise TypeError(f"For '{self.cls_name}', the {where} should be a Cell, but got "
                             f"{type(cell).__name__}.")
         return cell
-
-    def _index(self, index: Any) -> int:
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"For '{self.cls_name}', the index should be an int or a slice, "
-                            f"but got {type(index).__name__}.")
-        n = len(self._cells)
-        if not -n <= index < n:
-            raise IndexError(f"For '{self.cls_name}', the index should be in [{-n}, {n}), but "
-                             f"got {index}.")
-        return index % n
 
     # A Parameter's name is `<outer><key>.<inner>`: outer cells prefix it later, never at
     # its end, so the lengths of "<key>." and <inner> find the key in it when renumbering.
@@ -79,6 +70,11 @@ class _CellSequence(Cell):
             object.__setattr__(self, key, cell)
         bump()
 
+
+
+class _CellSequence(_Holder):
+    """List behaviour over the sub-cells, in insertion order."""
+
     @classmethod
     def _view(cls, cells: list[Cell]) -> "_CellSequence":
         """A container of `cells` that leaves their Parameters' names alone (a slice: the
@@ -87,6 +83,16 @@ class _CellSequence(Cell):
         Cell.__init__(view, auto_prefix=False)
         view._hold([(str(i), c) for i, c in enumerate(cells)])
         return view
+
+    def _index(self, index: Any) -> int:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"For '{self.cls_name}', the index should be an int or a slice, "
+                            f"but got {type(index).__name__}.")
+        n = len(self._cells)
+        if not -n <= index < n:
+            raise IndexError(f"For '{self.cls_name}', the index should be in [{-n}, {n}), but "
+                             f"got {index}.")
+        return index % n
 
     def _renumber(self, cells: list[Cell]) -> None:
         self._hold([(str(i), c) for i, c in enumerate(cells)])
@@ -176,3 +182,79 @@ class CellList(_CellSequence):
     def construct(self, *inputs: Any) -> Any:
         raise TypeError("For 'CellList', a CellList is not callable: call its cells (for "
                         "cell in cell_list: x = cell(x)).")
+
+
+class CellDict(_Holder):
+    """An ordered dict of cells: `CellDict({"conv": c1, "act": c2})` (or (key, cell)
+    pairs); it registers them under their keys (Parameters named `<key>.<name>` under the
+    dict's own prefix) and the parent's construct calls them. A cell taken out gets its
+    Parameters' names back."""
+
+    def __init__(self, args: Any = None, **kwargs: Any) -> None:
+        auto_prefix = kwargs.pop("auto_prefix", True)
+        if kwargs:
+            raise TypeError(f"For 'CellDict', the arguments should be a dict or pairs of cells "
+                            f"(and auto_prefix), but got {sorted(kwargs)}.")
+        super().__init__(auto_prefix)
+        if args is not None:
+            self.update(args)
+
+    def _key(self, key: Any) -> str:
+        if not isinstance(key, str) or not key or "." in key:
+            raise TypeError(f"For 'CellDict', a key should be a non-empty str without '.', but "
+                            f"got {key!r}.")
+        return key
+
+    def __getitem__(self, key: str) -> Cell:
+        if key not in self._cells:
+            raise KeyError(f"For 'CellDict', there is no cell '{key}'; the keys are "
+                           f"{list(self._cells)}.")
+        return self._cells[key]
+
+    def __setitem__(self, key: str, cell: Cell) -> None:
+        self.update([(key, cell)])
+
+    def __delitem__(self, key: str) -> None:
+        self[key]                                   # a KeyError naming the keys
+        self._hold([(k, c) for k, c in self._cells.items() if k != key])
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._cells))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._cells
+
+    def keys(self) -> list[str]:
+        return list(self._cells)
+
+    def values(self) -> list[Cell]:
+        return list(self._cells.values())
+
+    def items(self) -> list[tuple[str, Cell]]:
+        return list(self._cells.items())
+
+    def pop(self, key: str) -> Cell:
+        cell = self[key]
+        del self[key]
+        return cell
+
+    def clear(self) -> None:
+        self._hold([])
+
+    def update(self, cells: Any) -> None:
+        """Add (or replace, in place) the cells of a dict or of (key, cell) pairs."""
+        items = dict(self._cells)
+        for i, item in enumerate(cells.items() if hasattr(cells, "items") else cells):
+            if not (isinstance(item, (tuple, list)) and len(item) == 2):
+                raise TypeError(f"For 'CellDict', item {i} should be a (key, cell) pair, but "
+                                f"got {item!r:.80}.")
+            key = self._key(item[0])
+            items[key] = self._checked(item[1], f"cell of '{key}'")
+        self._hold(list(items.items()))
+
+    def construct(self, *inputs: Any) -> Any:
+        raise TypeError("For 'CellDict', a CellDict is not callable: call its cells "
+                        "(cell_dict['name'](x)).")

@@ -1,4 +1,4 @@
-"""Layers: Dense, ReLU, Flatten and Dropout (MindSpore's arguments and names);
+"""Layers: Dense, ReLU, Identity, Flatten and Dropout (MindSpore's arguments and names);
 BatchNorm1d/2d live in nn.normalization (re-exported here)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from msops.nn.initializer import initializer
 from msops.nn.normalization import BatchNorm1d, BatchNorm2d
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["Dense", "ReLU", "Identity", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d"]
 
 
 class ReLU(Cell):
@@ -30,6 +30,21 @@ class ReLU(Cell):
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         self.relu.shard(in_strategy, out_strategy)
+
+
+class Identity(Cell):
+    """Its input (`ops.Identity`), as `mindspore.nn.Identity()`: a placeholder layer;
+    `shard` shards the primitive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.identity = ops.Identity()
+
+    def construct(self, x):
+        return self.identity(x)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        self.identity.shard(in_strategy, out_strategy)
 
 
 class Flatten(Cell):

@@ -115,9 +115,9 @@ class TrainOneStepCell(Cell):
             mini.finish_call()
         return out
 
-    def _train_flags(self) -> tuple:
+    def _tree_key(self) -> tuple:
         """An accumulating call and an applying call compile to different graphs."""
-        flags = super()._train_flags()
+        flags = super()._tree_key()
         return flags if self._mini is None else flags + (self._mini.applies(),)
 
     def construct(self, *inputs: Any) -> Any:

@@ -51,7 +51,7 @@ def serial_and_sharded(make_net, x, mode="semi_auto_parallel"):
             loss = Loss()
             fn = ms.value_and_grad(loss, grad_position=0, weights=loss.trainable_params())
             _, (dx, dws) = fn(Tensor(x))
-            graph = fn._cache.get(fn.fn, (Tensor(x),), fn.fn._train_flags())[0]
+            graph = fn._cache.get(fn.fn, (Tensor(x),), fn.fn._tree_key())[0]
             full = [gather_full(t).asnumpy() for t in (out, dx) + tuple(dws)]
         finally:
             ms.reset_auto_parallel_context()

@@ -40,7 +40,7 @@ def check_grads(make_net, *inputs, train=False, positions=None, mode="semi_auto_
                                  **context)
     try:
         _, got, _, fn = _grads(make_net, fed, train, positions)
-        graph = fn._cache.get(fn.fn, fed, fn.fn._train_flags())[0]
+        graph = fn._cache.get(fn.fn, fed, fn.fn._tree_key())[0]
         if positions is not None:
             got = tuple(got[0]) + tuple(got[1])
             want = tuple(want[0]) + tuple(want[1])
@@ -277,7 +277,7 @@ def _train(make_net, x, y, optimizer, sens, steps=20):
     step = nn.TrainOneStepCell(loss_net, optimizer(net.trainable_params()), sens=sens)
     losses = [float(step(x, y).asnumpy()) for _ in range(steps)]
     fn = step._value_and_grad
-    graph = fn._cache.get(fn.fn, (x, y), fn.fn._train_flags())[0]
+    graph = fn._cache.get(fn.fn, (x, y), fn.fn._tree_key())[0]
     layouts = {id(n.value): n.layout for n in graph.parameters}
     return losses, {p.name: (p.asnumpy(), layouts.get(id(p))) for p in net.trainable_params()}
 
