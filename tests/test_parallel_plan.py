@@ -499,3 +499,18 @@ def test_strided_slice_keeps_only_whole_dims_split(semi, begin, end, masks, np_i
     want = x[np_index][12:16]
     got = ss.prim(Tensor(x[12:16]), *[c.value for c in ss.inputs[1:]]).asnumpy()
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_strategy_changed_after_a_compile_compiles_anew(semi):
+    """The compiled graph follows the strategies as they are now: a primitive's `shard`
+    (or a Cell's) after a compile plans again instead of reusing the old partition."""
+    semi(4)
+    net = Submodel(4)
+    x = Tensor(np.ones((8, 64), np.float32))
+    ops_of = lambda graph: [n.op for n in graph.nodes]            # noqa: E731
+    assert ops_of(net.compile(x)) == ["BatchNorm", "TupleGetItem", "AllGather", "MatMul"]
+    net.bn.shard(((1, 1),))                       # BatchNorm whole on the full batch: no gather
+    assert ops_of(net.compile(x)) == ["BatchNorm", "TupleGetItem", "MatMul"]
+    net.bn.shard(((4, 1),))                       # and back: the first plan again
+    assert ops_of(net.compile(x)) == ["BatchNorm", "TupleGetItem", "AllGather", "MatMul"]
+    assert net._compile_cache.traces == 2

@@ -151,13 +151,16 @@ class Cell:
 
     def _tree_key(self) -> tuple:
         """What a compiled graph of this cell depends on besides its arguments: each
-        sub-cell's type and train flag and its Parameters and Primitives (by identity), so
-        a layer, Parameter or Primitive put in after a call compiles anew. Recomputed only
-        when the state epoch moved (assigning any of them bumps it)."""
+        sub-cell's type, train flag and strategies, its Parameters and Primitives (by
+        identity) and their strategies, so a layer, Parameter, Primitive or strategy put in
+        after a call compiles anew. Recomputed only when the state epoch moved (assigning
+        any of them, or `shard`, bumps it)."""
         epoch, key = self._tree
         if epoch != EPOCH[0]:
-            key = tuple((type(c), c.training, tuple(map(id, c._params.values())),
-                         tuple(map(id, c._primitives.values())))
+            key = tuple((type(c), c.training, c.in_strategy, c.out_strategy,
+                         tuple(map(id, c._params.values())),
+                         tuple((id(p), p.in_strategy, p.out_strategy)
+                               for p in c._primitives.values()))
                         for _, c in self.cells_and_names())
             self.__dict__["_tree"] = (EPOCH[0], key)
         return key
@@ -169,9 +172,9 @@ class Cell:
         """
         in_s = _check_strategy(in_strategy, "in_strategy", self.cls_name)
         out_s = _check_strategy(out_strategy, "out_strategy", self.cls_name)
-        self.in_strategy, self.out_strategy = in_s, out_s
+        self.__dict__["in_strategy"], self.__dict__["out_strategy"] = in_s, out_s
         self._shard_primitives(in_s, out_s)
-        self._compile_cache.clear()
+        bump()                                   # the tree key holds the strategies
         return self
 
     def _shard_primitives(self, in_strategy: tuple | None, out_strategy: tuple | None) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.shard_layout import Layout
 from msops.common.codegen import MISS, Source, inline_lines, miss
+from msops.common.state_epoch import bump
 from msops.common.tensor import Tensor
 from msops.primitives.lowering import Abstract
 
@@ -237,6 +238,7 @@ class Primitive:
             self.add_prim_attr("in_strategy", in_s)
         if out_s is not None:
             self.add_prim_attr("out_strategy", out_s)
+        bump()                        # a Cell's compiled graphs are keyed by its strategies
         return self
 
     def set_strategy(self, strategy: tuple | None = None) -> "Primitive":
