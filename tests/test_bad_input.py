@@ -236,3 +236,22 @@ def _collective_inference(world, shape, split, concat, count, dtype):
             want[concat] *= world
             want[split] //= world
         assert list(out) == want
+
+
+def test_what_the_layer_fuzzer_found():
+    """tests/test_fuzz_layers.py: a NaN slope made NaN outputs; LayerNorm(epsilon=None)
+    leaked float()'s TypeError; a sparse softmax cross-entropy of 0-d logits an
+    IndexError."""
+    from msops import nn
+    with pytest.raises(ValueError, match=r"For 'LeakyReLU', the 'alpha' should be a finite "
+                                         r"number, but got nan"):
+        nn.LeakyReLU(float("nan"))
+    with pytest.raises(ValueError, match=r"For 'PReLU', the 'w' should be a finite number, "
+                                         r"but got inf"):
+        nn.PReLU(3, float("inf"))
+    with pytest.raises(TypeError, match=r"For 'LayerNorm', the type of 'epsilon' should be"):
+        nn.LayerNorm((4,), epsilon=None)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True)
+    with pytest.raises(ValueError, match=r"For 'SoftmaxCrossEntropyWithLogits', the 'logits' "
+                                         r"should be 2-D \(N, C\), but got shape \[\]"):
+        loss(Tensor(np.float32(1.0)), Tensor(np.array([0], np.int32)))

@@ -145,6 +145,9 @@ class LeakyReLU(Cell):
     def __init__(self, alpha: float = 0.2) -> None:
         super().__init__()
         self.alpha = validator.check_value_type("alpha", alpha, (int, float), self.cls_name)
+        if not math.isfinite(alpha):
+            raise ValueError(f"For '{self.cls_name}', the 'alpha' should be a finite number, "
+                             f"but got {alpha}.")
         self.scale = ops.Mul()
         self.pick = ops.Maximum() if alpha <= 1 else ops.Minimum()
 

@@ -58,6 +58,9 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
 
     def construct(self, logits, labels):
         if self.sparse:
+            if len(logits.shape) != 2:           # its class count is read before the op's check
+                raise ValueError(f"For '{self.cls_name}', the 'logits' should be 2-D (N, C), "
+                                 f"but got shape {list(logits.shape)}.")
             on, off = self._on_off_values(logits.dtype)
             labels = self.one_hot(labels, logits.shape[-1], on, off)
         loss = self.softmax_cross_entropy(logits, labels)[0]

@@ -45,7 +45,7 @@ class LayerNorm(Cell):
             validator.check_positive_int(d, "normalized_shape", name)
         self.normalized_shape = shape
         self.begin_norm_axis, self.begin_params_axis = begin_norm_axis, begin_params_axis
-        self.epsilon = epsilon
+        self.epsilon = validator.check_value_type("epsilon", epsilon, (int, float), self.cls_name)
         self.gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name),
                                name="gamma")
         self.beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name),

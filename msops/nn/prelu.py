@@ -25,6 +25,9 @@ class PReLU(Cell):
         name = self.cls_name
         self.channel = validator.check_positive_int(channel, "channel", name)
         if isinstance(w, (int, float)) and not isinstance(w, bool):
+            if not np.isfinite(w):
+                raise ValueError(f"For '{name}', the 'w' should be a finite number, but got "
+                                 f"{w}.")
             w = Tensor(np.full((channel,), w, np.float32))
         self.w = Parameter(initializer(w, (channel,), mstype.float32, "w", name), name="a")
         self.prelu = ops.PReLU()
