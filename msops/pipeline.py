@@ -10,6 +10,7 @@ and a new shape (or `set_train`) retraces.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,6 +24,7 @@ from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.fusion import fuse_communication
 from msops.graph.ir import Graph
+from msops.graph import tracer
 from msops.graph.tracer import trace
 from msops.parallel.context import (comm_fusion_bytes, global_input_shape, is_parallel,
                                     parallel_snapshot)
@@ -138,6 +140,19 @@ def signature(args: Sequence[Any], tree_key: tuple) -> tuple:
             parallel_snapshot())
 
 
+def _outside(root: Any, called: Sequence[Any]) -> list:
+    """(weakref, tree key) of each Cell of `called` outside `root`'s tree and the trees
+    already listed: whose changes the entry's key would not see."""
+    covered = {id(c) for _, c in root.cells_and_names()} if hasattr(root, "cells_and_names") \
+        else set()
+    out = []
+    for c in called:
+        if id(c) not in covered:
+            out.append((weakref.ref(c), c._tree_key()))
+            covered.update(id(s) for _, s in c.cells_and_names())
+    return out
+
+
 class CompileCache:
     """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
@@ -147,6 +162,9 @@ class CompileCache:
     def __init__(self, compiler: Callable[[Any, Sequence[Any]], tuple] | None = None) -> None:
         self._compile = compile_graph if compiler is None else compiler
         self._entries: dict[tuple, tuple[Graph, Executor]] = {}
+        #: per entry, (weak reference, tree key when traced) of the Cells it called that
+        #: are not in the compiled Cell's own tree (whose key is part of the entry's key)
+        self._watched: dict[tuple, list] = {}
         self.traces = 0
         self._last_key: tuple | None = None   # the last call's whole key
         self._last_executor: Executor | None = None
@@ -160,10 +178,27 @@ class CompileCache:
 
     def _entry(self, cell: Any, args: Sequence[Any], key: tuple) -> tuple[Graph, Executor]:
         hit = self._entries.get(key)
-        if hit is None:
-            hit = self._entries[key] = self._compile(cell, args)
+        if hit is None or not self._current(key):
+            prev = tracer.record_cells()
+            try:
+                hit = self._entries[key] = self._compile(cell, args)
+            finally:
+                called = tracer.recorded_cells(prev)
+            self._watched[key] = _outside(cell, called)
             self.traces += 1
         return hit
+
+    def _current(self, key: tuple) -> bool:
+        """Whether the Cells entry `key` traced from outside the compiled Cell's tree (a
+        network a function calls) still have the trees they were traced with."""
+        for ref, traced in self._watched.get(key, ()):
+            c = ref()
+            if c is None:
+                return False
+            now = c._tree_key()
+            if now is not traced and now != traced:
+                return False
+        return True
 
     def run(self, cell: Any, args: Sequence[Any], tree_key: tuple) -> Any:
         """Compile (once per signature) and execute `cell` on `args`.
@@ -178,7 +213,7 @@ class CompileCache:
                 return out
         key = signature(args, tree_key)
         executor = self._last_executor
-        if key != self._last_key:
+        if key != self._last_key or not self._current(key):
             executor = self._entry(cell, args, key)[1]
             self._last_key, self._last_executor = key, executor
         out = executor(tensor_arrays(args, []))
@@ -194,6 +229,7 @@ class CompileCache:
 
     def clear(self) -> None:
         self._entries.clear()
+        self._watched.clear()
         self._last_key, self._last_executor = None, None
         self.fast, self.epoch = miss, -1
 

@@ -190,3 +190,22 @@ def test_a_layer_parameter_or_primitive_put_in_after_a_call_is_what_runs(mode):
     net.act = ms.ops.Sigmoid()
     np.testing.assert_allclose(net(Tensor(x)).asnumpy(),
                                1 / (1 + np.exp(-(x + net.fc.bias.asnumpy()))), rtol=1e-12)
+
+
+def test_a_function_compiled_over_a_network_follows_its_changes(mode):
+    """ms.jit and ms.grad of a function that calls a network (not a Cell of their own):
+    the Cells a trace called are watched, so a layer replaced later compiles anew."""
+    net, x = Replaced(), RNG.standard_normal((2, 3))
+
+    @ms.jit
+    def twice(v):
+        return net(v) * 2.0
+
+    grad = ms.grad(lambda v: ms.ops.ReduceSum()(net.fc(v), ()))
+    for _ in range(2):
+        w = net.fc.weight.asnumpy()
+        want = np.maximum(numpy_stack([net.fc], x), 0) * 2.0
+        np.testing.assert_allclose(twice(Tensor(x)).asnumpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(grad(Tensor(x)).asnumpy(), np.tile(w.sum(0), (2, 1)),
+                                   rtol=1e-12)
+        net.fc = dense(7)

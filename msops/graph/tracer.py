@@ -22,11 +22,13 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "trace_into", "adopt_parameters", "before_each_run",
-           "active_graph",
+           "active_graph", "note_cell", "record_cells", "recorded_cells",
            "node_of", "as_traced",
            "is_tracing", "user_source"]
 
 _active: "_Trace | None" = None
+#: the Cells called while the compile under way traced (CompileCache watches them)
+_called_cells: list | None = None
 
 
 def is_tracing() -> bool:
@@ -262,6 +264,27 @@ def before_each_run(hook: Callable[[], Any]) -> None:
         raise GraphError("before_each_run() is for code being traced.")
     if hook not in _active.graph.pre_run:
         _active.graph.pre_run.append(hook)
+
+
+def note_cell(cell: Any) -> None:
+    """Record that `cell` was called (inlined) in the trace of the compile under way."""
+    if _called_cells is not None:
+        _called_cells.append(cell)
+
+
+def record_cells() -> list | None:
+    """Start recording the Cells the next traces call; returns the previous record, to
+    give back to `recorded_cells`."""
+    global _called_cells
+    prev, _called_cells = _called_cells, []
+    return prev
+
+
+def recorded_cells(prev: list | None) -> list:
+    """The Cells called since `record_cells` (in call order); restores `prev`."""
+    global _called_cells
+    called, _called_cells = _called_cells, prev
+    return called or []
 
 
 def active_graph() -> Graph | None:

@@ -194,6 +194,8 @@ class Cell:
             args = self._positional(args, kwargs)
         if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
             return cache.run(self, args, self._tree_key())
+        if tracer.is_tracing():
+            tracer.note_cell(self)           # the compile cache watches its tree
         if self._pins_layouts():
             return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)
