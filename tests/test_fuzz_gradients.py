@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import msops as ms
 from msops import Tensor, ops
 from test_compute_contract import CASES
+from test_grad_ops import finite_differences
 from test_fuzz_primitives import DOCUMENTED, FUZZ, _flat, _inferred, attribute_values, perturbed
 
 #: differentiated through some outputs only, as in MindSpore
@@ -77,21 +78,6 @@ def _loss(prim, args: tuple, where: list, weights: dict):
     return loss
 
 
-def _finite_differences(loss, xs: list) -> list:
-    grads = []
-    for i, a in enumerate(xs):
-        g = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            values = []
-            for step in (EPS, -EPS):
-                moved = [b.copy() for b in xs]
-                moved[i][idx] += step
-                values.append(float(loss(*[Tensor(b) for b in moved]).asnumpy()))
-            g[idx] = (values[0] - values[1]) / (2 * EPS)
-        grads.append(g)
-    return grads
-
-
 def _check_gradient(prim, args: tuple, every: bool, seed: int) -> None:
     args = _float64(args, prim.const_inputs, prim.name in POSITIVE, every, seed)
     try:
@@ -119,7 +105,7 @@ def _check_gradient(prim, args: tuple, every: bool, seed: int) -> None:
         compiled = f(*[Tensor(x) for x in xs])
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    want = _finite_differences(loss, xs) if prim.name not in STOPPED else [0 * x for x in xs]
+    want = finite_differences(loss, xs, EPS) if prim.name not in STOPPED else [0 * x for x in xs]
     for g, c, w, x in zip(eager, compiled, want, xs):
         assert g.shape == x.shape and g.dtype == ms.float64, (prim.name, g.shape, x.shape)
         np.testing.assert_allclose(g.asnumpy(), c.asnumpy(), rtol=1e-12, atol=1e-13)
