@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from msops import ops
-from msops.autodiff import value_and_grad
+from msops.autodiff import GradOperation, value_and_grad
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication.management import GlobalComm, get_group_size
@@ -88,7 +88,10 @@ class TrainOneStepCell(Cell):
         self.weights = optimizer.parameters
         self.sens = float(sens)
         self.__dict__["_value_and_grad"] = value_and_grad(network, None, list(self.weights))
-        self.__dict__["_compile_cache"] = CompileCache(self._compile_step)
+        # a subclass's own construct (MindSpore's way to clip or scale gradients) is what
+        # the compiled step traces; this class's step is compiled from its parts
+        own = type(self).construct is TrainOneStepCell.construct
+        self.__dict__["_compile_cache"] = CompileCache(self._compile_step if own else None)
         self.__dict__["_mini"] = None                 # MiniSteps under grad_accumulation_step
         # as MindSpore: in data_parallel (hybrid_parallel) mode the step owns a reducer of
         # the gradients, mean from `gradients_mean`. It acts in PYNATIVE_MODE, where each
@@ -97,7 +100,9 @@ class TrainOneStepCell(Cell):
             ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL)
         self.grad_reducer = DistributedGradReducer(
             self.weights, get_auto_parallel_context("gradients_mean"),
-            get_group_size()) if self.reducer_flag else None
+            get_group_size()) if self.reducer_flag else _identity
+        # what MindSpore's subclasses call in their own construct
+        self.grad = GradOperation(get_by_list=True, sens_param=True)
 
     def _mini_steps(self) -> MiniSteps | None:
         """The mini-step accumulation the context asks for (None: k = 1)."""
@@ -126,11 +131,8 @@ class TrainOneStepCell(Cell):
         return loss
 
     def _reduced(self, grads: tuple) -> tuple:
-        """The gradients through `grad_reducer` when it is needed: PYNATIVE_MODE data
-        parallel (each rank's local gradients) and hybrid_parallel (compiled stand-alone);
-        a partitioned graph's backward has reduced them already."""
-        if self.grad_reducer is None or (tracing() and is_parallel()):
-            return grads
+        """The gradients through `grad_reducer`: an identity but in data_parallel and
+        hybrid_parallel modes (see DistributedGradReducer for when it reduces)."""
         return self.grad_reducer(grads)
 
     def _update(self, grads: tuple) -> None:
@@ -172,12 +174,20 @@ class TrainOneStepCell(Cell):
         return graph, Executor(graph)
 
 
+def _identity(grads: Any) -> Any:
+    """The `grad_reducer` of a step that needs none (MindSpore's F.identity)."""
+    return grads
+
+
 class DistributedGradReducer(Cell):
     """Data-parallel gradient reduction: `reducer(grads)` sums each gradient over `group`
     (AllReduce) and, when `mean`, divides it by `degree` (default: the group's size).
 
     `parameters` are the optimizer's (one gradient each, same order); every rank calls it
-    with gradients of the same shapes. Returns a tuple of Tensors.
+    with gradients of the same shapes. Returns a tuple of Tensors. Traced into a
+    partitioned graph (data_parallel, semi_auto_parallel in GRAPH_MODE) it returns them as
+    they are: the graph's backward has already reduced each replicated Parameter's
+    gradient over its replicas (a MindSpore training cell calling it reduces once).
     """
 
     def __init__(self, parameters: Any, mean: bool = True, degree: int | None = None,
@@ -197,6 +207,8 @@ class DistributedGradReducer(Cell):
             raise ValueError(f"For '{self.cls_name}', the number of 'grads' should be the "
                              f"number of parameters: {len(self.parameters)}, but got "
                              f"{len(grads)}.")
+        if tracing() and is_parallel():   # a partitioned graph's backward reduced them
+            return grads
         out = tuple(self.allreduce(g) for g in grads)
         if self.mean and self.degree != 1:
             out = tuple(g / self.degree for g in out)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.ops.functional import _prim
+from msops.ops._dispatch import _prim
 from msops.primitives.array_ops import Concat, Reshape, Transpose
 from msops.primitives.math_ops import BatchMatMul, Cast, MatMul
 from msops.primitives.nn_ops import OneHot

@@ -1,12 +1,13 @@
 """Functional spellings of the transformer op set, as `mindspore.ops` has them: thin calls of
-the primitives (one shared primitive eagerly, so its lowered kernels are kept; a fresh one
-per call while a graph is traced, since each graph node owns its primitive)."""
+the primitives (see _dispatch.py). As `mindspore.ops.functional` (imported as `F`), the
+module also holds every other functional spelling of msops.ops (F.cast, F.depend, F.fill,
+F.shape, ...); its `__all__` lists its own."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from msops.common import dtype as mstype
-from msops.primitives import primitive as _primitive
+from msops.ops._dispatch import _binary, _prim
 from msops.primitives.activation_ops import FastGeLU, GeLU, LogSoftmax
 from msops.primitives.elementwise_ops import (BiasAdd, Erf, FloorDiv, Greater, GreaterEqual,
                                               Less, LessEqual, Maximum, Minimum, NotEqual,
@@ -21,27 +22,6 @@ __all__ = ["gather", "gather_d", "gather_elements", "gather_nd", "gelu", "fast_g
            "floor_div", "select", "greater", "gt", "greater_equal", "ge", "less", "lt",
            "less_equal", "le", "not_equal", "ne", "zeros_like", "ones_like", "bias_add",
            "tile", "expand_dims", "squeeze"]
-
-_shared: dict = {}
-
-
-def _prim(cls: type, *attrs: Any) -> Any:
-    """`cls(*attrs)`: shared when eager, fresh while tracing."""
-    if _primitive._trace_hook is not None:
-        return cls(*attrs)
-    key = (cls, attrs)
-    prim = _shared.get(key)
-    if prim is None:
-        prim = _shared[key] = cls(*attrs)
-    return prim
-
-
-def _binary(cls: type, doc: str) -> Callable:
-    def call(input: Any, other: Any) -> Any:
-        return _prim(cls)(input, other)
-    call.__doc__ = doc
-    return call
-
 
 def gather(input_params: Any, input_indices: Any, axis: int, batch_dims: int = 0) -> Any:
     """`Gather(batch_dims)(input_params, input_indices, axis)`."""
@@ -158,3 +138,11 @@ def expand_dims(input_x: Any, axis: int) -> Any:
 def squeeze(input: Any, axis: int | tuple | None = None) -> Any:
     """`Squeeze(axis)(input)`; None squeezes every dim of size 1."""
     return _prim(Squeeze, () if axis is None else axis)(input)
+
+
+# mindspore.ops.functional holds every functional spelling: so does this module (F)
+from msops.ops.array_func import *  # noqa: E402,F401,F403
+from msops.ops.clip_func import *  # noqa: E402,F401,F403
+from msops.ops.math_func import *  # noqa: E402,F401,F403
+from msops.ops.value_func import (depend, dtype, fill, numel, ones, rank,  # noqa: E402,F401
+                                  shape, size, zeros)

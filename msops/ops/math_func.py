@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from msops.common import dtype as mstype
-from msops.ops.functional import _binary, _prim
+from msops.ops._dispatch import _binary, _prim
 from msops.primitives.elementwise_ops import (FloorDiv, Greater, Maximum, Minimum, Select,
                                               Sigmoid)
 from msops.primitives.math_ops import (Add, AddN, Cast, Equal, Exp, Log, Mul, Neg, RealDiv,

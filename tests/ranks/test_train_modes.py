@@ -270,3 +270,46 @@ def test_sens_param_in_a_parallel_context_equals_serial(case, whole_sens):
 def ops_grad(net, params):
     from msops import ops
     return ops.GradOperation(get_by_list=True, sens_param=True)(net, params)
+
+
+class ClippedStep(nn.TrainOneStepCell):
+    """MindSpore's custom training cell: its own construct, the cell's `grad` and
+    `grad_reducer`, global-norm clipping and `depend`."""
+
+    def construct(self, *inputs):
+        from msops import ops
+        from msops.ops import functional as F, operations as P
+        loss = self.network(*inputs)
+        sens = P.Fill()(P.DType()(loss), P.Shape()(loss), self.sens)
+        grads = self.grad_reducer(self.grad(self.network, self.weights)(*inputs, sens))
+        return F.depend(loss, self.optimizer(ops.clip_by_global_norm(grads, 0.05)))
+
+
+def _train_custom(mode, x, y, parallel=None):
+    ms.reset_auto_parallel_context()
+    if parallel:
+        ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, gradients_mean=True)
+    try:
+        ms.set_context(mode=mode)
+        net = DenseDP()
+        step = ClippedStep(nn.WithLossCell(net, nn.MSELoss()),
+                           nn.SGD(net.trainable_params(), 0.5))
+        for _ in range(STEPS):
+            step(x, y)
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+
+
+def test_a_mindspore_custom_training_cell_in_data_parallel_equals_serial():
+    """Each rank feeds its batch slice and the cell's grad_reducer averages the local
+    gradients: the clipped update is the serial one on the whole batch (PYNATIVE_MODE).
+    Compiled in a parallel mode, this cell's shape of step (the forward called before its
+    gradient function, a sens argument) is refused by name, not run wrong."""
+    want = _train_custom(ms.GRAPH_MODE, X, Y)
+    _assert_params(_train_custom(ms.PYNATIVE_MODE, local(X), local(Y), "data_parallel"), want)
+    with pytest.raises(NotImplementedError, match=r"For 'GradOperation', a parallel step .* "
+                                                  r"supports gradient functions without a "
+                                                  r"sens argument"):
+        _train_custom(ms.GRAPH_MODE, local(X), local(Y), "data_parallel")

@@ -1,0 +1,156 @@
+"""Values made or read outside the compute primitives, as `mindspore.ops` has them: `fill`,
+`ones`, `zeros` (a new constant Tensor), `shape`, `dtype`, `rank`, `size` (what a Tensor
+is), and `depend` (a value after an expression). Each has its primitive-class spelling
+too (`Fill()(type, shape, value)`, `Shape()(x)`, `DType()(x)`, `Rank()(x)`, `Size()(x)`,
+`Depend()(value, expr)`), which MindSpore's training cells use through
+`ops.operations`.
+
+In a traced construct they give the same values: a traced Tensor knows its shape and
+dtype, a filled Tensor is captured as a constant, and `depend` needs nothing of the graph
+(the executor runs every node, side effects included, in the order it was traced).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common.tensor import Tensor
+
+__all__ = ["fill", "ones", "zeros", "shape", "dtype", "rank", "size", "numel", "depend",
+           "Fill", "Ones", "Zeros", "Shape", "DType", "Rank", "Size", "Depend"]
+
+
+def _shape(name: str, shape: Any) -> tuple:
+    if isinstance(shape, Tensor):
+        shape = shape.asnumpy().tolist()
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+            for n in shape):
+        raise TypeError(f"For '{name}', the 'shape' should be an int, a tuple/list of ints "
+                        f">= 0 or a 1-D int Tensor, but got {shape!r}.")
+    return tuple(int(n) for n in shape)
+
+
+def _dtype(name: str, dtype: Any) -> np.dtype:
+    if not isinstance(dtype, mstype.Type):
+        raise TypeError(f"For '{name}', the 'dtype' should be an msops dtype (ms.float32, ...), "
+                        f"but got {dtype!r}.")
+    return mstype.dtype_to_nptype(dtype)
+
+
+def fill(type: mstype.Type, shape: Any, value: Any) -> Tensor:  # noqa: A002
+    """A Tensor of `shape` and dtype `type` whose every element is `value` (a number or a
+    0-d Tensor)."""
+    if isinstance(value, Tensor):
+        value = value.asnumpy()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if not isinstance(value, (bool, int, float, np.number)):
+        raise TypeError(f"For 'fill', the 'value' should be a number or a 0-d Tensor, but got "
+                        f"{value!r:.80}.")
+    return Tensor(np.full(_shape("fill", shape), value, _dtype("fill", type)))
+
+
+def ones(shape: Any, dtype: mstype.Type | None = None) -> Tensor:
+    """A Tensor of ones of `shape` (dtype float32 by default)."""
+    return Tensor(np.ones(_shape("ones", shape), _dtype("ones", dtype or mstype.float32)))
+
+
+def zeros(size: Any, dtype: mstype.Type | None = None) -> Tensor:
+    """A Tensor of zeros of `size` (dtype float32 by default)."""
+    return Tensor(np.zeros(_shape("zeros", size), _dtype("zeros", dtype or mstype.float32)))
+
+
+def _tensor(name: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{name}', the 'input' should be a Tensor, but got "
+                        f"{type(x).__name__}.")
+    return x
+
+
+def shape(input: Any) -> tuple:  # noqa: A002
+    """The shape of a Tensor, as a tuple of ints."""
+    return tuple(_tensor("shape", input).shape)
+
+
+def dtype(input: Any) -> mstype.Type:  # noqa: A002
+    """The dtype of a Tensor."""
+    return _tensor("dtype", input).dtype
+
+
+def rank(input_x: Any) -> int:
+    """The number of dims of a Tensor."""
+    return len(_tensor("rank", input_x).shape)
+
+
+def size(input_x: Any) -> int:
+    """The number of elements of a Tensor."""
+    return int(np.prod(_tensor("size", input_x).shape, dtype=np.int64))
+
+
+numel = size
+
+
+def depend(value: Any, expr: Any) -> Any:
+    """`value`, once `expr` has been computed (MindSpore orders side effects with it; here
+    every traced op, side effects included, runs in the order it was traced)."""
+    return value
+
+
+class _Callable:
+    """A primitive-class spelling of one of the functions above (no attributes)."""
+
+    fn = staticmethod(lambda *args: None)
+
+    def __init__(self) -> None:
+        self.name = type(self).__name__
+
+    def __call__(self, *args: Any) -> Any:
+        return type(self).fn(*args)
+
+    def __repr__(self) -> str:
+        return f"Prim[{self.name}]"
+
+
+class Fill(_Callable):
+    """`Fill()(type, shape, value)`: ops.fill."""
+    fn = staticmethod(fill)
+
+
+class Ones(_Callable):
+    """`Ones()(shape, type)`: ops.ones."""
+    fn = staticmethod(ones)
+
+
+class Zeros(_Callable):
+    """`Zeros()(shape, type)`: ops.zeros."""
+    fn = staticmethod(zeros)
+
+
+class Shape(_Callable):
+    """`Shape()(x)`: ops.shape."""
+    fn = staticmethod(shape)
+
+
+class DType(_Callable):
+    """`DType()(x)`: ops.dtype."""
+    fn = staticmethod(dtype)
+
+
+class Rank(_Callable):
+    """`Rank()(x)`: ops.rank."""
+    fn = staticmethod(rank)
+
+
+class Size(_Callable):
+    """`Size()(x)`: ops.size."""
+    fn = staticmethod(size)
+
+
+class Depend(_Callable):
+    """`Depend()(value, expr)`: ops.depend."""
+    fn = staticmethod(depend)
