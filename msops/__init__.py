@@ -25,7 +25,7 @@ from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa
                          EarlyStopping, Loss, LossMonitor, Metric, Model, ModelCheckpoint,
                          RunContext, TimeMonitor)
 
-ops.GradOperation = GradOperation       # ops sits below autodiff: the package joins them
+ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

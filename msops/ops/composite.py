@@ -1,12 +1,4 @@
-"""`mindspore.ops.composite` (imported as `C` by MindSpore's training code): GradOperation,
-from the autodiff layer (above msops.ops, so read when first asked for)."""
-from typing import Any
-
+"""`mindspore.ops.composite` (imported as `C` by MindSpore's training code): GradOperation.
+It lives in the autodiff layer above msops.ops, so the package (msops/__init__.py) puts
+it here, as it puts `ops.GradOperation`."""
 __all__ = ["GradOperation"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GradOperation":
-        from msops.autodiff import GradOperation
-        return GradOperation
-    raise AttributeError(f"module 'msops.ops.composite' has no attribute '{name}'")
