@@ -22,17 +22,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops import context
-from msops.common.tensor import Parameter, Tensor
+from msops.common.tensor import Parameter, Tensor, contiguous
 from msops.communication import get_rank
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.fusion import fuse_communication
-from msops.graph.ir import Graph
+from msops.graph.ir import Graph, Node
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
+from msops.parallel.local_tail import check_local_tail
 from msops.parallel.backward import output_seed, reduce_leaf_gradients, sens_seed
 from msops.parallel.context import (ParallelMode, comm_fusion_bytes,
                                     get_auto_parallel_context, grad_bucket_bytes,
@@ -111,6 +112,23 @@ def _step_input_indices(api: str, a: Any, graph: Graph, order: list[int]) -> Any
     if isinstance(a, (tuple, list)):
         return type(a)(_step_input_indices(api, t, graph, order) for t in a)
     return a
+
+
+def _holds_symbolic(a: Any) -> bool:
+    if isinstance(a, (tuple, list)):
+        return any(_holds_symbolic(t) for t in a)
+    return isinstance(a, tracer.SymbolicTensor)
+
+
+def _local_sens(sens: Tensor, out: Node) -> np.ndarray:
+    """This rank's part of a constant sens of `out`: its slice when given whole and `out`
+    is split, else the sens itself."""
+    data = sens._data
+    lay = out.layout
+    if lay is not None and tuple(data.shape) == tuple(lay.tensor_shape) and \
+            tuple(data.shape) != tuple(out.shape):
+        return contiguous(local_slice(data, lay, get_rank()))
+    return data
 
 
 def _is_input(a: Any) -> bool:
@@ -237,9 +255,12 @@ class _GradFunction:
         self._out_is_tuple[graph] = out_is_tuple
         return graph, Executor(graph)
 
-    def build_graph(self, args: Sequence[Any]) -> tuple[Graph, int, bool]:
+    def build_graph(self, args: Sequence[Any],
+                    const_sens: bool = False) -> tuple[Graph, int, bool]:
         """(graph, n, out_is_tuple): fn traced on `args` (partitioned in a parallel context)
-        with its backward; the graph's outputs are fn's n outputs, then the gradients."""
+        with its backward; the graph's outputs are fn's n outputs, then the gradients.
+        `const_sens`: the sens (the last of `args`) is a constant of the graph, not an
+        input (a parallel step's, made in its construct)."""
         fn = self.fn
         fn_args = args[:-1] if self.sens_param else args
         parallel = is_parallel()
@@ -259,6 +280,8 @@ class _GradFunction:
         grads = self._backward(
             graph, graph.name, args, outputs, graph.output_is_tuple, by_position,
             lambda w: params.get(id(w)) or graph.add_parameter(w),    # unused: zeros
+            (lambda k, o, s: sens_seed(graph, o, graph.add_const(_local_sens(s, o))))
+            if const_sens else
             (lambda k, o, s: sens_seed(graph, o, graph.add_input(o.shape, o.dtype,
                                                                  f"sens.{k}")))
             if parallel else lambda k, o, s: graph.add_input(o.shape, o.dtype, f"sens.{k}"),
@@ -315,26 +338,33 @@ class _GradFunction:
         while the rest is traced this call returns the built graph's outputs and gradients."""
         mode = get_auto_parallel_context("parallel_mode")
         where = f"a parallel step (ms.jit or a Cell's construct, parallel mode '{mode}')"
+        graph = tracer.active_graph()
         if _replay:                                     # the second trace
-            owner, nodes, n_outputs, out_is_tuple, used = _replay[-1]
+            owner, nodes, n_outputs, out_is_tuple, used, start = _replay[-1]
             if used or owner._signature() != self._signature():
                 raise NotImplementedError(
                     f"For '{self.api}', {where} should call one gradient function, once, but "
                     f"got another call at {tracer.user_source()}.")
-            _replay[-1] = (owner, nodes, n_outputs, out_is_tuple, True)
+            if len(graph.nodes) != start:
+                first = graph.nodes[start]
+                raise NotImplementedError(
+                    f"For '{self.api}', in {where} the gradient function should be called "
+                    f"first, on the step's own Tensor inputs (its forward is partitioned before "
+                    f"the rest of the step is traced; a call of the same network on the same "
+                    f"inputs before it is allowed), but got '{first.op}' before it, at "
+                    f"{first.source}.")
+            _replay[-1] = (owner, nodes, n_outputs, out_is_tuple, True, start)
             return self._results([tracer.as_traced(x) for x in nodes], n_outputs, out_is_tuple)
-        if self.sens_param:
-            raise NotImplementedError(f"For '{self.api}', {where} supports gradient functions "
-                                      f"without a sens argument, but got sens_param=True.")
-        graph = tracer.active_graph()
-        if graph.nodes:
-            first = graph.nodes[0]
+        fn_args = args[:-1] if self.sens_param else args
+        if self.sens_param and _holds_symbolic(args[-1]):
             raise NotImplementedError(
-                f"For '{self.api}', in {where} the gradient function should be called first, "
-                f"on the step's own Tensor inputs (its forward is partitioned before the rest "
-                f"of the step is traced), but got '{first.op}' before it, at {first.source}.")
+                f"For '{self.api}', in {where} the sens should be a constant Tensor (as "
+                f"ops.fill(loss.dtype, loss.shape, value) makes), but got one computed in the "
+                f"step, at {tracer.user_source()}.")
         order: list[int] = []
-        grad_args = [_step_input_indices(self.api, a, graph, order) for a in args]
+        grad_args = [_step_input_indices(self.api, a, graph, order) for a in fn_args]
+        if self.sens_param:
+            grad_args.append(args[-1])
         if order != list(range(len(graph.inputs))):
             raise NotImplementedError(
                 f"For '{self.api}', in {where} the gradient function should take the step's "
@@ -362,14 +392,27 @@ class _GradFunction:
         the rest of `step` traced after it (the optimizer's update on each rank's slices)."""
         flat = _flat_tensors(step_args, [])
         graph, n_outputs, out_is_tuple = self.build_graph(
-            [_substitute(a, flat) for a in grad_args])
+            [_substitute(a, flat) for a in grad_args], const_sens=self.sens_param)
         graph.name = name
         node_args = [_substitute(a, graph.inputs) for a in _marked(step_args)]
-        _replay.append((self, list(graph.outputs), n_outputs, out_is_tuple, False))
+        outputs = list(graph.outputs)
+        # the step may call the network on the same inputs before its gradient function
+        # (MindSpore's training cells do): that call is the built forward's outputs
+        fn_nodes = tuple(_substitute(a, graph.inputs) for a in grad_args[:len(grad_args) - (
+            1 if self.sens_param else 0)])
+
+        def forward() -> Any:
+            outs = [tracer.as_traced(x) for x in outputs[:n_outputs]]
+            return tuple(outs) if out_is_tuple else outs[0]
+        tracer.substitute_call(self.fn, fn_nodes, forward)
+        start = len(graph.nodes)
+        _replay.append((self, outputs, n_outputs, out_is_tuple, False, start))
         try:
             trace_into(graph, step, node_args, outputs=True)
         finally:
-            used = _replay.pop()[-1]
+            used = _replay.pop()[-2]
+            tracer.end_substitute()
+        check_local_tail(graph, start, self.api)
         if not used:
             raise NotImplementedError(f"For '{self.api}', {name} called its gradient function "
                                       f"once while traced, but not when traced again: a "

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.codegen import MISS
 from msops.common.source import user_source
 from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor
@@ -22,7 +23,8 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
 __all__ = ["SymbolicTensor", "trace", "trace_into", "adopt_parameters", "before_each_run",
-           "active_graph", "note_cell", "record_cells", "recorded_cells",
+           "active_graph", "note_cell", "record_cells", "recorded_cells", "substitute_call",
+           "end_substitute", "substituted",
            "node_of", "as_traced",
            "is_tracing", "user_source"]
 
@@ -264,6 +266,30 @@ def before_each_run(hook: Callable[[], Any]) -> None:
         raise GraphError("before_each_run() is for code being traced.")
     if hook not in _active.graph.pre_run:
         _active.graph.pre_run.append(hook)
+
+
+#: calls the trace under way answers without tracing them: (fn, its argument nodes, a
+#: function making the result); a parallel step's network call before its gradient
+_substitutes: list[tuple] = []
+
+
+def substitute_call(fn: Any, arg_nodes: tuple, result: Callable[[], Any]) -> None:
+    """While the current trace runs, `fn(*args)` on exactly the traced values of
+    `arg_nodes` returns `result()` (nodes the graph already has) instead of being traced."""
+    _substitutes.append((fn, arg_nodes, result))
+
+
+def end_substitute() -> None:
+    _substitutes.pop()
+
+
+def substituted(fn: Any, args: Sequence[Any]) -> Any:
+    """The result `substitute_call` registered for `fn` called on `args`, else MISS."""
+    for f, nodes, result in reversed(_substitutes):
+        if f is fn and len(args) == len(nodes) and all(
+                isinstance(a, SymbolicTensor) and a._node is n for a, n in zip(args, nodes)):
+            return result()
+    return MISS
 
 
 def note_cell(cell: Any) -> None:

@@ -196,6 +196,9 @@ class Cell:
             return cache.run(self, args, self._tree_key())
         if tracer.is_tracing():
             tracer.note_cell(self)           # the compile cache watches its tree
+            hit = tracer.substituted(self, args)
+            if hit is not MISS:              # already in the graph (a parallel step's forward)
+                return hit
         if self._pins_layouts():
             return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)

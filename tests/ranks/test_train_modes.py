@@ -225,11 +225,21 @@ def test_parallel_step_refusals():
         @ms.jit
         def swapped(x, y):
             return grad_fn(y, x)[0]
+
+        @ms.jit
+        def other_op_first(x, y):
+            doubled = x * 2
+            return grad_fn(x, y)[0] + ms.ops.ReduceSum()(doubled, ())
+        with pytest.raises(NotImplementedError, match=r"For 'value_and_grad', a parallel step's "
+                                                      r"gradient function should take the step's "
+                                                      r"own Tensor inputs, but got a computed "
+                                                      r"Tensor"):
+            scaled_first(local(X), local(Y))
         with pytest.raises(NotImplementedError, match=r"For 'value_and_grad', in a parallel "
                                                       r"step .* should be called first, on the "
                                                       r"step's own Tensor inputs .* but got "
                                                       r"'Mul' before it"):
-            scaled_first(local(X), local(Y))
+            other_op_first(local(X), local(Y))
         with pytest.raises(NotImplementedError, match=r"should take the step's Tensor inputs, "
                                                       r"each once and in order, but got "
                                                       r"inputs \[1, 0\] of 2"):
@@ -285,31 +295,45 @@ class ClippedStep(nn.TrainOneStepCell):
         return F.depend(loss, self.optimizer(ops.clip_by_global_norm(grads, 0.05)))
 
 
-def _train_custom(mode, x, y, parallel=None):
+def _train_custom(mode, x, y, parallel=None, make=DenseDP, **context):
     ms.reset_auto_parallel_context()
     if parallel:
-        ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, gradients_mean=True)
+        ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, gradients_mean=True,
+                                     **context)
     try:
         ms.set_context(mode=mode)
-        net = DenseDP()
+        net = make()
         step = ClippedStep(nn.WithLossCell(net, nn.MSELoss()),
                            nn.SGD(net.trainable_params(), 0.5))
         for _ in range(STEPS):
             step(x, y)
+        graph = step._compile_cache.last_graph()
     finally:
         ms.reset_auto_parallel_context()
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    return {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    layouts = {} if graph is None else {id(p.value): p.layout for p in graph.parameters}
+    return {p.name: p.asnumpy().copy() for p in net.trainable_params()}, \
+        {p.name: layouts.get(id(p)) for p in net.trainable_params()}
 
 
-def test_a_mindspore_custom_training_cell_in_data_parallel_equals_serial():
-    """Each rank feeds its batch slice and the cell's grad_reducer averages the local
-    gradients: the clipped update is the serial one on the whole batch (PYNATIVE_MODE).
-    Compiled in a parallel mode, this cell's shape of step (the forward called before its
-    gradient function, a sens argument) is refused by name, not run wrong."""
-    want = _train_custom(ms.GRAPH_MODE, X, Y)
-    _assert_params(_train_custom(ms.PYNATIVE_MODE, local(X), local(Y), "data_parallel"), want)
-    with pytest.raises(NotImplementedError, match=r"For 'GradOperation', a parallel step .* "
-                                                  r"supports gradient functions without a "
-                                                  r"sens argument"):
-        _train_custom(ms.GRAPH_MODE, local(X), local(Y), "data_parallel")
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+def test_a_mindspore_custom_training_cell_in_data_parallel_equals_serial(mode):
+    """Each rank feeds its batch slice. PYNATIVE_MODE: the cell's grad_reducer averages the
+    local gradients. GRAPH_MODE: the step compiles as a parallel step (its network call
+    before the gradient function is the partitioned forward's output, its constant sens
+    seeds the backward, the reducer passes the already reduced gradients on). Either
+    way the clipped update is the serial one on the whole batch."""
+    want, _ = _train_custom(ms.GRAPH_MODE, X, Y)
+    _assert_params(_train_custom(mode, local(X), local(Y), "data_parallel")[0], want)
+
+
+def test_clipping_split_gradients_after_a_parallel_steps_gradients_is_refused():
+    """After the gradients, a parallel step runs on each rank's slices: the global norm of
+    column- and row-split weight gradients (semi_auto_parallel) would be each rank's own
+    part's. That is refused by name instead of run wrong; the data-parallel case above,
+    whose gradients are whole on every rank, trains as the serial cell."""
+    with pytest.raises(NotImplementedError, match=r"For 'GradOperation', 'ReduceSum' after the "
+                                                  r"gradients of a parallel step reduces dim 0 "
+                                                  r"of a Tensor that is split there"):
+        _train_custom(ms.GRAPH_MODE, X, Y, "semi_auto_parallel", make=Megatron,
+                      full_batch=True)
