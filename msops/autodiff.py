@@ -33,7 +33,7 @@ from msops.graph.ir import Graph, Node
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
-from msops.parallel.local_tail import check_local_tail
+from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.backward import output_seed, reduce_leaf_gradients, sens_seed
 from msops.parallel.context import (ParallelMode, comm_fusion_bytes,
                                     get_auto_parallel_context, grad_bucket_bytes,
@@ -412,7 +412,7 @@ class _GradFunction:
         finally:
             used = _replay.pop()[-2]
             tracer.end_substitute()
-        check_local_tail(graph, start, self.api)
+        complete_local_tail(graph, start, self.api)
         if not used:
             raise NotImplementedError(f"For '{self.api}', {name} called its gradient function "
                                       f"once while traced, but not when traced again: a "

@@ -17,7 +17,7 @@ from msops.nn.cell import Cell
 from msops.nn.grad_accumulation import GradAccumulationCell, MiniSteps
 from msops.nn.optim import Optimizer, bind_mirrors
 from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
-from msops.parallel.local_tail import check_local_tail
+from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.opt_gather import gathering
 from msops.pipeline import CompileCache
 
@@ -171,7 +171,7 @@ class TrainOneStepCell(Cell):
         start = len(graph.nodes)
         trace_into(graph, lambda gs: self._update(self._reduced(self._scaled(gs))),
                    [tuple(grads)])
-        check_local_tail(graph, start, self.cls_name)
+        complete_local_tail(graph, start, self.cls_name)
         graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
         graph = eliminate_dead_nodes(graph)
         return graph, Executor(graph)

@@ -327,13 +327,53 @@ def test_a_mindspore_custom_training_cell_in_data_parallel_equals_serial(mode):
     _assert_params(_train_custom(mode, local(X), local(Y), "data_parallel")[0], want)
 
 
-def test_clipping_split_gradients_after_a_parallel_steps_gradients_is_refused():
-    """After the gradients, a parallel step runs on each rank's slices: the global norm of
-    column- and row-split weight gradients (semi_auto_parallel) would be each rank's own
-    part's. That is refused by name instead of run wrong; the data-parallel case above,
-    whose gradients are whole on every rank, trains as the serial cell."""
-    with pytest.raises(NotImplementedError, match=r"For 'GradOperation', 'ReduceSum' after the "
-                                                  r"gradients of a parallel step reduces dim 0 "
-                                                  r"of a Tensor that is split there"):
-        _train_custom(ms.GRAPH_MODE, X, Y, "semi_auto_parallel", make=Megatron,
-                      full_batch=True)
+def test_a_mindspore_custom_training_cell_with_megatron_strategies_equals_serial():
+    """The same cell over a semi_auto_parallel network (column- then row-split weights,
+    full batch): the global norm of the split gradients sums every rank's part (the step's
+    tail combines the reduction), so each rank's clipped update of its weight slices is
+    the serial one."""
+    want, _ = _train_custom(ms.GRAPH_MODE, X, Y, make=Megatron)
+    got, layouts = _train_custom(ms.GRAPH_MODE, X, Y, "semi_auto_parallel", make=Megatron,
+                                 full_batch=True)
+    assert sum(got[n].shape != want[n].shape for n in got) >= 2      # split weights held
+    for name, value in got.items():
+        np.testing.assert_allclose(value, want[name][layouts[name].slice_of(R)], rtol=1e-4,
+                                   atol=1e-5, err_msg=name)
+
+
+def test_tail_reductions_of_split_gradients_are_combined():
+    """After the gradients, ReduceSum / ReduceMean / ReduceMax over the split dim of a
+    row-split weight's gradient (and over every dim) give the serial values on every rank;
+    over its unsplit dim, this rank's rows (a split result, as the serial one's slice)."""
+    from msops import ops
+
+    class Step(nn.Cell):
+        def __init__(self, grad_fn):
+            super().__init__()
+            self.grad_fn = grad_fn
+
+        def construct(self, x, y):
+            loss, grads = self.grad_fn(x, y)
+            g = grads[0]                                  # d1.weight (32, 16): rows split
+            return (ops.ReduceSum()(g, 0), ops.ReduceMean()(g, ()), ops.ReduceMax()(g, 0),
+                    ops.ReduceSum()(g, 1))
+
+    def run(parallel):
+        ms.reset_auto_parallel_context()
+        if parallel:
+            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                         full_batch=True)
+        try:
+            ms.set_context(mode=ms.GRAPH_MODE)
+            net = nn.WithLossCell(Megatron(), nn.MSELoss())
+            return [o.asnumpy() for o in Step(ms.value_and_grad(
+                net, None, net.trainable_params()))(X, Y)]
+        finally:
+            ms.reset_auto_parallel_context()
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+
+    want, got = run(False), run(True)
+    for k in range(3):
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-6)
+    rows = want[3].shape[0] // N
+    np.testing.assert_allclose(got[3], want[3][R * rows:(R + 1) * rows], rtol=1e-4, atol=1e-6)
