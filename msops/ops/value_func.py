@@ -102,7 +102,8 @@ def depend(value: Any, expr: Any) -> Any:
 
 
 class _Callable:
-    """A primitive-class spelling of one of the functions above (no attributes)."""
+    """A primitive-class spelling of one of the functions above (no attributes):
+    `Fill()(type, shape, value)` is `fill(type, shape, value)`."""
 
     fn = staticmethod(lambda *args: None)
 
@@ -116,41 +117,16 @@ class _Callable:
         return f"Prim[{self.name}]"
 
 
-class Fill(_Callable):
-    """`Fill()(type, shape, value)`: ops.fill."""
-    fn = staticmethod(fill)
+def _spelling(name: str, fn: Any) -> type:
+    return type(name, (_Callable,), {"fn": staticmethod(fn), "__module__": __name__,
+                                     "__doc__": f"`{name}()(...)`: ops.{fn.__name__}."})
 
 
-class Ones(_Callable):
-    """`Ones()(shape, type)`: ops.ones."""
-    fn = staticmethod(ones)
-
-
-class Zeros(_Callable):
-    """`Zeros()(shape, type)`: ops.zeros."""
-    fn = staticmethod(zeros)
-
-
-class Shape(_Callable):
-    """`Shape()(x)`: ops.shape."""
-    fn = staticmethod(shape)
-
-
-class DType(_Callable):
-    """`DType()(x)`: ops.dtype."""
-    fn = staticmethod(dtype)
-
-
-class Rank(_Callable):
-    """`Rank()(x)`: ops.rank."""
-    fn = staticmethod(rank)
-
-
-class Size(_Callable):
-    """`Size()(x)`: ops.size."""
-    fn = staticmethod(size)
-
-
-class Depend(_Callable):
-    """`Depend()(value, expr)`: ops.depend."""
-    fn = staticmethod(depend)
+Fill = _spelling("Fill", fill)
+Ones = _spelling("Ones", ones)
+Zeros = _spelling("Zeros", zeros)
+Shape = _spelling("Shape", shape)
+DType = _spelling("DType", dtype)
+Rank = _spelling("Rank", rank)
+Size = _spelling("Size", size)
+Depend = _spelling("Depend", depend)
