@@ -153,6 +153,18 @@ def _outside(root: Any, called: Sequence[Any]) -> list:
     return out
 
 
+def _unchanged(watched: Sequence) -> bool:
+    """Whether each watched (weakref, tree key) Cell is alive with the same tree."""
+    for ref, traced in watched:
+        c = ref()
+        if c is None:
+            return False
+        now = c._tree_key()
+        if now is not traced and now != traced:
+            return False
+    return True
+
+
 class CompileCache:
     """Compiled (graph, executor) pairs of one Cell, by call signature; `traces` counts misses.
 
@@ -167,6 +179,7 @@ class CompileCache:
         self._watched: dict[tuple, list] = {}
         self.traces = 0
         self._last_key: tuple | None = None   # the last call's whole key
+        self._last_watched: Sequence = ()      # and its entry's watched Cells
         self._last_executor: Executor | None = None
         #: the last call again, as one generated function (Executor.fast_call), valid while
         #: the state epoch is `epoch` (-1: none): `fast(args)` runs it or returns MISS
@@ -178,7 +191,7 @@ class CompileCache:
 
     def _entry(self, cell: Any, args: Sequence[Any], key: tuple) -> tuple[Graph, Executor]:
         hit = self._entries.get(key)
-        if hit is None or not self._current(key):
+        if hit is None or not _unchanged(self._watched.get(key, ())):
             prev = tracer.record_cells()
             try:
                 hit = self._entries[key] = self._compile(cell, args)
@@ -187,18 +200,6 @@ class CompileCache:
             self._watched[key] = _outside(cell, called)
             self.traces += 1
         return hit
-
-    def _current(self, key: tuple) -> bool:
-        """Whether the Cells entry `key` traced from outside the compiled Cell's tree (a
-        network a function calls) still have the trees they were traced with."""
-        for ref, traced in self._watched.get(key, ()):
-            c = ref()
-            if c is None:
-                return False
-            now = c._tree_key()
-            if now is not traced and now != traced:
-                return False
-        return True
 
     def run(self, cell: Any, args: Sequence[Any], tree_key: tuple) -> Any:
         """Compile (once per signature) and execute `cell` on `args`.
@@ -213,9 +214,10 @@ class CompileCache:
                 return out
         key = signature(args, tree_key)
         executor = self._last_executor
-        if key != self._last_key or not self._current(key):
+        if key != self._last_key or not _unchanged(self._last_watched):
             executor = self._entry(cell, args, key)[1]
             self._last_key, self._last_executor = key, executor
+            self._last_watched = self._watched.get(key, ())
         out = executor(tensor_arrays(args, []))
         if all(type(a) is Tensor for a in args):
             self.fast, self.epoch = executor.fast_call(key[0]), EPOCH[0]
@@ -230,6 +232,7 @@ class CompileCache:
     def clear(self) -> None:
         self._entries.clear()
         self._watched.clear()
+        self._last_watched = ()
         self._last_key, self._last_executor = None, None
         self.fast, self.epoch = miss, -1
 
