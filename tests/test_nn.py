@@ -202,3 +202,47 @@ def test_softmax_cross_entropy_dense_labels(mode):
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5)
     with pytest.raises(ValueError, match=r"For 'SoftmaxCrossEntropyWithLogits', the 'reduction'"):
         nn.SoftmaxCrossEntropyWithLogits(reduction="avg")
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
+@pytest.mark.parametrize("shape", [(4,), (2, 5, 4), (2, 1, 3, 4)])
+def test_dense_takes_any_leading_dims_and_differentiates(mode, shape):
+    """nn.Dense on (*, in_channels), as MindSpore's: rows of the last dim, the leading dims
+    kept; the weight's gradient is numpy's."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(shape)
+    layer = nn.Dense(4, 3, weight_init=Tensor(rng.standard_normal((3, 4))),
+                     bias_init=Tensor(rng.standard_normal(3)), activation="relu",
+                     dtype=ms.float64)
+    w, b = layer.weight.asnumpy(), layer.bias.asnumpy()
+    pre = x @ w.T + b
+    ms.set_context(mode=mode)
+    try:
+        np.testing.assert_allclose(layer(Tensor(x)).asnumpy(), np.maximum(pre, 0), rtol=1e-12)
+        grad = ms.grad(lambda v: ms.ops.ReduceSum()(layer(v), ()), None,
+                       [layer.weight])(Tensor(x))[0]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    rows = (pre > 0).reshape(-1, 3).astype(float)
+    np.testing.assert_allclose(grad.asnumpy(), rows.T @ x.reshape(-1, 4), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"For 'Dense', 'x' should have shape \(\*, 4\), but "
+                                         r"got a 0-d Tensor"):
+        layer(Tensor(np.float64(1.0)))
+
+
+def test_linear_is_mindspore_2s_dense_with_its_defaults():
+    """nn.Linear(in_features, out_features, bias=True, weight_init=None, bias_init=None,
+    dtype=None): weight U(+-1/sqrt(in)) (HeUniform(sqrt(5)): gain sqrt(2/6), bound
+    gain * sqrt(3/in)), bias U(+-1/sqrt(in)), float32."""
+    ms.set_seed(3)
+    layer = nn.Linear(400, 300)
+    w, b = layer.weight.asnumpy(), layer.bias.asnumpy()
+    assert w.shape == (300, 400) and b.shape == (300,) and w.dtype == np.float32
+    bound = 1 / np.sqrt(400)
+    assert np.abs(w).max() <= bound * (1 + 1e-6) and np.abs(w).max() > 0.99 * bound
+    np.testing.assert_allclose(w.std(), bound / np.sqrt(3), rtol=0.02)
+    assert np.abs(b).max() <= bound * (1 + 1e-6)
+    assert nn.Linear(3, 2, bias=False, dtype=ms.float64).trainable_params()[0].dtype == ms.float64
+    assert len(nn.Linear(3, 2, bias=False).trainable_params()) == 1
+    with pytest.raises(ValueError, match=r"For 'Linear'.*in_features"):
+        nn.Linear(0, 2)

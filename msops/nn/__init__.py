@@ -5,7 +5,8 @@ from msops.nn.embedding import Embedding
 from msops.nn.normalization import LayerNorm
 from msops.nn.initializer import initializer, set_seed
 from msops.nn.containers import CellDict, CellList, SequentialCell
-from msops.nn.layers import BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, Identity, ReLU
+from msops.nn.layers import (BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, Identity,
+                             Linear, ReLU)
 from msops.nn.losses import (CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                               SoftmaxCrossEntropyWithLogits)
 from msops.nn.optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
@@ -24,7 +25,7 @@ from msops.nn.grad_accumulation import GradAccumulationCell
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
 from msops.nn.layers import get_activation
 
-__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell", "CellList", "CellDict", "Identity",
+__all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell", "CellList", "CellDict", "Identity", "Linear",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "initializer", "set_seed", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
            "WithLossCell", "TrainOneStepCell", "DistributedGradReducer",

@@ -2,6 +2,8 @@
 BatchNorm1d/2d live in nn.normalization (re-exported here)."""
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from msops import ops
@@ -11,11 +13,13 @@ from msops.common.shard_layout import Layout
 from msops.common.tensor import Parameter
 from msops.nn.activation import ACTIVATIONS
 from msops.nn.cell import Cell
+from msops.common.initializer import HeUniform, Uniform
 from msops.nn.initializer import initializer
 from msops.nn.normalization import BatchNorm1d, BatchNorm2d
 from msops.primitives.primitive import Primitive
 
-__all__ = ["Dense", "ReLU", "Identity", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["Dense", "Linear", "ReLU", "Identity", "Flatten", "Dropout", "BatchNorm1d",
+           "BatchNorm2d"]
 
 
 class ReLU(Cell):
@@ -117,8 +121,8 @@ def get_activation(activation: Any, prim_name: str = "get_activation") -> Any:
 class Dense(Cell):
     """Fully connected layer: y = activation(x @ weight.T + bias).
 
-    Input x (N, in_channels); weight (out_channels, in_channels) (MatMul with
-    transpose_b=True), bias (out_channels,); output (N, out_channels).
+    Input x (*, in_channels) (as rows of its last dim); weight (out_channels, in_channels)
+    (MatMul with transpose_b=True), bias (out_channels,); output (*, out_channels).
     `shard(((a, b),))` shards the MatMul as ((a, b), (1, b)) and the bias add as ((a, 1), (1,));
     `shard((layout(rows, cols),))` likewise with Layouts.
     """
@@ -134,6 +138,7 @@ class Dense(Cell):
         self.weight = Parameter(initializer(weight_init, (out_channels, in_channels), dtype,
                                             "weight_init", name), name="weight")
         self.matmul = ops.MatMul(transpose_b=True)
+        self.reshape = ops.Reshape()
         if has_bias:
             self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
                                               name), name="bias")
@@ -141,11 +146,19 @@ class Dense(Cell):
         self.activation = get_activation(activation, name)
 
     def construct(self, x):
+        shape = tuple(x.shape)
+        if not shape:
+            raise ValueError(f"For '{self.cls_name}', 'x' should have shape (*, "
+                             f"{self.in_channels}), but got a 0-d Tensor.")
+        if len(shape) != 2:                      # (*, in_channels): rows of the last dim
+            x = self.reshape(x, (-1, shape[-1]))
         x = self.matmul(x, self.weight)
         if self.has_bias:
             x = self.bias_add(x, self.bias)
         if self.activation is not None:
             x = self.activation(x)
+        if len(shape) != 2:
+            x = self.reshape(x, shape[:-1] + (self.out_channels,))
         return x
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
@@ -170,3 +183,23 @@ class Dense(Cell):
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"has_bias={self.has_bias}")
+
+
+class Linear(Dense):
+    """y = x @ weight.T + bias, as `mindspore.nn.Linear(in_features, out_features,
+    bias=True, weight_init=None, bias_init=None, dtype=None)`: MindSpore 2.x's spelling of
+    Dense, with its defaults (weight HeUniform(sqrt(5)), bias Uniform(1 / sqrt(in_features)),
+    float32)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 weight_init: Any = None, bias_init: Any = None,
+                 dtype: mstype.Type | None = None) -> None:
+        name = type(self).__name__
+        validator.check_positive_int(in_features, "in_features", name)
+        validator.check_positive_int(out_features, "out_features", name)
+        validator.check_bool("bias", bias, name)
+        super().__init__(in_features, out_features,
+                         HeUniform(math.sqrt(5)) if weight_init is None else weight_init,
+                         Uniform(1 / math.sqrt(in_features)) if bias_init is None else bias_init,
+                         has_bias=bias, dtype=mstype.float32 if dtype is None else dtype)
+        self.in_features, self.out_features = in_features, out_features
