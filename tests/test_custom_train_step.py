@@ -110,6 +110,8 @@ def test_value_functions_and_their_primitive_spellings():
         (lambda: ops.clip_by_norm([Tensor(np.ones(2, np.int32))], 1.0), TypeError,
          r"For 'clip_by_norm', every Tensor should have a float dtype"),
         (lambda: ops.clip_by_value(x), ValueError, r"at least one of 'clip_value_min'"),
+        (lambda: ops.clip_by_norm(x, 1.0, norm_type=None), ValueError,
+         r"For 'clip_by_norm', the 'norm_type' should be a number > 0 or inf, but got None"),
         (lambda: ops.clip_by_norm(Tensor(np.array([np.inf])), 1.0, error_if_nonfinite=True),
          ValueError, r"For 'clip_by_norm', the total norm of order 2.0 is not finite"),
     ]:

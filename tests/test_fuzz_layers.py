@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 import msops as ms
 from msops import Tensor, nn
+from test_functional_forms import Call
+from test_fuzz_primitives import _flat
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -85,18 +87,6 @@ def _named(err: Exception, names: set) -> bool:
     return any(text.startswith(f"For '{n}'") for n in names)
 
 
-def _flat(outs) -> list:
-    return list(outs) if isinstance(outs, tuple) else [outs]
-
-
-class _Wrap(nn.Cell):
-    def __init__(self, layer):
-        super().__init__()
-        self.layer = layer
-
-    def construct(self, *xs):
-        return self.layer(*xs)
-
 
 def _check(name: str, kwargs: dict, inputs: tuple) -> None:
     cls = getattr(nn, name)
@@ -121,7 +111,7 @@ def _check(name: str, kwargs: dict, inputs: tuple) -> None:
         return                    # random masks / moving statistics differ call to call
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        graph = [o.asnumpy() for o in _flat(_Wrap(layer)(*tensors))]
+        graph = [o.asnumpy() for o in _flat(Call(layer)(*tensors))]
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     for g, e in zip(graph, eager):

@@ -11,7 +11,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.shard_layout import Layout
 from msops.common.tensor import Parameter
-from msops.nn.activation import ACTIVATIONS
+from msops.nn.activation import ACTIVATIONS, _Wrapper
 from msops.nn.cell import Cell
 from msops.common.initializer import HeUniform, Uniform
 from msops.nn.initializer import initializer
@@ -36,19 +36,11 @@ class ReLU(Cell):
         self.relu.shard(in_strategy, out_strategy)
 
 
-class Identity(Cell):
+class Identity(_Wrapper):
     """Its input (`ops.Identity`), as `mindspore.nn.Identity()`: a placeholder layer;
     `shard` shards the primitive."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.identity = ops.Identity()
-
-    def construct(self, x):
-        return self.identity(x)
-
-    def _shard_primitives(self, in_strategy, out_strategy) -> None:
-        self.identity.shard(in_strategy, out_strategy)
+    primitive = ops.Identity
 
 
 class Flatten(Cell):

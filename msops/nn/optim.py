@@ -81,7 +81,6 @@ class Optimizer(Cell):
             else tuple(groups.learning_rates)
         self.weight_decay = float(weight_decay)
         self.loss_scale = float(loss_scale)
-        self.is_group, self.is_group_lr = groups.is_group, groups.is_group_lr
         self.global_step = Parameter(Tensor(np.zeros(1, np.int32)), "global_step",
                                      requires_grad=False)
         rates = []
@@ -101,6 +100,16 @@ class Optimizer(Cell):
         self._cast = ops.Cast()
         self._centralize = ops.ReduceMean(keep_dims=True)
         self.__dict__["_compiled"] = CompileCache(self._compile_update)
+
+    @property
+    def is_group(self) -> bool:
+        """Whether `parameters` were given as groups (MindSpore's attribute)."""
+        return self._groups.is_group
+
+    @property
+    def is_group_lr(self) -> bool:
+        """Whether groups set their own learning rates (then one Parameter each)."""
+        return self._groups.is_group_lr
 
     # -- state -----------------------------------------------------------------------
     def _state_like(self, prefix: str, init: float = 0.0) -> tuple[Parameter, ...]:

@@ -98,13 +98,14 @@ def clip_by_norm(x: Any, max_norm: float, norm_type: float = 2.0,
     name = "clip_by_norm"
     tensors, single = _tensors(name, x)
     max_norm = _positive(name, "max_norm", max_norm)
-    norm_type = float(norm_type) if not isinstance(norm_type, str) else \
-        (math.inf if norm_type == "inf" else norm_type)
-    if not isinstance(norm_type, float) or not norm_type > 0:
+    if norm_type == "inf":
+        norm_type = math.inf
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)) or \
+            not norm_type > 0:
         raise ValueError(f"For '{name}', the 'norm_type' should be a number > 0 or inf, but "
                          f"got {norm_type!r}.")
     acc = _floats(name, tensors)
-    total = _total_norm(tensors, norm_type, acc)
+    total = _total_norm(tensors, float(norm_type), acc)
     if error_if_nonfinite and type(total) is Tensor and not np.isfinite(total.asnumpy()).all():
         raise ValueError(f"For '{name}', the total norm of order {norm_type} is not finite: "
                          f"{total.asnumpy()}.")

@@ -105,7 +105,7 @@ class _Callable:
     """A primitive-class spelling of one of the functions above (no attributes):
     `Fill()(type, shape, value)` is `fill(type, shape, value)`."""
 
-    fn = staticmethod(lambda *args: None)
+    fn: Any                                   # the function it spells, set per class
 
     def __init__(self) -> None:
         self.name = type(self).__name__
