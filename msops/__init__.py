@@ -27,6 +27,10 @@ from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 
+from msops.nn.shard_fn import shard  # noqa: E402
+
+parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below nn
+
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402
 

@@ -9,16 +9,19 @@ schedule runs (a Cell called inside a traced construct is inlined).
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Iterator
 
 from msops import context
+from msops.common.codegen import MISS
+from msops.common.shard_layout import Layout
 from msops.common.state_epoch import EPOCH, bump
 from msops.common.tensor import Parameter
 from msops.graph import tracer
-from msops.common.codegen import MISS
 from msops.graph.ir import Graph
 from msops.parallel.context import is_parallel
 from msops.parallel.param_layout import ParameterLayout, layouts_of
+from msops.parallel.param_plan import check_plan, plan_of, set_plan
 from msops.pipeline import CompileCache
 from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
@@ -151,31 +154,77 @@ class Cell:
 
     def _tree_key(self) -> tuple:
         """What a compiled graph of this cell depends on besides its arguments: each
-        sub-cell's type, train flag and strategies, its Parameters and Primitives (by
-        identity) and their strategies, so a layer, Parameter, Primitive or strategy put in
+        sub-cell's type, train flag and strategies, its Parameters (by identity, with their
+        plans) and Primitives (by identity, with their strategies), so a layer, Parameter, Primitive or strategy put in
         after a call compiles anew. Recomputed only when the state epoch moved (assigning
         any of them, or `shard`, bumps it)."""
         epoch, key = self._tree
         if epoch != EPOCH[0]:
             key = tuple((type(c), c.training, c.in_strategy, c.out_strategy,
-                         tuple(map(id, c._params.values())),
+                         tuple((id(p), plan_of(p)) for p in c._params.values()),
                          tuple((id(p), p.in_strategy, p.out_strategy)
                                for p in c._primitives.values()))
                         for _, c in self.cells_and_names())
             self.__dict__["_tree"] = (EPOCH[0], key)
         return key
 
-    def shard(self, in_strategy: tuple, out_strategy: tuple | None = None) -> "Cell":
-        """Store the strategy of this cell's inputs (and outputs) for the parallel layer.
+    def shard(self, in_strategy: tuple, out_strategy: tuple | None = None,
+              parameter_plan: dict | None = None, device: str = "Ascend",
+              level: int = 0) -> "Cell":
+        """Store the strategy of this cell's inputs (and outputs) for the parallel layer,
+        and the layouts `parameter_plan` gives its Parameters by name (`{"dense.weight":
+        (4, 1)}`: stored so, and moved to what each consumer needs).
 
         Layer cells that wrap one primitive forward it to that primitive (`_shard_primitives`).
+        `device` and `level` are MindSpore's, accepted and checked: msops runs on the CPU
+        and searches with one cost model.
         """
         in_s = _check_strategy(in_strategy, "in_strategy", self.cls_name)
         out_s = _check_strategy(out_strategy, "out_strategy", self.cls_name)
+        _check_device_level(device, level, self.cls_name)
+        plans = self._parameter_plans(parameter_plan)
         self.__dict__["in_strategy"], self.__dict__["out_strategy"] = in_s, out_s
         self._shard_primitives(in_s, out_s)
+        for param, strategy in plans:
+            set_plan(param, strategy)
         bump()                                   # the tree key holds the strategies
         return self
+
+    def _parameter_plans(self, parameter_plan: dict | None) -> list[tuple[Parameter, tuple]]:
+        """(Parameter, strategy) for each entry of `parameter_plan`, checked. A key names a
+        Parameter by its name or its path in this cell; as in MindSpore, an unknown name
+        or a Parameter already planned is skipped with a warning."""
+        if parameter_plan is None:
+            return []
+        if not isinstance(parameter_plan, dict):
+            raise TypeError(f"For '{self.cls_name}', the 'parameter_plan' should be a dict or "
+                            f"None, but got {type(parameter_plan).__name__}.")
+        by_name: dict[str, Parameter] = {}
+        for path, param in self.parameters_and_names():
+            by_name.setdefault(path, param)
+            by_name.setdefault(param.name, param)
+        out = []
+        for name, value in parameter_plan.items():
+            if not isinstance(name, str):
+                raise TypeError(f"For '{self.cls_name}', the keys of 'parameter_plan' should "
+                                f"be str, but got {type(name).__name__}: {name!r}.")
+            strategy = check_plan(name, value, self.cls_name)
+            param = by_name.get(name)
+            if param is None:
+                warnings.warn(f"For '{self.cls_name}', 'parameter_plan' names '{name}', which "
+                              f"is not a Parameter of this cell: skipped.", stacklevel=3)
+                continue
+            if plan_of(param) is not None:
+                warnings.warn(f"For '{self.cls_name}', the Parameter '{name}' already has the "
+                              f"plan {plan_of(param)[0]}: {strategy[0]} skipped.", stacklevel=3)
+                continue
+            tmap = strategy[0].tensor_map if isinstance(strategy[0], Layout) else strategy[0]
+            if len(tmap) != len(param._full_shape):
+                raise ValueError(f"For '{self.cls_name}', the 'parameter_plan['{name}']' should "
+                                 f"have one entry per dim of the Parameter (shape "
+                                 f"{list(param._full_shape)}), but got {strategy[0]}.")
+            out.append((param, strategy))
+        return out
 
     def _shard_primitives(self, in_strategy: tuple | None, out_strategy: tuple | None) -> None:
         """Forward a `shard` to the wrapped primitive(s); a plain Cell only stores it."""
@@ -249,3 +298,17 @@ class Cell:
         body = "\n".join(f"  ({n}): " + repr(c).replace("\n", "\n  ")
                          for n, c in self._cells.items())
         return f"{head}\n{body}"
+
+
+#: MindSpore's `shard` devices and search levels (msops runs on the CPU with one cost model)
+SHARD_DEVICES = ("CPU", "GPU", "Ascend")
+SHARD_LEVELS = (0, 1, 2)
+
+
+def _check_device_level(device: Any, level: Any, name: str) -> None:
+    if device not in SHARD_DEVICES:
+        raise ValueError(f"For '{name}', the 'device' should be one of {SHARD_DEVICES}, but "
+                         f"got {device!r}.")
+    if isinstance(level, bool) or level not in SHARD_LEVELS:
+        raise ValueError(f"For '{name}', the 'level' should be one of {SHARD_LEVELS}, but got "
+                         f"{level!r}.")

@@ -8,9 +8,10 @@ It redistributes each input from its producer's layout to the one the op needs, 
 the op (or its expansion) on local shapes, then combines partial results: AllReduce
 over the reduced device axes the output leaves out, ReduceScatter over those the
 output splits its dim 0 by. Graph inputs and parameters take the layout of their first
-consumer: inputs are sliced when fed, and a Parameter holds only its slice of that
-layout once the graph's executor is built (parallel/param_store.py), so no data moves. Every emitted node is
-re-inferred on local shapes by `Graph.apply`. The pass names no op: the graph's
+consumer (a Parameter with a `parameter_plan`, its planned one): inputs are sliced when
+fed, and a Parameter holds only its slice of that layout once the graph's executor is
+built (parallel/param_store.py), so no data moves. Every emitted node is re-inferred on
+local shapes by `Graph.apply`. The pass names no op: the graph's
 structural TupleGetItem and MakeTuple it knows by class.
 
 The pass never moves data: it builds a graph of primitives. Sub-groups are created
@@ -34,6 +35,7 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.opt_gather import shard_gather
 from msops.parallel.opt_shard import OptShard, opt_shard_plan
 from msops.parallel.param_layout import record_layout, record_opt_shard_group
+from msops.parallel.param_plan import planned_layout
 from msops.parallel import param_store  # noqa: F401  (the executor's relayout hook)
 from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
@@ -129,27 +131,42 @@ class _Partitioner:
 
     def _value(self, node: Node) -> Node:
         """The local node of a visited global node; a leaf returned as it is gets bound here
-        (an input keeps the batch layout, a parameter or constant stays whole)."""
+        (an input keeps the batch layout, a parameter its plan, else it stays whole)."""
         if node.id not in self.env:
             whole = node.kind == "input" and self.full_batch
             self._input_as(node, self._batch_layout(node.shape) if whole
-                           else self._replicated(node.shape))
+                           else self._planned(node) or self._replicated(node.shape))
         return self.env[node.id]
 
+    def _planned(self, node: Node) -> TensorLayout | None:
+        """The layout a Parameter's `parameter_plan` stores it in (strategies count)."""
+        if node.kind != "parameter" or not self.use_strategies:
+            return None
+        return planned_layout(node.value, node.shape, self.n)
+
     def _input_as(self, node: Node, layout: TensorLayout) -> Node:
-        """The local value of global `node` laid out as `layout` (binding leaves lazily)."""
+        """The local value of global `node` laid out as `layout` (binding leaves lazily: a
+        planned Parameter in its plan, then moved)."""
         if node.id not in self.env:
-            feed = _slicer(layout, self.rank)
-            if node.kind == "input" and self.full_batch:
-                return self._bind_leaf(node, layout, feed)
-            plan = opt_shard_plan(node.value, layout) if node.kind == "parameter" else None
-            if plan is not None:              # the parallel optimizer: stored as a shard
-                return self._gather_shard(node, plan, layout)
-            if node.kind in ("parameter", "const"):
-                return self._bind_leaf(node, layout, feed)
-            raise AssertionError(f"node {node} used before it was visited")
+            planned = self._planned(node)
+            if planned is None or planned == layout:
+                return self._bind_as(node, layout)
+            self._bind_as(node, planned)
         local = self.gathered.get(node.id, self.env[node.id])
         return self.redist.convert(local, local.layout, layout, node.source)
+
+    def _bind_as(self, node: Node, layout: TensorLayout) -> Node:
+        """Leaf `node` bound in `layout` (a Parameter the parallel optimizer shards: as its
+        stored shard, gathered to `layout`)."""
+        feed = _slicer(layout, self.rank)
+        if node.kind == "input" and self.full_batch:
+            return self._bind_leaf(node, layout, feed)
+        plan = opt_shard_plan(node.value, layout) if node.kind == "parameter" else None
+        if plan is not None:                  # the parallel optimizer: stored as a shard
+            return self._gather_shard(node, plan, layout)
+        if node.kind in ("parameter", "const"):
+            return self._bind_leaf(node, layout, feed)
+        raise AssertionError(f"node {node} used before it was visited")
 
     def _gather_shard(self, node: Node, plan: OptShard, layout: TensorLayout) -> Node:
         """The parallel optimizer: `node`'s Parameter bound as its stored shard and gathered

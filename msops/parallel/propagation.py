@@ -23,8 +23,9 @@ data-parallel default and the walk goes on from it.
 every unconfigured op re-chooses given all its neighbours, until no op changes (a local
 search over the same cost model, not MindSpore's algorithms).
 
-Graph inputs fed per rank (full_batch=False) have their fed layout (dataset_strategy); other inputs,
-parameters and constants take the layout of their first consumer (the pass slices them
+Graph inputs fed per rank (full_batch=False) have their fed layout (dataset_strategy) and
+Parameters with a `parameter_plan` their planned one; other inputs, parameters and
+constants take the layout of their first consumer (the pass slices them
 when fed), so only their later consumers pay to redistribute them. The pass names no op.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
 from msops.parallel.op_sharding import fed_layout, resolve, tensor_inputs
+from msops.parallel.param_plan import planned_layout
 from msops.parallel.redistribution_plan import plan, plan_bytes
 from msops.parallel.strategy import data_parallel_strategy
 from msops.primitives.sharding import DimSpec, spec_of
@@ -150,6 +152,7 @@ class _Search:
             self.producers[cid] = row
         self.chosen: dict[int, _Choice] = {}
         self.fixed: set[int] = set()
+        self.planned: dict[int, TensorLayout | None] = {}   # parameter leaf id -> its plan
 
     # -- costs ----------------------------------------------------------------------------
     def _move(self, src: TensorLayout, dst: TensorLayout, itemsize: int) -> int:
@@ -160,6 +163,11 @@ class _Search:
         this input binds it (free) or its binder is undecided."""
         if leaf.kind == "input" and not self.full_batch:
             return fed_layout(self.input_index[leaf.id], tuple(leaf.shape), self.n)
+        if leaf.kind == "parameter":
+            if leaf.id not in self.planned:
+                self.planned[leaf.id] = planned_layout(leaf.value, leaf.shape, self.n)
+            if self.planned[leaf.id] is not None:
+                return self.planned[leaf.id]
         first = self.leaf_first.get(leaf.id)
         if first is None or first == (cid, j) or first[0] not in self.chosen:
             return None
