@@ -204,6 +204,19 @@ class DistributedGradReducer(Cell):
         self.parameters = tuple(parameters)
         self.allreduce = ops.AllReduce(ops.ReduceOp.SUM, group)
 
+    def __call__(self, grads: Any) -> tuple:
+        """Outside a traced graph it runs eagerly in either mode (the AllReduces act on
+        this rank's own gradients, never on a partitioned graph's fed slices); gradients
+        that came out of a partitioned graph (they carry a layout) were already reduced
+        by its backward, so they are returned as they are."""
+        if tracing():
+            return super().__call__(grads)
+        grads = tuple(grads)
+        if is_parallel() and grads and all(getattr(g, "layout", None) is not None
+                                           for g in grads):
+            return grads
+        return self.construct(grads)
+
     def construct(self, grads: Any) -> tuple:
         grads = tuple(grads)
         if len(grads) != len(self.parameters):

@@ -106,6 +106,36 @@ def test_pynative_value_and_grad_with_a_reducer_by_hand(mean):
                                    err_msg=p.name)
 
 
+@pytest.mark.parametrize("mean", [True, False])
+def test_graph_mode_tutorial_loop_with_a_reducer_equals_serial(mean):
+    """MindSpore's data-parallel tutorial loop in GRAPH_MODE, outside ms.jit: each call of
+    value_and_grad compiles a partitioned graph whose backward already reduced the
+    gradients (they carry a layout), so the reducer returns them as they are and the
+    optimizer's update (compiled on its own) trains as the serial network does."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    want_losses, want = _train_cell(ms.GRAPH_MODE, "sgd_momentum", X, Y)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=N,
+                                 gradients_mean=mean)
+    try:
+        ms.set_context(mode=ms.GRAPH_MODE)
+        net = DenseDP()
+        optimizer = OPTIMIZERS["sgd_momentum"](net.trainable_params())
+        grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None,
+                                    optimizer.parameters)
+        reducer = nn.DistributedGradReducer(optimizer.parameters, mean=mean)
+        losses = []
+        for _ in range(STEPS):
+            loss, grads = grad_fn(local(X), local(Y))
+            optimizer(reducer(grads))
+            losses.append(float(loss.asnumpy()))
+        got = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
+    _assert_params(got, want)
+
+
 def test_pynative_semi_auto_parallel_is_refused():
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N)
     try:
