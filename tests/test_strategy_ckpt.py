@@ -78,6 +78,35 @@ def test_save_then_load_strategy_file(semi, tmp_path):
     assert lay["backbone.w"][:3] == ([2, 4], [-1, 0], [16, 2]), lay
 
 
+def test_strategy_ckpt_config_names_the_same_files(semi, tmp_path):
+    """MindSpore 2.x's spelling: strategy_ckpt_config's save_file / load_file act as
+    strategy_ckpt_save_file / strategy_ckpt_load_file."""
+    path = str(tmp_path / "strategy.json")
+    ms.set_auto_parallel_context(strategy_ckpt_config={"save_file": path})
+    assert ms.get_auto_parallel_context("strategy_ckpt_config") == {
+        "load_file": "", "save_file": path, "only_trainable_params": True}
+    Net().compile(X)
+    assert json.load(open(path))["parallel_strategy_item"]["matmul"]["parallel_strategy"] == \
+        [[2, 1], [1, 4]]
+    ms.set_auto_parallel_context(strategy_ckpt_config={"load_file": path,
+                                                       "only_trainable_params": False})
+    assert ms.get_auto_parallel_context("strategy_ckpt_save_file") == ""
+    fresh = Net(strategy=None)
+    fresh.compile(X)
+    assert get_strategies(fresh)["matmul"] == ((2, 1), (1, 4))
+
+
+@pytest.mark.parametrize("config,error,match", [
+    ([("save_file", "a")], TypeError, "'strategy_ckpt_config' should be"),
+    ({"save": "a"}, ValueError, r"keys of 'strategy_ckpt_config' should be in .* \['save'\]"),
+    ({"save_file": 3}, TypeError, r"strategy_ckpt_config\['save_file'\]"),
+    ({"only_trainable_params": 1}, TypeError, "only_trainable_params"),
+])
+def test_strategy_ckpt_config_errors(config, error, match):
+    with pytest.raises(error, match=match):
+        ms.set_auto_parallel_context(strategy_ckpt_config=config)
+
+
 def test_strategy_file_mismatches_are_errors(semi, tmp_path):
     path = str(tmp_path / "s.json")
     ms.set_auto_parallel_context(strategy_ckpt_save_file=path)

@@ -44,11 +44,12 @@ _DEFAULTS: dict[str, Any] = {
     "search_mode": "recursive_programming",
     "strategy_ckpt_load_file": "",   # JSON strategy file whose strategies ops take
     "strategy_ckpt_save_file": "",   # JSON strategy file written after each compile
+    # MindSpore 2.x's spelling of the two: {"load_file", "save_file", "only_trainable_params"}
+    "strategy_ckpt_config": None,
     # accepted and stored; nothing here reads them yet (see docs/api.md)
     "gradient_fp32_sync": True,
     "loss_repeated_mean": True,
     "parameter_broadcast": False,
-    "strategy_ckpt_config": None,
     "group_ckpt_save_file": "",
     "parallel_optimizer_config": None,
     "optimizer_weight_shard_size": -1,
@@ -107,6 +108,8 @@ def _check(key: str, value: Any) -> Any:
     if key in _PATHS:
         validator.check_value_type(key, value, str, api)
         return value
+    if key == "strategy_ckpt_config":
+        return _check_strategy_ckpt_config(value, api)
     if key in _DICTS:
         if value is not None:
             validator.check_value_type(key, value, dict, api)
@@ -135,6 +138,28 @@ def _check(key: str, value: Any) -> Any:
                              f"but got {value!r}.")
         return value
     return validator.check_bool(key, value, api)
+
+
+#: strategy_ckpt_config's keys (MindSpore 2.x) and their defaults
+_STRATEGY_CKPT_CONFIG = {"load_file": "", "save_file": "", "only_trainable_params": True}
+
+
+def _check_strategy_ckpt_config(value: Any, api: str) -> dict | None:
+    """`{"load_file": str, "save_file": str, "only_trainable_params": bool}` (each
+    optional), completed with the defaults; None clears it."""
+    if value is None:
+        return None
+    validator.check_value_type("strategy_ckpt_config", value, dict, api)
+    unknown = sorted(set(value) - set(_STRATEGY_CKPT_CONFIG))
+    if unknown:
+        raise ValueError(f"For '{api}', the keys of 'strategy_ckpt_config' should be in "
+                         f"{sorted(_STRATEGY_CKPT_CONFIG)}, but got {unknown}.")
+    config = {**_STRATEGY_CKPT_CONFIG, **value}
+    for key in ("load_file", "save_file"):
+        validator.check_value_type(f"strategy_ckpt_config['{key}']", config[key], str, api)
+    validator.check_bool("strategy_ckpt_config['only_trainable_params']",
+                         config["only_trainable_params"], api)
+    return config
 
 
 def _check_dataset_strategy(value: Any, api: str) -> Any:
@@ -213,6 +238,9 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
             _ctx["dataset_strategy"] = "full_batch" if value else "data_parallel"
         elif key == "dataset_strategy":
             _ctx["full_batch"] = value == "full_batch"
+        elif key == "strategy_ckpt_config" and value is not None:   # the files it names
+            _ctx["strategy_ckpt_load_file"] = value["load_file"]
+            _ctx["strategy_ckpt_save_file"] = value["save_file"]
     _snapshot[0] = None
     bump()
 

@@ -55,9 +55,15 @@ def _line(n: Node) -> str:
     return f"{prim.name}({attrs}){strategy} on ({ins}) -> {_abstract(n)}{layout}"
 
 
+#: context keys ranks may set differently: their rank and the files they write or read (a
+#: loaded strategy file's effect shows in the ops' strategies and layouts compared below)
+_PER_RANK = {"global_rank", "strategy_ckpt_config", "strategy_ckpt_save_file",
+             "strategy_ckpt_load_file", "group_ckpt_save_file"}
+
+
 def describe_program(graph: Graph) -> list[tuple[str, str]]:
     """The program as (line, source) pairs: context, inputs, parameters, ops in order."""
-    shared = tuple(kv for kv in parallel_snapshot() if kv[0] != "global_rank")
+    shared = tuple(kv for kv in parallel_snapshot() if kv[0] not in _PER_RANK)
     items = [(f"auto-parallel context {shared}", "")]
     items += [(_line(n), "") for n in graph.inputs + graph.parameters]
     items += [(_line(n), n.source or "") for n in graph.nodes]

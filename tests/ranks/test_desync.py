@@ -1,6 +1,7 @@
 """The eager collective check on real MPI: each mismatch of issue 16 raises the same clear
 ValueError on every rank (checked by gathering every rank's message), returns no wrong
 value, and leaves the ranks in step for the calls that follow."""
+import json
 import re
 
 import numpy as np
@@ -213,3 +214,25 @@ def test_graph_ranks_with_different_parameter_shapes_fail_alike_at_compile():
     shape = (4,) if get_rank() == 0 else (1, 4)
     msg = _compile_error(_AddNet(shape), Tensor(np.ones((4, 4), np.float32)))
     assert "rank 0: parameter b: [4] Float32" in msg and ": parameter b: [1, 4] Float32" in msg, msg
+
+
+def test_ranks_may_name_their_own_strategy_files(tmp_path_factory):
+    """MindSpore's tutorials give each rank its own strategy file
+    (`strategy_ckpt_config={"save_file": f".../strategy{rank}.ckpt"}`): file names are not
+    part of the program the ranks must agree on; the files' contents are the same."""
+    n, r = get_group_size(), get_rank()
+    base = MPI.COMM_WORLD.bcast(str(tmp_path_factory.mktemp("strategies")) if r == 0 else None)
+    path = f"{base}/strategy{r}.json"
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=n,
+                                 full_batch=True, strategy_ckpt_config={"save_file": path})
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        out = _MatMulNet(((n, 1), (1, 1)))(Tensor(np.ones((4, 4), np.float32)))
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert out.shape == (4 // n, 4)
+    MPI.COMM_WORLD.Barrier()
+    contents = [json.load(open(f"{base}/strategy{i}.json")) for i in range(n)]
+    assert all(c == contents[0] for c in contents)
+    assert contents[0]["parallel_strategy_item"]["mm"]["parallel_strategy"] == [[n, 1], [1, 1]]
