@@ -2,8 +2,8 @@
 
 Every key MindSpore 2.x documents for `set_context` is accepted. Keys that mean something
 here act: `mode`, `save_graphs` / `save_graphs_path` (each compiled graph is written there
-as text IR and DOT, see msops.pipeline), `device_target` (only "CPU": msops computes with
-numpy). The rest tune hardware msops does not drive (Ascend/GPU memory, kernel fusion,
+as text IR and DOT, see msops.pipeline), `device_target` ("CPU"; "GPU" and "Ascend" are
+recorded for scripts that read them, with a warning: msops computes with numpy). The rest tune hardware msops does not drive (Ascend/GPU memory, kernel fusion,
 compile caches, AOE tuning, ...): their values are checked for type and stored, and
 change nothing. A value msops cannot honour is a ValueError naming the key.
 
@@ -15,6 +15,7 @@ MSOPS_OP_TIMEOUT) bounds every collective and Send/Receive.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Callable
 
 from msops.common import validator
@@ -74,13 +75,22 @@ def _mode(key: str, v: Any) -> int:
     return v
 
 
+DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+
+
 def _device_target(key: str, v: Any) -> str:
+    """MindSpore's targets, recorded as given (scripts branch on them); every kernel runs
+    with numpy on the CPU, which a warning says once for "GPU" / "Ascend"."""
     validator.check_value_type(key, v, str, _API)
-    if v != "CPU":
-        raise ValueError(f"For '{_API}', the 'device_target' should be 'CPU' (msops runs its "
-                         f"kernels with numpy on the CPU; 'GPU' and 'Ascend' are not "
-                         f"supported), but got {v!r}.")
+    v = validator.check_string(key, v, DEVICE_TARGETS, _API)
+    if v != "CPU" and not _warned_device[0]:
+        _warned_device[0] = True
+        warnings.warn(f"For '{_API}', the 'device_target' {v!r} is recorded, but msops runs "
+                      f"every kernel with numpy on the CPU.", stacklevel=4)
     return v
+
+
+_warned_device = [False]
 
 
 def _save_graphs(key: str, v: Any) -> int:
@@ -156,7 +166,7 @@ _context: dict[str, Any] = {k: d for k, (d, _) in _KEYS.items()}
 
 def set_context(**kwargs: Any) -> None:
     """Set context keys (MindSpore's `set_context`): `mode` (GRAPH_MODE / PYNATIVE_MODE),
-    `save_graphs` (bool or level 0-3) with `save_graphs_path`, `device_target` ("CPU"), and
+    `save_graphs` (bool or level 0-3) with `save_graphs_path`, `device_target`, and
     every other documented key (checked, stored, no effect here). Unknown key → ValueError."""
     for key in kwargs:                    # all-or-nothing: check every key before setting
         if key not in _KEYS:

@@ -74,7 +74,7 @@ def test_every_auto_parallel_key_is_accepted_and_reset(key):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"device_target": "Ascend"}, r"'device_target' should be 'CPU' \(msops runs"),
+    ({"device_target": "TPU"}, r"'device_target' should be"),
     ({"precompile_only": True}, r"'precompile_only' should be False"),
     ({"deterministic": "YES"}, r"'deterministic' should be one of \['ON', 'OFF'\], but got "
                                r"'YES'"),
@@ -89,8 +89,22 @@ def test_set_context_errors_name_the_key(kwargs, match):
 
 def test_set_context_is_all_or_nothing():
     with pytest.raises(ValueError):
-        ms.set_context(device_id=3, device_target="GPU")
+        ms.set_context(device_id=3, device_target="TPU")
     assert ms.get_context("device_id") == 0
+
+
+def test_an_accelerator_target_is_recorded_with_a_warning(monkeypatch):
+    """MindSpore scripts name their device (`device_target="Ascend"`): msops keeps the
+    value for scripts that read it and says once that it computes on the CPU."""
+    from msops import context
+    monkeypatch.setattr(context, "_warned_device", [False])
+    with pytest.warns(UserWarning, match="'device_target' 'Ascend' is recorded, but msops "
+                                         "runs every kernel with numpy on the CPU"):
+        ms.set_context(mode=ms.GRAPH_MODE, device_target="Ascend")
+    assert ms.get_context("device_target") == "Ascend"
+    ms.set_context(device_target="GPU")                     # warned once per process
+    assert ms.get_context("device_target") == "GPU"
+    ms.set_context(device_target="CPU")
 
 
 @pytest.mark.parametrize("kwargs,match", [
