@@ -22,7 +22,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.nn.layers import Dense
 
-__all__ = ["MultiheadAttention", "check_dropout", "check_float_dtype"]
+__all__ = ["MultiheadAttention", "check_dropout", "check_float_dtype", "check_tensor"]
 
 FLOAT_DTYPES = (mstype.float16, mstype.float32, mstype.float64)
 
@@ -41,7 +41,8 @@ def check_float_dtype(dtype: Any, name: str) -> mstype.Type:
     return validator.check_type_name("dtype", dtype, FLOAT_DTYPES, name)
 
 
-def _check_tensor(arg: str, value: Any, name: str) -> None:
+def check_tensor(arg: str, value: Any, name: str) -> None:
+    """A TypeError naming `name` unless `value` is a Tensor (a traced one included)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
                         f"{type(value).__name__}.")
@@ -161,7 +162,7 @@ class MultiheadAttention(Cell):
         """(batch, target length, source length), after checking ranks, dtypes and dims."""
         name = self.cls_name
         for arg, t in (("query", query), ("key", key), ("value", value)):
-            _check_tensor(arg, t, name)
+            check_tensor(arg, t, name)
         if query.ndim not in (2, 3):
             raise ValueError(f"For '{name}', the 'query' should be 3-D (batched) or 2-D "
                              f"(unbatched), but got shape {list(query.shape)}.")
@@ -244,7 +245,7 @@ class MultiheadAttention(Cell):
         """The additive mask broadcasting against the scores (N, H, L, S + extra), or None."""
         name, total = self.cls_name, None
         if attn_mask is not None:
-            _check_tensor("attn_mask", attn_mask, name)
+            check_tensor("attn_mask", attn_mask, name)
             shape = tuple(attn_mask.shape)
             if shape == (tgt, src):
                 total = self._additive(attn_mask, "attn_mask")
@@ -256,7 +257,7 @@ class MultiheadAttention(Cell):
                                  f"{(tgt, src)} or (N * num_heads, L, S) = "
                                  f"{(n * self.num_heads, tgt, src)}, but got {shape}.")
         if key_padding_mask is not None:
-            _check_tensor("key_padding_mask", key_padding_mask, name)
+            check_tensor("key_padding_mask", key_padding_mask, name)
             want = (n, src) if batched else (src,)
             if tuple(key_padding_mask.shape) != want:
                 raise ValueError(f"For '{name}', the shape of 'key_padding_mask' should be "

@@ -14,7 +14,8 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.initializer import HeUniform, Uniform
 from msops.nn.activation import GELU
-from msops.nn.attention import MultiheadAttention, check_dropout, check_float_dtype
+from msops.nn.attention import (MultiheadAttention, check_dropout, check_float_dtype,
+                                 check_tensor)
 from msops.nn.cell import Cell
 from msops.nn.containers import CellList
 from msops.nn.initializer import initializer
@@ -30,9 +31,9 @@ def _activation_cell(activation: Any, name: str) -> Cell:
     nn.GELU; as a layer, so its primitives trace and shard like the rest."""
     if isinstance(activation, (ReLU, GELU)):
         return activation
-    if activation == "relu" or activation is ops.relu:
+    if activation is ops.relu or (isinstance(activation, str) and activation == "relu"):
         return ReLU()
-    if activation == "gelu" or activation is ops.gelu:
+    if activation is ops.gelu or (isinstance(activation, str) and activation == "gelu"):
         return GELU(approximate=False)
     raise ValueError(f"For '{name}', the 'activation' should be 'relu', 'gelu', ops.relu, "
                      f"ops.gelu or an nn.ReLU or nn.GELU instance, but got {activation!r}.")
@@ -44,9 +45,10 @@ class _TransformerLayer(Cell):
 
     n_blocks = 2
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
-                 activation: Any, layer_norm_eps: float, batch_first: bool, norm_first: bool,
-                 dtype: mstype.Type) -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False,
+                 dtype: mstype.Type = mstype.float32) -> None:
         super().__init__()
         name = self.cls_name
         self.d_model = validator.check_positive_int(d_model, "d_model", name)
@@ -64,7 +66,7 @@ class _TransformerLayer(Cell):
         if d_model % nhead:
             raise ValueError(f"For '{name}', the 'd_model' should be divisible by 'nhead': "
                              f"{nhead}, but got {d_model}.")
-        self.self_attn = self._attention()
+        self._make_attention()
         self.dense1 = Dense(d_model, dim_feedforward, weight_init=HeUniform(math.sqrt(5)),
                             bias_init=Uniform(1 / math.sqrt(d_model)), dtype=dtype)
         self.dense2 = Dense(dim_feedforward, d_model, weight_init=HeUniform(math.sqrt(5)),
@@ -75,11 +77,15 @@ class _TransformerLayer(Cell):
             setattr(self, f"dropout{i}", Dropout(p=self.dropout_num))
         self.residual = ops.Add()
 
+    def _make_attention(self) -> None:
+        self.self_attn = self._attention()
+
     def _attention(self) -> MultiheadAttention:
         return MultiheadAttention(self.d_model, self.nhead, dropout=self.dropout_num,
                                   batch_first=self.batch_first, dtype=self.dtype)
 
     def _check_input(self, arg: str, x) -> None:
+        check_tensor(arg, x, self.cls_name)
         if x.ndim not in (2, 3) or x.shape[-1] != self.d_model:
             raise ValueError(f"For '{self.cls_name}', the '{arg}' should be (S, N, E), (N, S, "
                              f"E) or (S, E) with E = d_model = {self.d_model}, but got shape "
@@ -121,13 +127,6 @@ class TransformerEncoderLayer(_TransformerLayer):
     attn_mask (S, S) or (N * nhead, S, S) and key_padding_mask (N, S).
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False,
-                 dtype: mstype.Type = mstype.float32) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                         batch_first, norm_first, dtype)
-
     def construct(self, src, src_mask=None, src_key_padding_mask=None):
         self._check_input("src", src)
         x = self._sublayer(src, self.norm1,
@@ -149,12 +148,8 @@ class TransformerDecoderLayer(_TransformerLayer):
 
     n_blocks = 3
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False,
-                 dtype: mstype.Type = mstype.float32) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                         batch_first, norm_first, dtype)
+    def _make_attention(self) -> None:
+        self.self_attn = self._attention()
         self.multihead_attn = self._attention()
 
     def construct(self, tgt, memory, tgt_mask=None, memory_mask=None,
