@@ -1,6 +1,8 @@
 """A TransformerEncoder (2 TransformerEncoderLayers, a causal mask held by the net, a fed key
 padding mask) and a Dense head trained a few SGD steps in GRAPH_MODE data_parallel on 2 and
-4 ranks: losses and parameters equal the serial run's on the whole batch."""
+4 ranks: losses and parameters equal the serial run's on the whole batch. And a
+MultiheadAttention with its heads split over the ranks (semi_auto_parallel) equals the serial
+layer, outputs and gradients."""
 import numpy as np
 import pytest
 
@@ -82,3 +84,53 @@ def test_data_parallel_training_equals_serial(batch_first):
     assert got.keys() == want.keys() and len(want) == 2 * 12 + 4
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+class HeadParallel(nn.Cell):
+    """MultiheadAttention with its heads split over the ranks (semi_auto_parallel: the
+    scores, softmax, mask and context primitives sharded along the head dim)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(D_MODEL, 4, batch_first=True)
+        heads = (1, N, 1, 1)
+        self.attn.scores.shard((heads, heads))
+        self.attn.add_mask.shard((heads, (1, 1, 1, 1)))
+        self.attn.softmax.shard((heads,))
+        self.attn.context.shard((heads, heads))
+        for k, (_, p) in enumerate(sorted(self.parameters_and_names())):
+            p.set_data(Tensor(np.random.default_rng(k).standard_normal(p.shape)
+                              .astype(np.float32) * 0.3))
+
+    def construct(self, x, padding):
+        out, weights = self.attn(x, x, x, padding, average_attn_weights=False)
+        return out, weights
+
+
+def test_head_parallel_attention_equals_serial():
+    """Forward (output and per-head weights) and the gradients of every Parameter."""
+    from parallel_oracle import check
+    x, padding = Tensor(X), Tensor(PADDING)
+    graph = check(HeadParallel, x, padding, rtol=1e-5, atol=1e-6)
+    scores = [n for n in graph.nodes if n.op == "BatchMatMul"]
+    assert scores and all(n.shape[1] == 4 // N for n in scores)     # each rank: its heads
+    c = Tensor(RNG.standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32))
+
+    def grads(**context):
+        ms.reset_auto_parallel_context()
+        if context:
+            ms.set_auto_parallel_context(device_num=N, full_batch=True, **context)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            net = HeadParallel()
+            fn = ms.grad(lambda a, b: ops.sum(net(a, b)[0] * c), None, net.trainable_params())
+            out = fn(x, padding)
+            from msops.parallel import gather_full
+            return [gather_full(g).asnumpy() if context else g.asnumpy() for g in out]
+        finally:
+            ms.reset_auto_parallel_context()
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = grads()
+    got = grads(parallel_mode="semi_auto_parallel")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
