@@ -252,6 +252,18 @@ def test_float32_without_bias_and_parameter_layout():
     np.testing.assert_allclose(w, want_w, rtol=1e-5, atol=1e-6)
 
 
+def test_float16_follows_the_float64_reference():
+    """float16 Parameters and inputs (MatMul multiplies in float32, rounded once), a bool
+    mask's -inf in float16: no NaN, close to the float64 reference."""
+    m = nn.MultiheadAttention(8, 2, dtype=ms.float16)
+    x, mask = randn(5, 3, 8).astype(np.float16), np.triu(np.ones((5, 5), bool), 1)
+    out, w = both_modes(lambda: m(Tensor(x), Tensor(x), Tensor(x), attn_mask=Tensor(mask)))
+    assert out.dtype == w.dtype == np.float16
+    want_out, want_w = np_mha(params_of(m), x.astype(np.float64), x, x, 2, attn_mask=mask)
+    np.testing.assert_allclose(out, want_out, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(w, want_w, rtol=2e-2, atol=5e-3)
+
+
 def test_dropout_zeroes_attention_weights_in_training_only():
     """Training: each weight is 0 or weight / (1 - p); inference: the weights of dropout 0."""
     ms.set_seed(5)
