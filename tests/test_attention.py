@@ -217,14 +217,17 @@ def test_bias_kv_zero_attn_kdim_vdim_match_numpy(bias_kv, zero_attn):
     np.testing.assert_allclose(w, want_w, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("batch_first", [False, True], ids=["seq_first", "batch_first"])
 @pytest.mark.parametrize("average", [True, False])
-def test_unbatched_inputs_and_need_weights(average):
-    m = nn.MultiheadAttention(8, 2, dtype=ms.float64)
+def test_unbatched_inputs_and_need_weights(average, batch_first):
+    """2-D inputs are one sequence whatever batch_first says; a 3-D attn_mask is per head."""
+    m = nn.MultiheadAttention(8, 2, batch_first=batch_first, dtype=ms.float64)
     q, kv, kpm = randn(3, 8), randn(5, 8), bool_mask(5)
+    heads_mask = randn(2, 3, 5)
     out, w = both_modes(lambda: m(Tensor(q), Tensor(kv), Tensor(kv), Tensor(kpm),
-                                  average_attn_weights=average))
+                                  attn_mask=Tensor(heads_mask), average_attn_weights=average))
     want_out, want_w = np_mha(params_of(m), q, kv, kv, 2, key_padding_mask=kpm,
-                              average=average)
+                              attn_mask=heads_mask, average=average)
     assert out.shape == (3, 8) and w.shape == ((3, 5) if average else (2, 3, 5))
     np.testing.assert_allclose(out, want_out, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(w, want_w, rtol=1e-10, atol=1e-12)
