@@ -56,6 +56,10 @@ LAYERS = {
     "L1Loss": (dict(reduction="none"), (r(3,), r(3,) * 2)),
     "SoftmaxCrossEntropyWithLogits": (dict(sparse=True, reduction="mean"),
                                       (r(3, 4), np.array([1, 0, 3], np.int32))),
+    "MultiheadAttention": (dict(embed_dim=4, num_heads=2, batch_first=True, kdim=3),
+                           (r(2, 3, 4), r(2, 5, 3), r(2, 5, 4))),
+    "TransformerEncoderLayer": (dict(d_model=4, nhead=2, dim_feedforward=6, dropout=0.0,
+                                     norm_first=True), (r(3, 2, 4),)),
 }
 
 values = st.one_of(

@@ -40,3 +40,8 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
 __all__ += ["NLLLoss"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
+from msops.nn.attention import MultiheadAttention
+from msops.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                                  TransformerEncoder, TransformerEncoderLayer)
+__all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerDecoder", "Transformer"]
