@@ -7,7 +7,7 @@ from msops.common.dtype import (bfloat16, bool_, complex64, complex128, dtype_to
                                 float16, float32, float64, int8, int16, int32, int64,
                                 pytype_to_dtype, string, uint8, uint16, uint32, uint64)
 from msops.common.initializer import set_seed
-from msops.common.tensor import Parameter, ParameterTuple, Tensor
+from msops.common.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)

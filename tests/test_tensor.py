@@ -123,3 +123,33 @@ def test_parameter_set_data_keeps_dtype():
     np.testing.assert_array_equal(w.asnumpy(), np.array([1, 2, 3], np.float16))
     w.set_data(Tensor([4.0, 5.0, 6.0]))
     np.testing.assert_array_equal(w.asnumpy(), np.array([4, 5, 6], np.float16))
+
+
+def test_tensor_function_and_init_argument():
+    """MindSpore 2.x's `ms.tensor(...)` and `Tensor(init=..., shape=..., dtype=...)`."""
+    t = ms.tensor([[1, 2], [3, 4]], ms.float32)
+    np.testing.assert_array_equal(t.asnumpy(), np.array([[1, 2], [3, 4]], np.float32))
+    assert t.dtype == ms.float32
+    ones = ms.Tensor(shape=(2, 3), dtype=ms.float16, init="ones")
+    np.testing.assert_array_equal(ones.asnumpy(), np.ones((2, 3), np.float16))
+    from msops.common.initializer import Constant
+    filled = ms.tensor(shape=(3,), dtype=ms.int32, init=Constant(7), const_arg=True,
+                       device="CPU")
+    np.testing.assert_array_equal(filled.asnumpy(), np.full(3, 7, np.int32))
+    with pytest.raises(ValueError, match="For 'Tensor', 'init' needs 'shape'"):
+        ms.Tensor(np.ones(2), init="ones")
+    with pytest.raises(TypeError, match="'device' should be a str or None, but got int"):
+        ms.Tensor([1.0], device=0)
+
+
+def test_from_numpy_shares_memory():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = ms.from_numpy(a)
+    a[0, 0] = 9.0
+    assert t.asnumpy()[0, 0] == 9.0 and t.shape == (2, 3) and t.dtype == ms.float32
+    with pytest.raises(TypeError, match="should be C-contiguous"):
+        ms.from_numpy(a.T)
+    with pytest.raises(TypeError, match="'array' dtype >f4 cannot be shared"):
+        ms.from_numpy(np.ones(2, ">f4"))
+    with pytest.raises(TypeError, match="should be a numpy.ndarray, but got list"):
+        ms.from_numpy([1.0])

@@ -14,7 +14,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.state_epoch import bump
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple"]
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor", "from_numpy"]
 
 _TYPE_OF_NP = mstype._BY_NP      # hot path of Tensor._wrap: numpy dtype -> Type
 
@@ -54,7 +54,10 @@ def contiguous(a: Any) -> np.ndarray:
 
 
 class Tensor:
-    """A tensor value: `Tensor(np_array_or_list, dtype=None)`.
+    """A tensor value: `Tensor(input_data=None, dtype=None, shape=None, init=None,
+    const_arg=False, device=None)` (MindSpore's arguments: `init` an initializer drawn at
+    once for `shape`; `const_arg` and `device` accepted: graphs are traced per signature and
+    every kernel runs on the CPU).
 
     `.shape` is a tuple, `.dtype` an msops Type, `.asnumpy()` the numpy array
     (the Tensor's own storage: copy it before mutating it).
@@ -66,11 +69,22 @@ class Tensor:
     __slots__ = ("_data", "_dtype", "__dict__", "__weakref__")
 
     def __init__(self, input_data: Any = None, dtype: mstype.Type | None = None,
-                 shape: Any = None) -> None:
-        if input_data is None:
+                 shape: Any = None, init: Any = None, const_arg: bool = False,
+                 device: str | None = None) -> None:
+        if init is not None:            # MindSpore's lazy initialisation, done at once here
+            if input_data is not None or shape is None:
+                raise ValueError("For 'Tensor', 'init' needs 'shape' (and 'dtype') and no "
+                                 f"'input_data', but got input_data {type(input_data).__name__} "
+                                 f"and shape {shape}.")
+            from msops.common.initializer import initializer
+            input_data = initializer(init, shape, dtype or mstype.float32, "init", "Tensor")
+        elif input_data is None:
             if shape is None or dtype is None:
                 raise ValueError("Tensor() needs 'input_data', or both 'shape' and 'dtype'.")
             input_data = np.zeros(shape, mstype.dtype_to_nptype(dtype))
+        if device is not None and not isinstance(device, str):
+            raise TypeError(f"For 'Tensor', the 'device' should be a str or None, but got "
+                            f"{type(device).__name__}.")
         self._data = _to_array(input_data, dtype)
         self._dtype = mstype.from_numpy(self._data.dtype)
 
@@ -128,6 +142,28 @@ class Tensor:
 
     def __bool__(self) -> bool:
         return bool(self._data)
+
+
+def tensor(input_data: Any = None, dtype: mstype.Type | None = None, shape: Any = None,
+           init: Any = None, const_arg: bool = False, device: str | None = None) -> Tensor:
+    """`mindspore.tensor(...)`: `Tensor(...)` with the same arguments."""
+    return Tensor(input_data, dtype, shape, init, const_arg, device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """`mindspore.from_numpy(array)`: a Tensor sharing `array`'s memory (a C-contiguous
+    array of a supported dtype; anything else is a TypeError)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"For 'from_numpy', the 'array' should be a numpy.ndarray, but got "
+                        f"{type(array).__name__}.")
+    if not array.flags.c_contiguous:
+        raise TypeError("For 'from_numpy', the 'array' should be C-contiguous (memory is "
+                        "shared), but got a strided array; use Tensor(array) to copy it.")
+    t = Tensor(array)
+    if not np.shares_memory(t.asnumpy(), array):
+        raise TypeError(f"For 'from_numpy', the 'array' dtype {array.dtype} cannot be shared "
+                        f"(it needs a conversion); use Tensor(array) to convert it.")
+    return t
 
 
 def _operator(name: str, reflected: bool = False):
