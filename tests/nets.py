@@ -48,3 +48,27 @@ class LeNet5(nn.Cell):
         x = self.relu(self.fc1(x))
         x = self.relu(self.fc2(x))
         return self.fc3(x)
+
+
+class DenseBlock(nn.Cell):
+    """Dense(d_in, d_out) -> ReLU: the block `ms.shard` tests lay out."""
+
+    def __init__(self, d_in, d_out, weight_init="normal"):
+        super().__init__()
+        self.dense = nn.Dense(d_in, d_out, weight_init=weight_init)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.dense(x))
+
+
+class BlockThenDense(nn.Cell):
+    """DenseBlock(d_in, d_mid) -> Dense(d_mid, d_out), weights from `inits` (or "normal")."""
+
+    def __init__(self, d_in, d_mid, d_out, inits=("normal", "normal")):
+        super().__init__()
+        self.block = DenseBlock(d_in, d_mid, inits[0])
+        self.out = nn.Dense(d_mid, d_out, weight_init=inits[1])
+
+    def construct(self, x):
+        return self.out(self.block(x))

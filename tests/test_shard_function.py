@@ -3,6 +3,7 @@ switch, the layouts Parameters are stored in (slice shapes from the plan by hand
 redistribution a plan costs, recompiles and every refused argument."""
 import numpy as np
 import pytest
+from nets import BlockThenDense
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -13,24 +14,9 @@ def ones(*shape):
     return Tensor(np.ones(shape, np.float32))
 
 
-class Block(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.dense = nn.Dense(8, 16)
-        self.relu = nn.ReLU()
-
-    def construct(self, x):
-        return self.relu(self.dense(x))
-
-
-class Net(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.block = Block()
-        self.out = nn.Dense(16, 4)
-
-    def construct(self, x):
-        return self.out(self.block(x))
+def block_net():
+    """Dense(8, 16) -> ReLU (the block) -> Dense(16, 4)."""
+    return BlockThenDense(8, 16, 4)
 
 
 class ColumnMatMul(nn.Cell):
@@ -61,7 +47,7 @@ def comm(graph):
 
 def test_shard_switches_to_sharding_propagation(world):
     world()
-    net = Net()
+    net = block_net()
     ms.shard(net.block, in_strategy=((2, 1),))
     assert ms.get_auto_parallel_context("parallel_mode") == "auto_parallel"
     assert ms.get_auto_parallel_context("search_mode") == "sharding_propagation"
@@ -73,7 +59,7 @@ def test_shard_switches_to_sharding_propagation(world):
                                               ((2, 2), [8, 4]), ((1, 1), [16, 8])])
 def test_a_planned_parameter_is_stored_as_planned(world, plan, slice_shape):
     world()
-    net = Net()
+    net = block_net()
     ms.shard(net.block, in_strategy=((2, 1),), parameter_plan={"dense.weight": plan})
     net.compile(ones(8, 8))
     layout = net.parameter_layout_dict["block.dense.weight"]
@@ -82,7 +68,7 @@ def test_a_planned_parameter_is_stored_as_planned(world, plan, slice_shape):
 
 def test_a_plan_by_full_name_or_layout(world):
     world()
-    net = Net()
+    net = block_net()
     lay = Layout((2, 2), ("dp", "mp"))
     net.block.shard(((1, 1),), parameter_plan={"block.dense.weight": lay("mp", "dp")})
     net.compile(ones(8, 8))
@@ -174,4 +160,4 @@ def test_refused_arguments(world, call, error, match):
 def test_shard_needs_a_parallel_mode(world):
     world("stand_alone")
     with pytest.raises(RuntimeError, match="For 'shard', the 'parallel_mode' should be one of"):
-        ms.shard(Net(), in_strategy=((2, 1),))
+        ms.shard(block_net(), in_strategy=((2, 1),))

@@ -2,6 +2,7 @@
 sharded function, and training through planned Parameters equal the serial run."""
 import numpy as np
 import pytest
+from nets import BlockThenDense
 from parallel_oracle import assert_held, data, run_serial
 
 import msops as ms
@@ -13,26 +14,9 @@ RANKS = (2, 4)
 N = get_group_size()
 
 
-class Block(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.dense = nn.Dense(16, 32, weight_init=data(32, 16))
-        self.relu = nn.ReLU()
-
-    def construct(self, x):
-        return self.relu(self.dense(x))
-
-
-class Net(nn.Cell):
-    """Block -> Dense(32, 8)."""
-
-    def __init__(self):
-        super().__init__()
-        self.block = Block()
-        self.out = nn.Dense(32, 8, weight_init=data(8, 32, seed=1))
-
-    def construct(self, x):
-        return self.out(self.block(x))
+def Net():
+    """Dense(16, 32) -> ReLU (the block) -> Dense(32, 8), fixed weights."""
+    return BlockThenDense(16, 32, 8, (data(32, 16), data(8, 32, seed=1)))
 
 
 def sharded(plan):
