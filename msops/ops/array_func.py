@@ -53,7 +53,11 @@ def unsqueeze(input: Any, dim: int) -> Any:
 
 def stack(tensors: Any, axis: int = 0) -> Any:
     """`Stack(axis)(tensors)`: tensors of one shape joined along a new dim `axis`."""
-    return _prim(Stack, axis)(tuple(tensors))
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("For 'stack', the 'tensors' should hold at least one tensor, but got "
+                         "none.")
+    return _prim(Stack, axis)(tensors)
 
 
 def unstack(input_x: Any, axis: int = 0) -> tuple:

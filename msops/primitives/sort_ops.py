@@ -15,7 +15,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.gather_ops import GatherDGrad
-from msops.primitives.math_ops import check_rank
+from msops.primitives.math_ops import check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -27,7 +27,9 @@ ordered_types = mstype.int_type + mstype.uint_type + mstype.float_type
 
 
 def order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    """Stable argsort of x along `axis`: ties keep their index order either way."""
+    """Stable argsort of x along `axis`: ties keep their index order either way. Float16
+    and bfloat16 are compared in float32 (exact; numpy's bfloat16 sort misplaces NaN)."""
+    x = x.astype(compute_dtype(x.dtype), copy=False)
     if not descending:
         return np.argsort(x, axis=axis, kind="stable")
     # ascending over the reversed axis, read backwards: descending, ties lower index first
