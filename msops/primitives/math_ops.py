@@ -594,7 +594,8 @@ def sum_to(g: Any, dx: Any, shape: Sequence[int]) -> Any:
 
 
 def broadcast_to(g: Any, v: Any, shape: Sequence[int]) -> Any:
-    """`v` broadcast to `shape` (added to zeros: there is no BroadcastTo primitive yet)."""
+    """`v` broadcast to `shape` (added to zeros: shape_ops' BroadcastTo sits above this
+    module)."""
     if tuple(v.shape) == tuple(shape):
         return v
     return g.apply(Add(), [zeros(g, shape, v.dtype), v])
