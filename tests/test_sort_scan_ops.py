@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(77)
 BF16 = ml_dtypes.bfloat16
@@ -29,15 +30,6 @@ def ref_order(x, axis, descending):
     rows = [sorted(range(len(row)), key=lambda i, r=row: (-r[i] if descending else r[i], i))
             for row in flat]
     return np.moveaxis(np.array(rows, np.int64).reshape(moved.shape), -1, axis)
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
 
 
 def eager_and_compiled(fn, *arrays):

@@ -12,11 +12,12 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.primitives.array_ops import whole_along
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import arith_types, check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
-from msops.primitives.sharding import DimSpec, dims
+from msops.primitives.sharding import DimSpec
 
 __all__ = ["CumSum"]
 
@@ -80,10 +81,7 @@ class CumSum(PrimitiveWithInfer):
 @sharding_rule(CumSum)
 def cumsum_spec(prim: CumSum, ins: list, outs: list, consts: dict) -> DimSpec:
     """Element-wise off the axis; the scanned axis stays whole."""
-    letters = dims(len(ins[0]))
-    axis = prim._axis(ins[0], consts[1])
-    return DimSpec((letters,), (letters,), unsplittable=(
-        (letters[axis], f"CumSum scans along axis {consts[1]}"),))
+    return whole_along(ins, 1, prim._axis(ins[0], consts[1]), "CumSum scans")
 
 
 @bprop(CumSum)

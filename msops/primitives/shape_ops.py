@@ -24,6 +24,19 @@ def _any_dtype(prim_name: str, x_dtype: mstype.Type) -> mstype.Type:
     return validator.check_tensor_dtype_valid("input_x", x_dtype, mstype.all_types, prim_name)
 
 
+def _copied(out_abstract: Any, make: Callable[[np.ndarray], np.ndarray]) -> Callable:
+    """A lowered kernel writing `make(x)` (a view or a new array) into `out`, or into a new
+    array when out is None; the op's const inputs are already in `make`."""
+    shape, dtype = out_spec(out_abstract)
+
+    def copy(x: np.ndarray, *consts: Any, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty(shape, dtype)
+        np.copyto(out, make(x))
+        return out
+    return copy
+
+
 class Tile(NoAttrPrimitive):
     """`Tile()(input_x, multiples)`: x repeated multiples[i] times along dim i; multiples
     has at least x's rank (x is first given leading dims of 1, as MindSpore does).
@@ -55,16 +68,8 @@ class Tile(NoAttrPrimitive):
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
         reps = tuple(self._multiples(in_abstracts[0].shape, in_abstracts[1].value))
-
-        def tile(x: np.ndarray, multiples: Any = None, out: np.ndarray | None = None
-                 ) -> np.ndarray:
-            if out is None:
-                out = np.empty(shape, dtype)
-            np.copyto(out, np.tile(x, reps))
-            return out
-        return tile
+        return _copied(out_abstract, lambda x: np.tile(x, reps))
 
 
 @sharding_rule(Tile)
@@ -140,14 +145,8 @@ class BroadcastTo(PrimitiveWithInfer):
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
-
-        def broadcast(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-            if out is None:
-                out = np.empty(shape, dtype)
-            np.copyto(out, np.broadcast_to(x, shape))
-            return out
-        return broadcast
+        shape = tuple(out_abstract.shape)
+        return _copied(out_abstract, lambda x: np.broadcast_to(x, shape))
 
 
 @sharding_rule(BroadcastTo)

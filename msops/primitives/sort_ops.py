@@ -14,6 +14,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
+from msops.primitives.array_ops import whole_along
 from msops.primitives.gather_ops import GatherDGrad
 from msops.primitives.math_ops import check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
@@ -122,10 +123,7 @@ class Sort(PrimitiveWithInfer):
 @sharding_rule(Sort)
 def sort_spec(prim: Sort, ins: list, outs: list, consts: dict) -> DimSpec:
     """Element-wise off the axis; the sorted axis stays whole."""
-    letters = dims(len(ins[0]))
-    axis = prim._axis(ins[0])
-    return DimSpec((letters,), (letters, letters), unsplittable=(
-        (letters[axis], f"Sort orders along axis {prim.axis}"),))
+    return whole_along(ins, 2, prim._axis(ins[0]), "Sort orders")
 
 
 @bprop(TopK, Sort)

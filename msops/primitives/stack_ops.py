@@ -11,8 +11,9 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
-from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import check_rank, check_same_dtype, check_tensor_list
+from msops.primitives.array_ops import join_kernel
+from msops.primitives.lowering import run_lowered
+from msops.primitives.math_ops import check_rank, check_tensor_list, check_tensor_list_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -46,20 +47,13 @@ class Stack(PrimitiveWithInfer):
         return out
 
     def infer_dtype(self, x_dtypes: list) -> mstype.Type:
-        dtypes = check_tensor_list(self.name, "input_x", x_dtypes)
-        return check_same_dtype(self.name, {f"input_x[{i}]": d for i, d in enumerate(dtypes)},
-                                mstype.all_types)
+        return check_tensor_list_dtype(self.name, "input_x", x_dtypes, mstype.all_types)
 
     writes_output = True
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
-        axis = self._axis(len(shape) - 1)
-
-        def stack(xs: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
-            return np.stack(xs, axis=axis, out=np.empty(shape, dtype) if out is None else out)
-        return stack
+        return join_kernel(np.stack, self._axis(len(out_abstract.shape) - 1), out_abstract)
 
 
 @sharding_rule(Stack)
