@@ -159,6 +159,16 @@ def test_stack_and_unstack_invert_each_other(axis):
     np.testing.assert_array_equal(np.stack([t.asnumpy() for t in one], -1), xs[0])
 
 
+@pytest.mark.parametrize("prim,args", [(ops.Unstack(0), ()), (ops.Sort(0), ()),
+                                       (ops.TopK(), (4,))], ids=["Unstack", "Sort", "TopK"])
+def test_multi_output_ops_that_claim_fresh_outputs_share_no_memory(prim, args):
+    """`fresh_outputs` lets the graph's buffer plan treat the outputs as new arrays."""
+    x = np.ascontiguousarray(ties((4, 4), np.float32))
+    assert prim.fresh_outputs
+    for out in prim.kernel(x, *args):
+        assert not np.shares_memory(out, x)
+
+
 # -- errors --------------------------------------------------------------------------------
 X = np.arange(10, dtype=np.float32).reshape(2, 5)
 

@@ -50,6 +50,7 @@ class TopK(PrimitiveWithInfer):
     """
 
     const_inputs = (1,)
+    fresh_outputs = True            # gathered copies, never views of x
 
     @prim_attr_register
     def __init__(self, sorted: bool = True) -> None:  # noqa: A002
@@ -95,6 +96,8 @@ class Sort(PrimitiveWithInfer):
     >>> v.asnumpy(), i.asnumpy()
     (array([[9, 2, 2]], dtype=int32), array([[1, 0, 2]], dtype=int32))
     """
+
+    fresh_outputs = True            # gathered copies, never views of x
 
     @prim_attr_register
     def __init__(self, axis: int = -1, descending: bool = False) -> None:

@@ -74,6 +74,8 @@ class Unstack(PrimitiveWithInfer):
     [(2,), (2,), (2,)]
     """
 
+    fresh_outputs = True            # np.take copies each slice
+
     @prim_attr_register
     def __init__(self, axis: int = 0, num: int | None = None) -> None:
         validator.check_int("axis", axis, self.name)
