@@ -1,5 +1,5 @@
 """Stack and Unstack: tensors of one shape joined along a new dim, and a tensor taken apart
-along one (every dtype). Each is the other's backward. Stack splits like its inputs (the
+along one (every dtype); `Pack` and `Unpack` are MindSpore's older spellings. Each is the other's backward. Stack splits like its inputs (the
 new dim is whole); Unstack keeps the dim it takes apart whole.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["Stack", "Unstack"]
+__all__ = ["Stack", "Unstack", "Pack", "Unpack"]
 
 
 class Stack(PrimitiveWithInfer):
@@ -120,6 +120,14 @@ def unstack_spec(prim: Unstack, ins: list, outs: list, consts: dict) -> DimSpec:
     part = letters[:axis] + letters[axis + 1:]
     return DimSpec((letters,), tuple(part for _ in outs), unsplittable=(
         (letters[axis], f"Unstack takes x apart along axis {prim.axis}"),))
+
+
+class Pack(Stack):
+    """The same op as `Stack`, under the older spelling MindSpore keeps."""
+
+
+class Unpack(Unstack):
+    """The same op as `Unstack`, under the older spelling MindSpore keeps."""
 
 
 @bprop(Stack)
