@@ -3,12 +3,15 @@ argsort, topk, max, min, cumsum, split, unstack / unbind, broadcast_to, stack): 
 against references written here (plain Python orderings, numpy), in every relevant dtype,
 with negative axes, ties, NaN, k = 0 and empty dims; eager and compiled; the composed forms'
 gradients against finite differences; argument errors naming the op and the argument."""
+import doctest
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, ops
+from msops.primitives import scan_ops, shape_ops, sort_ops, stack_ops
 from numeric import finite_differences
 from test_functional_forms import Call
 
@@ -45,6 +48,13 @@ def eager_and_compiled(fn, *arrays):
         outs = out if isinstance(out, tuple) else (out,)
         results.append(tuple((t.asnumpy(), t.dtype) for t in outs))
     return results
+
+
+@pytest.mark.parametrize("module", [stack_ops, scan_ops, sort_ops, shape_ops],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def test_docstring_examples(module):
+    res = doctest.testmod(module, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 1 and res.failed == 0
 
 
 # -- Sort and TopK -------------------------------------------------------------------------
