@@ -110,6 +110,15 @@ CASES = [
     (ops.Argmin(1, ms.int64), (r(2, 3),)),
     (ops.ArgMaxWithValue(), (r(2, 3, dtype=F16),)),
     (ops.ArgMinWithValue(-1, True), (np.array([[3, 1, 2], [0, 5, 0]], np.int32),)),
+    # stack_ops, scan_ops, sort_ops and BroadcastTo
+    (ops.BroadcastTo((2, -1, 3)), (r(4, 1, dtype=F16),)),
+    (ops.Stack(-1), ((r(2, 3), r(2, 3), r(2, 3)),)),
+    (ops.Unstack(1), (np.arange(6, dtype=np.int64).reshape(2, 3),)),
+    (ops.Pack(), ((r(3), r(3)),)),
+    (ops.Unpack(-1, 2), (r(3, 2, dtype=F16),)),
+    (ops.CumSum(exclusive=True, reverse=True), (r(2, 3, dtype=F16), 1)),
+    (ops.TopK(), (r(2, 5), 3)),
+    (ops.Sort(0, descending=True), (np.array([[3, 1], [3, 7], [0, 1]], np.int32),)),
 ]
 
 

@@ -171,6 +171,15 @@ CASES = [
     Case("ArgMaxWithValue", lambda x: ops.ArgMaxWithValue(1)(x), [r(M, N)], outputs=(1,)),
     Case("ArgMinWithValue", lambda x: ops.ArgMinWithValue(0, True)(x), [r(B, M, N)],
          outputs=(1,)),
+    Case("BroadcastTo", lambda x: ops.BroadcastTo((B, -1, 3))(x), [r(M, 1)]),
+    Case("Stack", lambda a, b: ops.Stack(-1)((a, b)), [r(M, N), r(M, N)]),
+    Case("Unstack", lambda x: ops.Unstack(1)(x), [r(M, 3)], outputs=(0, 2)),
+    Case("Pack", lambda a, b: ops.Pack(0)((a, b)), [r(M), r(M)]),
+    Case("Unpack", lambda x: ops.Unpack()(x), [r(2, N)], outputs=(1,)),
+    Case("CumSum", lambda x: ops.CumSum()(x, 1), [r(M, N)]),
+    Case("CumSum_exclusive_reverse", lambda x: ops.CumSum(True, True)(x, -2), [r(M, N)]),
+    Case("TopK", lambda x: ops.TopK()(x, 2), [r(M, N)]),
+    Case("Sort", lambda x: ops.Sort(0, True)(x), [r(M, N)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

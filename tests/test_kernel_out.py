@@ -44,6 +44,6 @@ def test_only_views_tuples_and_multi_output_ops_do_not_write_their_output():
         "Identity", "StopGradient", "Reshape", "Flatten", "Split", "StridedSlice",
         "SoftmaxCrossEntropyWithLogits",
         "BatchNorm", "Dropout", "ExpandDims", "Squeeze", "LayerNorm",
-        "ArgMaxWithValue", "ArgMinWithValue",
+        "ArgMaxWithValue", "ArgMinWithValue", "Unstack", "Unpack", "TopK", "Sort",
         # numpy's fancy indexing has no `out`
         "GatherD", "GatherNd"}

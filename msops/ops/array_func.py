@@ -1,6 +1,7 @@
 """Functional spellings of the shape, index and matrix primitives, with `mindspore.ops`'
 names, arguments and defaults: reshape, transpose / permute, concat / cat, stack,
-unsqueeze, flatten, cast, argmax, argmin, one_hot, matmul, mm, bmm. Thin calls of
+unstack / unbind, split, broadcast_to, unsqueeze, flatten, cast, argmax, argmin, one_hot,
+matmul, mm, bmm. Thin calls of
 primitives (functional.py's `_prim`), so they trace, shard and differentiate as they do."""
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.ops._dispatch import _prim
-from msops.primitives.array_ops import Concat, Reshape, Transpose
+from msops.primitives.array_ops import Concat, Reshape, Split, StridedSlice, Transpose
 from msops.primitives.math_ops import BatchMatMul, Cast, MatMul
 from msops.primitives.nn_ops import OneHot
 from msops.primitives.reduce_ops import Argmax, Argmin
-from msops.primitives.shape_ops import ExpandDims, Squeeze
+from msops.primitives.shape_ops import BroadcastTo, ExpandDims, Squeeze
+from msops.primitives.stack_ops import Stack, Unstack
 
-__all__ = ["reshape", "transpose", "permute", "concat", "cat", "stack", "unsqueeze", "flatten",
-           "cast", "argmax", "argmin", "one_hot", "matmul", "mm", "bmm"]
+__all__ = ["reshape", "transpose", "permute", "concat", "cat", "stack", "unstack", "unbind",
+           "split", "broadcast_to", "unsqueeze", "flatten", "cast", "argmax", "argmin", "one_hot", "matmul", "mm", "bmm"]
 
 
 def reshape(input: Any, shape: Any) -> Any:
@@ -50,17 +52,69 @@ def unsqueeze(input: Any, dim: int) -> Any:
 
 
 def stack(tensors: Any, axis: int = 0) -> Any:
-    """Tensors of one shape joined along a new dim `axis` (each expanded, then concatenated)."""
+    """`Stack(axis)(tensors)`: tensors of one shape joined along a new dim `axis`."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("For 'stack', the 'tensors' should hold at least one tensor, but got "
                          "none.")
-    ndim = len(tensors[0].shape) + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"For 'stack', the 'axis' should be in [{-ndim}, {ndim}), but got "
-                         f"{axis}.")
-    axis %= ndim
-    return _prim(Concat, axis)(tuple(_prim(ExpandDims)(t, axis) for t in tensors))
+    return _prim(Stack, axis)(tensors)
+
+
+def unstack(input_x: Any, axis: int = 0) -> tuple:
+    """`Unstack(axis)(input_x)`: the slices of input_x along `axis`, each without it."""
+    return _prim(Unstack, axis)(input_x)
+
+
+def unbind(input: Any, dim: int = 0) -> tuple:
+    """`unstack(input, dim)`."""
+    return unstack(input, dim)
+
+
+def broadcast_to(input: Any, shape: Any) -> Any:
+    """`BroadcastTo(shape)(input)`: numpy's broadcast; a -1 in `shape` keeps input's dim."""
+    return _prim(BroadcastTo, tuple(shape))(input)
+
+
+def _sections(size: int, split_size_or_sections: Any) -> list:
+    """The part sizes of a dim of `size`: equal parts of an int size (the last smaller when
+    it does not divide), or the given list, which must add up to `size`."""
+    arg = split_size_or_sections
+    if isinstance(arg, int) and not isinstance(arg, bool):
+        if arg <= 0:
+            raise ValueError(f"For 'split', the 'split_size_or_sections' should be a positive "
+                             f"int, but got {arg}.")
+        return [min(arg, size - start) for start in range(0, size, arg)] or [0]
+    if not isinstance(arg, (tuple, list)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in arg):
+        raise TypeError(f"For 'split', the 'split_size_or_sections' should be an int or a "
+                        f"tuple/list of ints >= 0, but got {arg!r}.")
+    if sum(arg) != size:
+        raise ValueError(f"For 'split', the 'split_size_or_sections' should add up to the size "
+                         f"{size} of the split axis, but got {tuple(arg)} (sum {sum(arg)}).")
+    return list(arg)
+
+
+def split(tensor: Any, split_size_or_sections: Any, axis: int = 0) -> tuple:
+    """Parts of `tensor` along `axis`: of `split_size_or_sections` rows each (an int; the last
+    part smaller when it does not divide) or of the listed sizes. Equal parts are one
+    `Split`; unequal ones one `StridedSlice` each."""
+    shape = tuple(tensor.shape)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"For 'split', the 'axis' should be an int, but got {axis!r}.")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"For 'split', the 'axis' should be in [{-len(shape)}, {len(shape)}), "
+                         f"but got {axis}.")
+    axis %= len(shape)
+    sizes = _sections(shape[axis], split_size_or_sections)
+    if len(set(sizes)) == 1 and sizes[0] > 0:
+        return tuple(_prim(Split, axis, len(sizes))(tensor))
+    parts, start = [], 0
+    for n in sizes:
+        begin, end = [0] * len(shape), list(shape)
+        begin[axis], end[axis] = start, start + n
+        parts.append(_prim(StridedSlice)(tensor, tuple(begin), tuple(end), (1,) * len(shape)))
+        start += n
+    return tuple(parts)
 
 
 def flatten(input: Any, order: str = "C", *, start_dim: int = 1, end_dim: int = -1) -> Any:

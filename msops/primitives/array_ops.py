@@ -17,8 +17,8 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_same_dtype,
-                                       check_tensor_list, elementwise_spec)
+from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_tensor_list,
+                                       check_tensor_list_dtype, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
@@ -233,24 +233,26 @@ class Concat(PrimitiveWithInfer):
         return out
 
     def infer_dtype(self, x_dtypes: list) -> mstype.Type:
-        dtypes = check_tensor_list(self.name, "x", x_dtypes)
-        return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
-                                mstype.all_types)
+        return check_tensor_list_dtype(self.name, "x", x_dtypes, mstype.all_types)
 
     writes_output = True
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
-        axis = self.axis
-
-        def concat(xs: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
-            return np.concatenate(xs, axis=axis,
-                                  out=np.empty(shape, dtype) if out is None else out)
-        return concat
+        return join_kernel(np.concatenate, self.axis, out_abstract)
 
 
-def _whole_along(ins: list, n_out: int, axis: int, what: str) -> DimSpec:
+def join_kernel(join: Callable, axis: int, out_abstract: Any) -> Callable:
+    """The lowered kernel of an op joining its tuple input along `axis` (`join`:
+    np.concatenate, np.stack) into `out`, or into a new array when out is None."""
+    shape, dtype = out_spec(out_abstract)
+
+    def joined(xs: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+        return join(xs, axis=axis, out=np.empty(shape, dtype) if out is None else out)
+    return joined
+
+
+def whole_along(ins: list, n_out: int, axis: int, what: str) -> DimSpec:
     """Inputs and outputs alike, dim by dim, with `axis` unsplittable."""
     letters = dims(len(ins[0]))
     return DimSpec(tuple(letters for _ in ins), tuple(letters for _ in range(n_out)),
@@ -260,7 +262,7 @@ def _whole_along(ins: list, n_out: int, axis: int, what: str) -> DimSpec:
 @sharding_rule(Concat)
 def concat_spec(prim: Concat, ins: list, outs: list, consts: dict) -> DimSpec:
     """The inputs' letters are the output's; the joined axis stays whole."""
-    return _whole_along(ins, 1, prim.axis, "Concat joins")
+    return whole_along(ins, 1, prim.axis, "Concat joins")
 
 
 class Split(PrimitiveWithInfer):
@@ -297,7 +299,7 @@ class Split(PrimitiveWithInfer):
 @sharding_rule(Split)
 def split_spec(prim: Split, ins: list, outs: list, consts: dict) -> DimSpec:
     """Every output has the input's letters; the cut axis stays whole."""
-    return _whole_along(ins, len(outs), prim.axis, "Split cuts")
+    return whole_along(ins, len(outs), prim.axis, "Split cuts")
 
 
 def _bit(mask: int, i: int) -> bool:

@@ -86,6 +86,13 @@ def check_tensor_list(prim_name: str, arg: str, items: Any) -> list:
     return list(items)
 
 
+def check_tensor_list_dtype(prim_name: str, arg: str, dtypes: Any,
+                            valid: Sequence[mstype.Type]) -> mstype.Type:
+    """The one dtype of a tuple input's tensors (AddN, Concat, Stack), each in `valid`."""
+    items = check_tensor_list(prim_name, arg, dtypes)
+    return check_same_dtype(prim_name, {f"{arg}[{i}]": d for i, d in enumerate(items)}, valid)
+
+
 # -- matrix products ---------------------------------------------------------------------
 def _matmul_shape(prim: PrimitiveWithInfer, x1: list, x2: list) -> list:
     """(*B1, m, k) x (*B2, k, n) -> (broadcast(B1, B2), m, n), after the transposes."""
@@ -469,9 +476,7 @@ class AddN(NoAttrPrimitive):
         return list(shapes[0])
 
     def infer_dtype(self, x_dtypes: list) -> mstype.Type:
-        dtypes = check_tensor_list(self.name, "x", x_dtypes)
-        return check_same_dtype(self.name, {f"x[{i}]": d for i, d in enumerate(dtypes)},
-                                (mstype.bool_,) + arith_types)
+        return check_tensor_list_dtype(self.name, "x", x_dtypes, (mstype.bool_,) + arith_types)
 
     writes_output = True
     kernel = run_lowered
@@ -594,7 +599,8 @@ def sum_to(g: Any, dx: Any, shape: Sequence[int]) -> Any:
 
 
 def broadcast_to(g: Any, v: Any, shape: Sequence[int]) -> Any:
-    """`v` broadcast to `shape` (added to zeros: there is no BroadcastTo primitive yet)."""
+    """`v` broadcast to `shape` (added to zeros: shape_ops' BroadcastTo sits above this
+    module)."""
     if tuple(v.shape) == tuple(shape):
         return v
     return g.apply(Add(), [zeros(g, shape, v.dtype), v])

@@ -1,5 +1,6 @@
-"""Shape primitives: Tile, ExpandDims, Squeeze (every dtype; shapes, multiples and axes are
-compile-time values). ExpandDims and Squeeze return views of the input, as Reshape does.
+"""Shape primitives: Tile, BroadcastTo, ExpandDims, Squeeze (every dtype; shapes, multiples
+and axes are compile-time values). ExpandDims and Squeeze return views of the input, as
+Reshape does.
 """
 from __future__ import annotations
 
@@ -11,16 +12,29 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives.array_ops import Reshape, check_int_sequence
 from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import NoAttrPrimitive, ReduceSum
+from msops.primitives.math_ops import NoAttrPrimitive, ReduceSum, sum_to
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, expansion_rule, sharding_rule
-from msops.primitives.sharding import DimSpec, ShardedCall, dims
+from msops.primitives.sharding import DimSpec, ShardedCall, broadcast_letters, dims
 
-__all__ = ["Tile", "ExpandDims", "Squeeze"]
+__all__ = ["Tile", "BroadcastTo", "ExpandDims", "Squeeze"]
 
 
 def _any_dtype(prim_name: str, x_dtype: mstype.Type) -> mstype.Type:
     return validator.check_tensor_dtype_valid("input_x", x_dtype, mstype.all_types, prim_name)
+
+
+def _copied(out_abstract: Any, make: Callable[[np.ndarray], np.ndarray]) -> Callable:
+    """A lowered kernel writing `make(x)` (a view or a new array) into `out`, or into a new
+    array when out is None; the op's const inputs are already in `make`."""
+    shape, dtype = out_spec(out_abstract)
+
+    def copy(x: np.ndarray, *consts: Any, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty(shape, dtype)
+        np.copyto(out, make(x))
+        return out
+    return copy
 
 
 class Tile(NoAttrPrimitive):
@@ -54,16 +68,8 @@ class Tile(NoAttrPrimitive):
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
         reps = tuple(self._multiples(in_abstracts[0].shape, in_abstracts[1].value))
-
-        def tile(x: np.ndarray, multiples: Any = None, out: np.ndarray | None = None
-                 ) -> np.ndarray:
-            if out is None:
-                out = np.empty(shape, dtype)
-            np.copyto(out, np.tile(x, reps))
-            return out
-        return tile
+        return _copied(out_abstract, lambda x: np.tile(x, reps))
 
 
 @sharding_rule(Tile)
@@ -89,6 +95,82 @@ def tile_bprop(prim: Tile, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     parts = g.apply(Reshape(), [dout, g.add_const(split)])
     summed = g.apply(ReduceSum(), [parts, g.add_const(tuple(range(0, len(split), 2)))])
     return g.apply(Reshape(), [summed, g.add_const(tuple(x.shape))]), None
+
+
+class BroadcastTo(PrimitiveWithInfer):
+    """`BroadcastTo(shape)(input_x)`: x broadcast to `shape` by numpy's rules (x aligned to the
+    right; a dim of 1 repeats), where a -1 in `shape` keeps x's dim there.
+
+    >>> BroadcastTo((2, -1))(Tensor(np.array([1, 2, 3], np.int32))).asnumpy()
+    array([[1, 2, 3],
+           [1, 2, 3]], dtype=int32)
+    """
+
+    @prim_attr_register
+    def __init__(self, shape: tuple) -> None:
+        values = check_int_sequence(self.name, "shape", shape)
+        if any(v < -1 for v in values):
+            raise ValueError(f"For '{self.name}', the 'shape' should hold ints >= 0 or -1 (keep "
+                             f"the input's dim), but got {tuple(shape)}.")
+        self.add_prim_attr("shape", tuple(values))
+
+    def target(self, x_shape: Sequence[int]) -> list:
+        """The output shape for an input of `x_shape` (-1 resolved)."""
+        lead = len(self.shape) - len(x_shape)
+        if lead < 0:
+            raise ValueError(f"For '{self.name}', the 'shape' should have at least the rank of "
+                             f"input_x {list(x_shape)}, but got {self.shape}.")
+        out = list(self.shape)
+        for d, v in enumerate(self.shape):
+            x = x_shape[d - lead] if d >= lead else None
+            if v == -1:
+                if x is None:
+                    raise ValueError(f"For '{self.name}', a -1 in 'shape' keeps a dim of input_x "
+                                     f"and should not be in a new leading dim, but got -1 at dim "
+                                     f"{d} of {self.shape} for input_x {list(x_shape)}.")
+                out[d] = x
+            elif x is not None and x != v and x != 1:
+                raise ValueError(f"For '{self.name}', input_x {list(x_shape)} should broadcast "
+                                 f"to 'shape' {self.shape} (each dim equal or 1), but dim "
+                                 f"{d - lead} is {x} against {v}.")
+        return out
+
+    def infer_shape(self, x_shape: list) -> list:
+        return self.target(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return _any_dtype(self.name, x_dtype)
+
+    writes_output = True
+    kernel = run_lowered
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape = tuple(out_abstract.shape)
+        return _copied(out_abstract, lambda x: np.broadcast_to(x, shape))
+
+
+@sharding_rule(BroadcastTo)
+def broadcast_to_spec(prim: BroadcastTo, ins: list, outs: list, consts: dict) -> DimSpec:
+    """x's dims keep their letters (and splits) where they are not broadcast; a broadcast
+    or new dim exists only in the output, so it stays whole there."""
+    out = outs[0]
+    return DimSpec((broadcast_letters(ins[0], out),), (dims(len(out)),))
+
+
+@expansion_rule(BroadcastTo)
+def broadcast_to_local(prim: BroadcastTo, call: ShardedCall) -> Any:
+    """The local BroadcastTo: to this rank's slice of the output shape (a split dim of x is
+    smaller here than `shape` says)."""
+    local = tuple(call.out_shapes[0])
+    if local == tuple(prim.target(call.in_shapes[0])):
+        return None
+    return call.apply(BroadcastTo(local), call.args())
+
+
+@bprop(BroadcastTo)
+def broadcast_to_bprop(prim: BroadcastTo, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout summed over the dims the broadcast added or repeated."""
+    return (sum_to(g, dout, inputs[0].shape),)
 
 
 class ExpandDims(NoAttrPrimitive):

@@ -1,0 +1,140 @@
+"""TopK and Sort: values and int32 indices of the elements in order along an axis.
+
+Both order stably: equal elements keep their index order (TopK and a descending Sort put
+the lower index first, as an ascending Sort does); NaN orders above every number. The
+ordered axis stays whole in a parallel graph. The values' gradient goes back to the
+elements they came from (GatherD's backward scatter); the indices have none.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import contiguous
+from msops.primitives.array_ops import whole_along
+from msops.primitives.gather_ops import GatherDGrad
+from msops.primitives.math_ops import check_rank, compute_dtype
+from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.sharding import DimSpec, dims
+
+__all__ = ["TopK", "Sort"]
+
+#: real numbers: an order exists (complex numbers have none)
+ordered_types = mstype.int_type + mstype.uint_type + mstype.float_type
+
+
+def order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable argsort of x along `axis`: ties keep their index order either way. Float16
+    and bfloat16 are compared in float32 (exact; numpy's bfloat16 sort misplaces NaN)."""
+    x = x.astype(compute_dtype(x.dtype), copy=False)
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    # ascending over the reversed axis, read backwards: descending, ties lower index first
+    flip = (slice(None),) * axis + (slice(None, None, -1),)
+    rev = np.argsort(x[flip], axis=axis, kind="stable")[flip]
+    return x.shape[axis] - 1 - rev
+
+
+class TopK(PrimitiveWithInfer):
+    """`TopK(sorted=True)(input_x, k)` -> (values, indices): the k largest elements along the
+    last axis, largest first, and their int32 indices; the lower index first among equals.
+    (`sorted=False` allows any order of the k; msops gives them sorted.)
+
+    >>> v, i = TopK()(Tensor(np.array([1, 3, 2, 3], np.float32)), 2)
+    >>> v.asnumpy(), i.asnumpy()
+    (array([3., 3.], dtype=float32), array([1, 3], dtype=int32))
+    """
+
+    const_inputs = (1,)
+    fresh_outputs = True            # gathered copies, never views of x
+
+    @prim_attr_register
+    def __init__(self, sorted: bool = True) -> None:  # noqa: A002
+        validator.check_bool("sorted", sorted, self.name)
+
+    def _k(self, x_shape: Sequence[int], k: Any) -> int:
+        check_rank(self.name, "input_x", x_shape, 1)
+        validator.check_value_type("k", k, int, self.name)
+        if not 0 <= k <= x_shape[-1]:
+            raise ValueError(f"For '{self.name}', the 'k' should be in [0, {x_shape[-1]}] (the "
+                             f"last dim of input_x {list(x_shape)}), but got {k}.")
+        return k
+
+    def infer_shape(self, x_shape: list, k: Any) -> tuple:
+        out = list(x_shape[:-1]) + [self._k(x_shape, k)]
+        return out, list(out)
+
+    def infer_dtype(self, x_dtype: mstype.Type, k: Any) -> tuple:
+        return validator.check_tensor_dtype_valid("input_x", x_dtype, ordered_types,
+                                                  self.name), mstype.int32
+
+    def kernel(self, x: np.ndarray, k: Any) -> tuple:
+        index = order(x, x.ndim - 1, descending=True)[..., :self._k(x.shape, k)]
+        return (contiguous(np.take_along_axis(x, index, -1)),
+                contiguous(index.astype(np.int32)))
+
+
+@sharding_rule(TopK)
+def topk_spec(prim: TopK, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The leading dims carry over; the last axis is searched whole (its k results are a
+    new, whole dim)."""
+    letters = dims(len(ins[0]))
+    out = letters[:-1] + (None,)
+    return DimSpec((letters,), (out, out), unsplittable=(
+        (letters[-1], "TopK searches along the last axis"),))
+
+
+class Sort(PrimitiveWithInfer):
+    """`Sort(axis=-1, descending=False)(x)` -> (values, indices): x sorted along `axis`
+    (stable: equal elements keep their index order) and the int32 indices they came from.
+
+    >>> v, i = Sort(descending=True)(Tensor(np.array([[2, 9, 2]], np.int32)))
+    >>> v.asnumpy(), i.asnumpy()
+    (array([[9, 2, 2]], dtype=int32), array([[1, 0, 2]], dtype=int32))
+    """
+
+    fresh_outputs = True            # gathered copies, never views of x
+
+    @prim_attr_register
+    def __init__(self, axis: int = -1, descending: bool = False) -> None:
+        validator.check_int("axis", axis, self.name)
+        validator.check_bool("descending", descending, self.name)
+
+    def _axis(self, x_shape: Sequence[int]) -> int:
+        check_rank(self.name, "x", x_shape, 1)
+        return validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        self._axis(x_shape)
+        return list(x_shape), list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        return validator.check_tensor_dtype_valid("x", x_dtype, ordered_types,
+                                                  self.name), mstype.int32
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        axis = self._axis(x.shape)
+        index = order(x, axis, self.descending)
+        return (contiguous(np.take_along_axis(x, index, axis)),
+                contiguous(index.astype(np.int32)))
+
+
+@sharding_rule(Sort)
+def sort_spec(prim: Sort, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Element-wise off the axis; the sorted axis stays whole."""
+    return whole_along(ins, 2, prim._axis(ins[0]), "Sort orders")
+
+
+@bprop(TopK, Sort)
+def ordered_values_bprop(prim: Any, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """The values' gradient scattered back to the positions the indices name (along the
+    last axis for TopK); the indices and k have none."""
+    x = inputs[0]
+    axis = prim._axis(x.shape) if isinstance(prim, Sort) else len(x.shape) - 1
+    dx = g.apply(GatherDGrad(), [dout[0], g.add_const(axis), g.getitem(out, 1),
+                                 g.add_const(tuple(x.shape))])
+    return (dx,) + (None,) * (len(inputs) - 1)
