@@ -38,7 +38,7 @@ class Log1p(_Transcendental):
     """log(1 + x) element-wise, accurate for small |x|.
 
     >>> Log1p()(Tensor(np.array([0.0, 1e-8, 1.0], np.float32))).asnumpy()
-    array([0.0000000e+00, 1.0000000e-08, 6.9314718e-01], dtype=float32)
+    array([0.000000e+00, 1.000000e-08, 6.931472e-01], dtype=float32)
     """
 
     _np_op = np.log1p
