@@ -253,6 +253,8 @@ BOOL = Tensor(np.array([True, False]))
     (lambda: ops.hardtanh(F, 2.0, 1.0), ValueError,
      r"For 'hardtanh', the 'min_val' should be <= 'max_val' 1.0, but got 2.0"),
     (lambda: nn.Hardtanh(1.0, -1.0), ValueError, r"For 'Hardtanh', the 'min_val' should be"),
+    (lambda: nn.Hardtanh(max_val=float("nan")), ValueError,
+     r"For 'Hardtanh', the 'max_val' should be a number, but got nan"),
     (lambda: nn.ELU(alpha="1"), TypeError, r"For 'Elu', the type of 'alpha' should be float, but got"),
 ])
 def test_errors_name_the_op_and_argument(make, err, match):

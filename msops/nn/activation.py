@@ -9,6 +9,7 @@ from typing import Any
 from msops import ops
 from msops.common import validator
 from msops.nn.cell import Cell
+from msops.ops.elementwise_func import check_hardtanh_range
 
 __all__ = ["GELU", "FastGelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU6", "HSwish",
            "HSigmoid", "SiLU", "LeakyReLU", "ELU", "SeLU", "Softsign", "Mish", "SoftShrink",
@@ -258,11 +259,7 @@ class Hardtanh(_Chain):
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0) -> None:
         super().__init__()
-        validator.check_value_type("min_val", min_val, (int, float), self.cls_name)
-        validator.check_value_type("max_val", max_val, (int, float), self.cls_name)
-        if min_val > max_val:
-            raise ValueError(f"For '{self.cls_name}', the 'min_val' should be <= 'max_val' "
-                             f"{max_val}, but got {min_val}.")
+        check_hardtanh_range(self.cls_name, min_val, max_val)
         self.min_val, self.max_val = min_val, max_val
         self.lower, self.upper = ops.Maximum(), ops.Minimum()
 

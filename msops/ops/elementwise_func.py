@@ -87,13 +87,20 @@ def logsigmoid(x: Any) -> Any:
     return _prim(Neg)(_prim(Softplus)(_prim(Neg)(x)))
 
 
+def check_hardtanh_range(name: str, min_val: float, max_val: float) -> None:
+    """Hardtanh's bounds: numbers (not NaN), min_val <= max_val."""
+    for arg, value in (("min_val", min_val), ("max_val", max_val)):
+        validator.check_value_type(arg, value, (int, float), name)
+        if value != value:
+            raise ValueError(f"For '{name}', the '{arg}' should be a number, but got {value}.")
+    if min_val > max_val:
+        raise ValueError(f"For '{name}', the 'min_val' should be <= 'max_val' {max_val}, but "
+                         f"got {min_val}.")
+
+
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
     """input clipped to [min_val, max_val]."""
-    validator.check_value_type("min_val", min_val, (int, float), "hardtanh")
-    validator.check_value_type("max_val", max_val, (int, float), "hardtanh")
-    if min_val > max_val:
-        raise ValueError(f"For 'hardtanh', the 'min_val' should be <= 'max_val' {max_val}, but "
-                         f"got {min_val}.")
+    check_hardtanh_range("hardtanh", min_val, max_val)
     return clamp(input, min_val, max_val)
 
 
