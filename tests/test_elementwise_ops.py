@@ -18,6 +18,8 @@ from msops.common import dtype as mstype
 from msops.primitives import activation_ext_ops, arith_ops, piecewise_ops, transcendental_ops
 from numeric import finite_differences
 from test_functional_forms import Call
+from test_functional_forms import \
+    test_functional_form_matches_numpy_eager_and_compiled as check_form
 
 RNG = np.random.default_rng(4242)
 X = (3 * RNG.standard_normal((3, 5))).astype(np.float32)
@@ -293,15 +295,7 @@ FORMS = [
 
 @pytest.mark.parametrize("name,fn,inputs,ref", FORMS, ids=[f[0] for f in FORMS])
 def test_functional_form_matches_numpy_eager_and_compiled(name, fn, inputs, ref):
-    want = reference(ref, *inputs)
-    tensors = [Tensor(v) for v in inputs]
-    np.testing.assert_allclose(fn(*tensors).asnumpy(), want, rtol=2e-6, atol=2e-6)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    np.testing.assert_allclose(compiled.asnumpy(), want, rtol=2e-6, atol=2e-6)
+    check_form(name, fn, inputs, reference(ref, *inputs))
 
 
 def test_functional_forms_are_in_functional():
