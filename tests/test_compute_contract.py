@@ -114,6 +114,7 @@ CASES = [
     (ops.Floor(), (r(2, 3, dtype=F16),)),
     (ops.Ceil(), (r(2, 3),)),
     (ops.Round(), (np.array([[-3, 0, 2]], np.int32),)),
+    (ops.Round(), (r(2, 3, dtype=F16), -1)),
     (ops.LogicalAnd(), (r(2, 3) > 0, r(3) > 0)),
     (ops.LogicalOr(), (r(2, 1) > 0, r(1, 3) > 0)),
     (ops.LogicalNot(), (r(2, 3) > 0,)),

@@ -14,7 +14,7 @@ from msops.ops.math_func import _unary, clamp
 from msops.primitives.activation_ext_ops import Elu, HShrink, Mish, SeLU, Softsign, SoftShrink
 from msops.primitives.arith_ops import FloorMod, Mod
 from msops.primitives.elementwise_ops import Tanh
-from msops.primitives.math_ops import Mul, Neg, RealDiv, Sub
+from msops.primitives.math_ops import Neg, Sub
 from msops.primitives.piecewise_ops import (Ceil, Floor, IsFinite, IsInf, IsNan, LogicalAnd,
                                             LogicalNot, LogicalOr, Round)
 from msops.primitives.transcendental_ops import (ACos, Asin, Atan, Atan2, Cosh, Erfc, Expm1,
@@ -60,16 +60,9 @@ def floor_mod(x: Any, y: Any) -> Any:
 
 
 def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001 (MindSpore's name)
-    """`Round()(input)`: to the nearest integer, halves to even; `decimals` digits after
-    the point (before it when negative) for a float input."""
-    validator.check_value_type("decimals", decimals, (int,), "round")
-    if decimals == 0:
-        return _prim(Round)(input)
-    if getattr(input, "dtype", None) not in mstype.float_type:
-        raise ValueError(f"For 'round', the 'decimals' should be 0 for an input of dtype "
-                         f"{getattr(input, 'dtype', None)}, but got {decimals}.")
-    scale = 10.0 ** decimals
-    return _prim(RealDiv)(_prim(Round)(_prim(Mul)(input, scale)), scale)
+    """`Round()(input, decimals)`: to `decimals` digits (before the point when negative),
+    halves to even."""
+    return _prim(Round)(input) if decimals == 0 else _prim(Round)(input, decimals)
 
 
 def elu(input_x: Any, alpha: float = 1.0) -> Any:

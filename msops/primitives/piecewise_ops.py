@@ -50,16 +50,40 @@ class Ceil(_Rounding):
 
 
 class Round(_Rounding):
-    """x rounded to the nearest integer, halves to the even one (as MindSpore's: 2.5 -> 2,
-    -4.5 -> -4); floats and ints (which it returns unchanged). `ops.round(input,
-    decimals=...)` rounds to other digits.
+    """`Round()(input, decimals=0)`: input rounded to `decimals` digits after the point
+    (before it when negative), halves to the even one (as MindSpore's: 2.5 -> 2, -4.5 ->
+    -4); floats, and ints (returned unchanged; their decimals must be 0).
 
     >>> Round()(Tensor(np.array([0.8, 1.5, 2.5, -4.5], np.float32))).asnumpy()
     array([ 1.,  2.,  2., -4.], dtype=float32)
+    >>> Round()(Tensor(np.array([0.81, 2.35, -4.57], np.float32)), 1).asnumpy()
+    array([ 0.8,  2.4, -4.6], dtype=float32)
     """
 
     valid_types = mstype.float_type + mstype.int_type
-    _np_op = np.rint
+    const_inputs = (1,)
+
+    def infer_shape(self, x_shape: list, decimals: int = 0) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, decimals: int = 0) -> mstype.Type:
+        dtype = validator.check_tensor_dtype_valid("input", x_dtype, self.valid_types,
+                                                   self.name)
+        validator.check_value_type("decimals", decimals, (int,), self.name)
+        if decimals and dtype in mstype.int_type:
+            raise ValueError(f"For '{self.name}', the 'decimals' should be 0 for an input of "
+                             f"dtype {dtype}, but got {decimals}.")
+        return dtype
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        decimals = in_abstracts[1].value if len(in_abstracts) > 1 else 0
+        rounded = computed(np.rint if decimals == 0 else lambda x: np.round(x, decimals),
+                           out_abstract)
+
+        def round_kernel(x: np.ndarray, decimals: int = 0, out: np.ndarray | None = None
+                         ) -> np.ndarray:
+            return rounded(x, out=out)
+        return round_kernel
 
 
 # -- logical ops: bool in, bool out ---------------------------------------------------------
