@@ -17,7 +17,8 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.primitives.elementwise_ops import computed, real_types
 from msops.primitives.lowering import out_spec
-from msops.primitives.math_ops import Mul, Neg, RealDiv, Sub, _Binary, scalar, sum_to
+from msops.primitives.math_ops import (Mul, Neg, RealDiv, Sub, _Binary, broadcast_shape,
+                                       check_same_dtype, scalar, sum_to)
 from msops.primitives.rules import bprop
 
 __all__ = ["Mod", "FloorMod", "SquaredDifference", "DivNoNan"]
@@ -83,8 +84,8 @@ def _div_no_nan(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 class DivNoNan(_Binary):
-    """x / y element-wise, broadcast, and 0 where y is 0 (even for x 0 or inf); float
-    dtypes.
+    """`DivNoNan()(x1, x2)`: x1 / x2 element-wise, broadcast, and 0 where x2 is 0 (even
+    for x1 0 or inf); float dtypes.
 
     >>> DivNoNan()(Tensor(np.array([-1.0, 0.0, 5.0], np.float32)),
     ...            Tensor(np.array([0.0, 0.0, 2.0], np.float32))).asnumpy()
@@ -92,6 +93,12 @@ class DivNoNan(_Binary):
     """
 
     valid_types = mstype.float_type
+
+    def infer_shape(self, x1_shape: list, x2_shape: list) -> list:
+        return broadcast_shape(self.name, x1_shape, x2_shape, "x1", "x2")
+
+    def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
+        return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, self.valid_types)
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         return computed(_div_no_nan, out_abstract)
