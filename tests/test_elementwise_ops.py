@@ -252,14 +252,16 @@ BOOL = Tensor(np.array([True, False]))
     (lambda: ops.HShrink("0.5"), TypeError, r"For 'HShrink', the type of 'lambd' should be float"),
     (lambda: ops.round(I32, decimals=2), ValueError,
      r"For 'Round', the 'decimals' should be 0 for an input of dtype Int32, but got 2"),
-    (lambda: ops.round(F, decimals=1.5), TypeError, r"For 'Round', the type of 'decimals' should be int"),
+    (lambda: ops.round(F, decimals=1.5), TypeError,
+     r"For 'Round', the type of 'decimals' should be int"),
     (lambda: ops.logsigmoid(I32), TypeError, r"For 'logsigmoid', .*'x'.*Int32"),
     (lambda: ops.hardtanh(F, 2.0, 1.0), ValueError,
      r"For 'hardtanh', the 'min_val' should be <= 'max_val' 1.0, but got 2.0"),
     (lambda: nn.Hardtanh(1.0, -1.0), ValueError, r"For 'Hardtanh', the 'min_val' should be"),
     (lambda: nn.Hardtanh(max_val=float("nan")), ValueError,
      r"For 'Hardtanh', the 'max_val' should be a number, but got nan"),
-    (lambda: nn.ELU(alpha="1"), TypeError, r"For 'Elu', the type of 'alpha' should be float, but got"),
+    (lambda: nn.ELU(alpha="1"), TypeError,
+     r"For 'Elu', the type of 'alpha' should be float, but got"),
 ])
 def test_errors_name_the_op_and_argument(make, err, match):
     with pytest.raises(err, match=match):
@@ -310,7 +312,8 @@ def test_functional_forms_are_in_functional():
 X64 = np.array([[-2.3, -0.4, 0.7], [1.9, 4.2, -5.1]])
 
 
-@pytest.mark.parametrize("fn", [ops.logsigmoid, ops.tanhshrink, lambda x: ops.hardtanh(x, -2.0, 3.0),
+@pytest.mark.parametrize("fn", [ops.logsigmoid, ops.tanhshrink,
+                                lambda x: ops.hardtanh(x, -2.0, 3.0),
                                 lambda x: ops.round(x, decimals=1) * x],
                          ids=["logsigmoid", "tanhshrink", "hardtanh", "round_decimals"])
 def test_composed_forms_differentiate_like_finite_differences(fn):

@@ -40,7 +40,7 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
 __all__ += ["NLLLoss"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
-from msops.nn.activation import (ELU, HShrink, Hardtanh, LogSigmoid, Mish, SeLU, Softsign,  # noqa: E402
-                                 SoftShrink, Tanhshrink)
+from msops.nn.activation import (ELU, HShrink, Hardtanh, LogSigmoid,  # noqa: E402
+                                 Mish, SeLU, Softsign, SoftShrink, Tanhshrink)
 __all__ += ["ELU", "SeLU", "Softsign", "Mish", "SoftShrink", "HShrink", "LogSigmoid", "Hardtanh",
             "Tanhshrink"]

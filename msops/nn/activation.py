@@ -1,5 +1,6 @@
 """Activation layers: GELU, FastGelu, Sigmoid, Tanh, Softmax, LogSoftmax, the ELU family and
-the shrinkages (MindSpore's names and arguments); each wraps its primitive(s), and `shard(((a, b, ...),))` shards them alike.
+the shrinkages (MindSpore's names and arguments); each wraps its primitive(s), and
+`shard(((a, b, ...),))` shards them alike.
 `ACTIVATIONS` maps the names `nn.Dense(activation=...)` accepts to these classes."""
 from __future__ import annotations
 
