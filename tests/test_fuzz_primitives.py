@@ -33,7 +33,8 @@ DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float3
 FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 #: ops whose math gives NaN for some finite inputs, as in numpy and MindSpore
-NAN_DOMAIN = {"Log", "Sqrt", "Rsqrt", "Pow", "RealDiv", "FloorDiv", "Reciprocal"}
+NAN_DOMAIN = {"Log", "Sqrt", "Rsqrt", "Pow", "RealDiv", "FloorDiv", "Reciprocal",
+              "Log1p", "Asin", "ACos", "Mod", "FloorMod"}
 
 
 def _nan_allowed(name: str, args: tuple) -> bool:

@@ -133,11 +133,13 @@ def test_dense_initializers():
     with pytest.raises(ValueError, match=r"For 'Dense', the 'bias_init' should be .*but got 'he'"):
         nn.Dense(2, 3, bias_init="he")
     with pytest.raises(ValueError, match=r"For 'Dense', the 'activation' should be one of "
-                                         r"\['fast_gelu', 'gelu', 'hsigmoid', 'hswish', "
-                                         r"'leakyrelu', 'logsoftmax', 'relu', 'relu6', "
-                                         r"'sigmoid', 'silu', 'softmax', 'tanh'\].*but got "
-                                         r"'softsign'"):
-        nn.Dense(2, 3, activation="softsign")
+                                         r"\['elu', 'fast_gelu', 'gelu', 'hardtanh', "
+                                         r"'hshrink', 'hsigmoid', 'hswish', 'leakyrelu', "
+                                         r"'logsigmoid', 'logsoftmax', 'mish', 'relu', 'relu6', "
+                                         r"'sigmoid', 'silu', 'softmax', 'softshrink', "
+                                         r"'softsign', 'tanh', 'tanhshrink'\].*but got "
+                                         r"'prelu'"):
+        nn.Dense(2, 3, activation="prelu")
     with pytest.raises(ValueError, match="For 'Dense', the 'in_channels' should be"):
         nn.Dense(0, 3)
 

@@ -45,3 +45,7 @@ from msops.nn.transformer import (Transformer, TransformerDecoder, TransformerDe
                                   TransformerEncoder, TransformerEncoderLayer)
 __all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerDecoder", "Transformer"]
+from msops.nn.activation import (ELU, HShrink, Hardtanh, LogSigmoid,  # noqa: E402
+                                 Mish, SeLU, Softsign, SoftShrink, Tanhshrink)
+__all__ += ["ELU", "SeLU", "Softsign", "Mish", "SoftShrink", "HShrink", "LogSigmoid", "Hardtanh",
+            "Tanhshrink"]

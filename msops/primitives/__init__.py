@@ -28,12 +28,19 @@ from msops.primitives.stack_ops import *  # noqa: F401,F403
 from msops.primitives.scan_ops import *  # noqa: F401,F403
 from msops.primitives.sort_ops import *  # noqa: F401,F403
 from msops.primitives import stack_ops as _stack, scan_ops as _scan, sort_ops as _sort
+from msops.primitives.piecewise_ops import *  # noqa: F401,F403
+from msops.primitives.transcendental_ops import *  # noqa: F401,F403
+from msops.primitives.arith_ops import *  # noqa: F401,F403
+from msops.primitives.activation_ext_ops import *  # noqa: F401,F403
+from msops.primitives import (piecewise_ops as _piecewise, transcendental_ops as _transcendental,
+                              arith_ops as _arith, activation_ext_ops as _activation_ext)
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
 #: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
-                    _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort)
+                    _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
+                    _transcendental, _arith, _activation_ext)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

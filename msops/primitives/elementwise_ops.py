@@ -34,16 +34,19 @@ __all__ = ["Sqrt", "Pow", "Maximum", "Minimum", "FloorDiv", "Sigmoid", "Tanh", "
 real_types = mstype.int_type + mstype.uint_type + mstype.float_type
 
 
-def computed(fn: Callable[[np.ndarray], np.ndarray], out_abstract: Any) -> Callable:
-    """A lowered unary kernel computing `fn` in the compute dtype (float32 for float16 and
-    bfloat16), rounded once into `out`. `fn` returns a new array, so out may be x."""
+def computed(fn: Callable[..., np.ndarray], out_abstract: Any) -> Callable:
+    """A lowered element-wise kernel computing `fn` of its inputs in the compute dtype
+    (float32 for float16 and bfloat16), rounded once into `out`. `fn` returns a new array,
+    so out may be an input. numpy's floating-point warnings are silenced: a NaN outside an
+    op's domain or an inf at a pole is the op's answer there, as in MindSpore."""
     shape, dtype = out_spec(out_abstract)
     ct = compute_dtype(dtype)
 
-    def kernel(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def kernel(*xs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if out is None:
             out = np.empty(shape, dtype)
-        np.copyto(out, fn(x.astype(ct, copy=False)), casting="unsafe")
+        with np.errstate(all="ignore"):
+            np.copyto(out, fn(*(x.astype(ct, copy=False) for x in xs)), casting="unsafe")
         return out
     return kernel
 

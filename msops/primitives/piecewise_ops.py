@@ -1,0 +1,162 @@
+"""Piecewise-constant element-wise primitives: Floor, Ceil, Round, the logical ops
+LogicalAnd, LogicalOr, LogicalNot, and the float predicates IsNan, IsInf, IsFinite
+(MindSpore's primitives of those names, without attributes).
+
+They join math_ops' element-wise family (the `writes_output` kernel, numpy broadcasting,
+the element-wise sharding rule: no communication). Their values are flat almost
+everywhere, so none has a gradient (`no_gradient_bprop`, as the comparisons). Float16 and
+bfloat16 round in float32: exact, and numpy's bfloat16 lacks the ufuncs.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.primitives.elementwise_ops import computed, no_gradient_bprop
+from msops.primitives.lowering import ufunc_kernel
+from msops.primitives.math_ops import UnaryElementwise, _Binary
+from msops.primitives.rules import bprop
+
+__all__ = ["Floor", "Ceil", "Round", "LogicalAnd", "LogicalOr", "LogicalNot", "IsNan",
+           "IsInf", "IsFinite"]
+
+
+class _Rounding(UnaryElementwise):
+    """`_np_op` of x on the compute dtype, rounded once into x's dtype; floats."""
+
+    valid_types = mstype.float_type
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(type(self)._np_op, out_abstract)
+
+
+class Floor(_Rounding):
+    """The largest integer <= x, element-wise, in x's float dtype.
+
+    >>> Floor()(Tensor(np.array([1.1, -1.1, 2.0], np.float32))).asnumpy()
+    array([ 1., -2.,  2.], dtype=float32)
+    """
+
+    _np_op = np.floor
+
+
+class Ceil(_Rounding):
+    """The smallest integer >= x, element-wise, in x's float dtype."""
+
+    _np_op = np.ceil
+
+
+class Round(_Rounding):
+    """`Round()(input, decimals=0)`: input rounded to `decimals` digits after the point
+    (before it when negative), halves to the even one (as MindSpore's: 2.5 -> 2, -4.5 ->
+    -4); floats, and ints (returned unchanged; their decimals must be 0).
+
+    >>> Round()(Tensor(np.array([0.8, 1.5, 2.5, -4.5], np.float32))).asnumpy()
+    array([ 1.,  2.,  2., -4.], dtype=float32)
+    >>> Round()(Tensor(np.array([0.81, 2.35, -4.57], np.float32)), 1).asnumpy()
+    array([ 0.8,  2.4, -4.6], dtype=float32)
+    """
+
+    valid_types = mstype.float_type + mstype.int_type
+    const_inputs = (1,)
+
+    def infer_shape(self, x_shape: list, decimals: int = 0) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, decimals: int = 0) -> mstype.Type:
+        dtype = validator.check_tensor_dtype_valid("input", x_dtype, self.valid_types,
+                                                   self.name)
+        validator.check_value_type("decimals", decimals, (int,), self.name)
+        if decimals and dtype in mstype.int_type:
+            raise ValueError(f"For '{self.name}', the 'decimals' should be 0 for an input of "
+                             f"dtype {dtype}, but got {decimals}.")
+        return dtype
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        decimals = in_abstracts[1].value if len(in_abstracts) > 1 else 0
+        rounded = computed(np.rint if decimals == 0 else lambda x: np.round(x, decimals),
+                           out_abstract)
+
+        def round_kernel(x: np.ndarray, decimals: int = 0, out: np.ndarray | None = None
+                         ) -> np.ndarray:
+            return rounded(x, out=out)
+        return round_kernel
+
+
+# -- logical ops: bool in, bool out ---------------------------------------------------------
+class _Logical(_Binary):
+    """x (op) y element-wise, broadcast; bool inputs, a bool output."""
+
+    valid_types = (mstype.bool_,)
+
+
+class LogicalAnd(_Logical):
+    """x and y element-wise (bool), broadcast.
+
+    >>> LogicalAnd()(Tensor(np.array([True, True, False])),
+    ...              Tensor(np.array([True, False, False]))).asnumpy()
+    array([ True, False, False])
+    """
+
+    _np_op = np.logical_and
+
+
+class LogicalOr(_Logical):
+    """x or y element-wise (bool), broadcast."""
+
+    _np_op = np.logical_or
+
+
+class LogicalNot(UnaryElementwise):
+    """not x element-wise (bool)."""
+
+    valid_types = (mstype.bool_,)
+    _np_op = np.logical_not
+
+
+# -- predicates: a bool of x's shape --------------------------------------------------------
+class _Predicate(UnaryElementwise):
+    """`_np_op(x)` element-wise: a bool output; floats, and ints and bools (never NaN or
+    infinite)."""
+
+    valid_types = (mstype.bool_,) + mstype.int_type + mstype.uint_type + mstype.float_type
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
+        return mstype.bool_
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        kernel = ufunc_kernel(type(self)._np_op, out_abstract, 1)
+        if in_abstracts[0].dtype == mstype.bfloat16:    # numpy has no bfloat16 isnan
+            def widened(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+                return kernel(x.astype(np.float32), out)
+            return widened
+        return kernel
+
+
+class IsNan(_Predicate):
+    """True where x is NaN.
+
+    >>> IsNan()(Tensor(np.array([np.nan, 1.0, np.inf], np.float32))).asnumpy()
+    array([ True, False, False])
+    """
+
+    _np_op = np.isnan
+
+
+class IsInf(_Predicate):
+    """True where x is +inf or -inf."""
+
+    _np_op = np.isinf
+
+
+class IsFinite(_Predicate):
+    """True where x is neither NaN nor infinite."""
+
+    _np_op = np.isfinite
+
+
+bprop(_Rounding, _Logical, LogicalNot, _Predicate)(no_gradient_bprop)

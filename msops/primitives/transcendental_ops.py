@@ -1,0 +1,188 @@
+"""Transcendental element-wise primitives: Log1p, Expm1, Tan, Atan, Sinh, Cosh, Asin, ACos,
+Erfc and the binary Atan2 (MindSpore's primitives of those names, without attributes).
+
+They join math_ops' element-wise family (the `writes_output` kernel, the element-wise
+sharding rule: no communication). Float16 and bfloat16 are computed in float32 and rounded
+once into the output; values outside an op's domain give NaN, as in MindSpore (asin(2),
+log1p(-2)), and its poles inf (log1p(-1)). Each differentiates
+through existing ops.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.primitives.elementwise_ops import computed
+from msops.primitives.math_ops import (Add, Exp, Mul, Neg, RealDiv, Square, Sub,
+                                       UnaryElementwise, _Binary, real_div_types, scalar,
+                                       sum_to)
+from msops.primitives.rules import bprop
+from msops.primitives.unary_ops import Rsqrt
+
+__all__ = ["Log1p", "Expm1", "Tan", "Atan", "Sinh", "Cosh", "Asin", "ACos", "Erfc", "Atan2"]
+
+
+class _Transcendental(UnaryElementwise):
+    """`_np_op` of x on the compute dtype, rounded once; float and complex dtypes."""
+
+    valid_types = real_div_types
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(type(self)._np_op, out_abstract)
+
+
+class Log1p(_Transcendental):
+    """log(1 + x) element-wise, accurate for small |x|.
+
+    >>> Log1p()(Tensor(np.array([0.0, 1e-8, 1.0], np.float32))).asnumpy()
+    array([0.000000e+00, 1.000000e-08, 6.931472e-01], dtype=float32)
+    """
+
+    _np_op = np.log1p
+
+
+class Expm1(_Transcendental):
+    """exp(x) - 1 element-wise, accurate for small |x|."""
+
+    _np_op = np.expm1
+
+
+class Tan(_Transcendental):
+    """tan(x) element-wise."""
+
+    _np_op = np.tan
+
+
+class Atan(_Transcendental):
+    """arctan(x) element-wise, in (-pi/2, pi/2) for real x."""
+
+    _np_op = np.arctan
+
+
+class Sinh(_Transcendental):
+    """sinh(x) element-wise."""
+
+    _np_op = np.sinh
+
+
+class Cosh(_Transcendental):
+    """cosh(x) element-wise."""
+
+    _np_op = np.cosh
+
+
+class Asin(_Transcendental):
+    """arcsin(x) element-wise; NaN outside [-1, 1] for real x."""
+
+    _np_op = np.arcsin
+
+
+class ACos(_Transcendental):
+    """arccos(x) element-wise; NaN outside [-1, 1] for real x."""
+
+    _np_op = np.arccos
+
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+class Erfc(_Transcendental):
+    """1 - erf(x) element-wise, without the cancellation of that difference for large x
+    (the C library's erfc per element, as `Erf`); float dtypes."""
+
+    valid_types = mstype.float_type
+    _np_op = staticmethod(lambda x: np.asarray(_erfc(x.astype(np.float64)), np.float64))
+
+
+class Atan2(_Binary):
+    """`Atan2()(x, y)`: the angle of the point (y, x), arctan(x / y) in the right quadrant,
+    in [-pi, pi], broadcast; float dtypes.
+
+    >>> Atan2()(Tensor(np.array([1.0, 1.0], np.float32)),
+    ...         Tensor(np.array([1.0, -1.0], np.float32))).asnumpy().round(4)
+    array([0.7854, 2.3562], dtype=float32)
+    """
+
+    valid_types = mstype.float_type
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(np.arctan2, out_abstract)
+
+
+# -- backward rules (see math_ops: the builder `g`) ------------------------------------------
+def _one_plus(g: Any, v: Any) -> Any:
+    return g.apply(Add(), [v, scalar(g, 1, v.dtype)])
+
+
+@bprop(Log1p)
+def log1p_bprop(prim: Log1p, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout / (1 + x)."""
+    return (g.apply(RealDiv(), [dout, _one_plus(g, inputs[0])]),)
+
+
+@bprop(Expm1)
+def expm1_bprop(prim: Expm1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (out + 1) = dout * exp(x)."""
+    return (g.apply(Mul(), [dout, _one_plus(g, out)]),)
+
+
+@bprop(Tan)
+def tan_bprop(prim: Tan, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (1 + out**2) = dout / cos(x)**2."""
+    return (g.apply(Mul(), [dout, _one_plus(g, g.apply(Square(), [out]))]),)
+
+
+@bprop(Atan)
+def atan_bprop(prim: Atan, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout / (1 + x**2)."""
+    return (g.apply(RealDiv(), [dout, _one_plus(g, g.apply(Square(), [inputs[0]]))]),)
+
+
+@bprop(Sinh)
+def sinh_bprop(prim: Sinh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * cosh(x)."""
+    return (g.apply(Mul(), [dout, g.apply(Cosh(), [inputs[0]])]),)
+
+
+@bprop(Cosh)
+def cosh_bprop(prim: Cosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * sinh(x)."""
+    return (g.apply(Mul(), [dout, g.apply(Sinh(), [inputs[0]])]),)
+
+
+def _arc_bprop(sign: float) -> Callable:
+    """Asin's (sign 1) and ACos's (sign -1) rule: sign * dout / sqrt(1 - x**2)."""
+    def rule(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+        x = inputs[0]
+        root = g.apply(Rsqrt(), [g.apply(Sub(), [scalar(g, 1, x.dtype),
+                                                g.apply(Square(), [x])])])
+        dx = g.apply(Mul(), [dout, root])
+        return (dx if sign > 0 else g.apply(Neg(), [dx]),)
+    return rule
+
+
+bprop(Asin)(_arc_bprop(1.0))
+bprop(ACos)(_arc_bprop(-1.0))
+
+
+@bprop(Erfc)
+def erfc_bprop(prim: Erfc, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * -2 / sqrt(pi) * exp(-x**2)."""
+    x = inputs[0]
+    gauss = g.apply(Exp(), [g.apply(Neg(), [g.apply(Square(), [x])])])
+    return (g.apply(Mul(), [dout, g.apply(Mul(), [gauss, scalar(g, -2 / math.sqrt(math.pi),
+                                                               x.dtype)])]),)
+
+
+@bprop(Atan2)
+def atan2_bprop(prim: Atan2, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """x: dout * y / (x**2 + y**2); y: -dout * x / (x**2 + y**2)."""
+    x, y = inputs
+    scaled = g.apply(RealDiv(), [dout, g.apply(Add(), [g.apply(Square(), [x]),
+                                                     g.apply(Square(), [y])])])
+    dx = g.apply(Mul(), [scaled, y])
+    dy = g.apply(Neg(), [g.apply(Mul(), [scaled, x])])
+    return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
