@@ -110,6 +110,10 @@ CASES = [
     (ops.Argmin(1, ms.int64), (r(2, 3),)),
     (ops.ArgMaxWithValue(), (r(2, 3, dtype=F16),)),
     (ops.ArgMinWithValue(-1, True), (np.array([[3, 1, 2], [0, 5, 0]], np.int32),)),
+    # random_ops
+    (ops.UniformReal(seed=1), ((2, 3),)),
+    (ops.StandardNormal(2, 3), ((3, 1, 2),)),
+    (ops.UniformInt(), ((4, 2), np.array(-2, np.int32), np.array(5, np.int32))),
 ]
 
 

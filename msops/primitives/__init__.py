@@ -14,6 +14,8 @@ from msops.primitives.conv_ops import *  # noqa: F401,F403
 from msops.primitives.pool_ops import *  # noqa: F401,F403
 from msops.primitives.prelu import *  # noqa: F401,F403
 from msops.primitives.neighbor_exchange import *  # noqa: F401,F403
+from msops.primitives.random_ops import *  # noqa: F401,F403
+from msops.primitives import random_ops as _random
 from msops.primitives import conv_ops as _conv, pool_ops as _pool, prelu as _prelu
 from msops.primitives import neighbor_exchange as _neighbor
 from msops.primitives import math_ops as _math, nn_ops as _nn, array_ops as _array
@@ -29,7 +31,7 @@ from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
 #: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
-                    _norm, _conv, _pool, _prelu, _unary)
+                    _norm, _conv, _pool, _prelu, _unary, _random)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
