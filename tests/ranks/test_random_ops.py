@@ -58,3 +58,10 @@ def test_serial_draw_is_the_same_on_every_rank():
     every = MPI.COMM_WORLD.allgather(mine)
     for other in every:
         np.testing.assert_array_equal(other, mine)
+
+
+def test_sharding_propagation_draws_the_serial_values():
+    """auto_parallel picks the draws' layouts itself; whichever it picks, the values are
+    the serial ones."""
+    check(make(None), *ARGS, rtol=0, atol=0, mode="auto_parallel",
+          search_mode="sharding_propagation")
