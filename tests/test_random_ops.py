@@ -84,6 +84,22 @@ def test_functional_forms():
     assert ops.standard_normal((2, 5), seed=7).shape == (2, 5)
 
 
+def test_randperm_is_a_uniform_permutation():
+    perms = np.stack([ops.randperm(6, seed=1).asnumpy() for _ in range(3000)])
+    assert perms.dtype == np.int64
+    assert all(sorted(p) == list(range(6)) for p in perms)
+    # each value lands at each position with probability 1/6
+    for v in range(6):
+        freq = np.bincount(np.argmax(perms == v, axis=1), minlength=6) / len(perms)
+        assert np.all(np.abs(freq - 1 / 6) < 5 * math.sqrt(1 / 6 * 5 / 6 / len(perms)))
+    ms.set_seed(2)
+    a = ops.randperm(50, seed=3, offset=1)
+    ms.set_seed(2)
+    np.testing.assert_array_equal(ops.randperm(Tensor(np.int64(50)), 3, 1).asnumpy(), a.asnumpy())
+    assert ops.randperm(5, dtype=ms.float32).dtype == ms.float32
+    assert ops.randperm(2049, dtype=ms.float16).asnumpy().max() == 2048
+
+
 def test_set_seed_repeats_and_calls_advance():
     op = ops.StandardNormal(seed=5)
     ms.set_seed(9)
@@ -124,7 +140,7 @@ class Draws(nn.Cell):
     def construct(self, low, high):
         return (self.uniform((4, 6)), self.normal((4, 5)), self.uniform_int((4, 3), low, high),
                 ops.rand(4, 2, dtype=ms.float16), ops.randint(0, 9, (3,)),
-                self.uniform((4, 6)))
+                self.uniform((4, 6)), ops.randperm(7, seed=2))
 
 
 def test_eager_equals_compiled_and_a_compiled_step_advances():
@@ -191,6 +207,13 @@ def test_no_gradient_flows_through_a_draw():
     (lambda: ops.uniform((2,), i32(0), i32(1), dtype=ms.float16), ValueError,
      "For 'uniform', the 'dtype'"),
     (lambda: ops.rand_like(np.zeros(2)), TypeError, "For 'rand_like', the 'input'"),
+    (lambda: ops.randperm(0), ValueError, "the 'n' should be in \\[1, "),
+    (lambda: ops.randperm(129, dtype=ms.int8), ValueError, "n - 1 exact in Int8"),
+    (lambda: ops.randperm(3, dtype=ms.bool_), TypeError, "'dtype'"),
+    (lambda: ops.randperm(3, seed=-2), ValueError, "For 'randperm', the 'seed'"),
+    (lambda: ops.randperm(3, offset=-1), ValueError, "For 'randperm', the 'offset'"),
+    (lambda: ops.randperm(Tensor(np.ones(2, np.int64))), ValueError, "For 'randperm', the 'n'"),
+    (lambda: ops.randperm(3.0), TypeError, "For 'randperm', the 'n'"),
 ])
 def test_errors_name_the_op_and_argument(call, err, match):
     with pytest.raises(err, match=match):

@@ -1,6 +1,6 @@
 """Functional spellings of the random primitives, with `mindspore.ops`' names, arguments and
 defaults: uniform, standard_normal, rand, randn, randint, rand_like, randn_like,
-randint_like. Each is one call of a random primitive (msops.primitives.random_ops), so it
+randint_like, randperm. Each is one call of a random primitive (msops.primitives.random_ops), so it
 draws like them: counter-based, keyed by the global seed and `seed` (None: 0), the same
 eagerly, compiled and sharded; every call advances the draw counter.
 """
@@ -14,11 +14,11 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import Add, Mul, Sub
-from msops.primitives.random_ops import (StandardNormal, StandardNormalOf, UniformInt,
-                                         UniformIntOf, UniformReal, UniformRealOf)
+from msops.primitives.random_ops import (RandpermDraw, StandardNormal, StandardNormalOf,
+                                         UniformInt, UniformIntOf, UniformReal, UniformRealOf)
 
 __all__ = ["uniform", "standard_normal", "rand", "randn", "randint", "rand_like", "randn_like",
-           "randint_like"]
+           "randint_like", "randperm"]
 
 
 def _seed(name: str, seed: Any) -> int:
@@ -132,3 +132,24 @@ def randint_like(input: Tensor, low: int, high: int, seed: int | None = None, *,
     """randint of input's shape, in input's dtype unless `dtype` (int types)."""
     x = _tensor("randint_like", input)
     return _randint("randint_like", low, high, tuple(x.shape), seed, dtype or x.dtype, x.dtype)
+
+
+def randperm(n: Any, seed: int = 0, offset: int = 0,
+             dtype: mstype.Type = mstype.int64) -> Tensor:
+    """A random permutation of 0 .. n-1 in `dtype` (n: an int, or a Tensor of shape () or
+    (1,) holding it). `seed` -1 (MindSpore's "from the time") is seed 0: draws here are
+    always reproducible. `offset` keys the draw like a second seed."""
+    if isinstance(n, Tensor):
+        if n.size != 1 or n.dtype not in mstype.int_type:
+            raise ValueError(f"For 'randperm', the 'n' Tensor should hold one int, but got "
+                             f"shape {n.shape} and dtype {n.dtype}.")
+        n = int(n.asnumpy().reshape(()))
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"For 'randperm', the 'n' should be an int or an int Tensor, but got "
+                        f"{type(n).__name__}.")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < -1:
+        raise ValueError(f"For 'randperm', the 'seed' should be an int >= -1, but got {seed!r}.")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise ValueError(f"For 'randperm', the 'offset' should be an int >= 0, but got "
+                         f"{offset!r}.")
+    return _prim(RandpermDraw, max(seed, 0), offset, dtype)(n)

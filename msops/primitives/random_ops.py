@@ -210,7 +210,49 @@ class UniformIntOf(_OfDtype, UniformInt):
     bound_types = mstype.int_type
 
 
-@sharding_rule(_RandomOp)
+#: randperm's dtypes (MindSpore's list)
+_PERM_TYPES = mstype.int_type + (mstype.uint8, mstype.float16, mstype.float32, mstype.float64)
+
+
+class RandpermDraw(_RandomOp):
+    """`RandpermDraw(seed=0, seed2=0, dtype=int64)(n)`: a random permutation of 0 .. n-1 (the
+    order that sorts n counter-based draws, ties by index), in `dtype`: `ops.randperm`'s op
+    (seed2 is its offset). Internal; not exported. A permutation needs every draw, so its
+    output is never split (each rank draws the whole, alike)."""
+
+    shape_input = False
+
+    @prim_attr_register
+    def __init__(self, seed: int = 0, seed2: int = 0, dtype: mstype.Type = mstype.int64) -> None:
+        _RandomOp.__init__(self, seed, seed2)
+        validator.check_type_name("dtype", dtype, _PERM_TYPES, self.name)
+
+    def infer_shape(self, n: Any) -> list:
+        validator.check_value_type("n", n, int, self.name)
+        largest = (2 ** 11 if self.dtype == mstype.float16 else
+                   2 ** 24 if self.dtype == mstype.float32 else
+                   2 ** 53 if self.dtype == mstype.float64 else
+                   int(np.iinfo(self.dtype.np_dtype).max))
+        if not 0 < n <= largest + 1:
+            raise ValueError(f"For '{self.name}', the 'n' should be in [1, {largest + 1}] (n - 1 "
+                             f"exact in {self.dtype}), but got {n}.")
+        return [n]
+
+    def infer_dtype(self, n: Any) -> mstype.Type:
+        return self.dtype
+
+    def kernel(self, n: int) -> np.ndarray:
+        order = np.argsort(self.uniform((n,)), kind="stable")
+        return contiguous(order.astype(self.dtype.np_dtype))
+
+
+@sharding_rule(RandpermDraw)
+def randperm_spec(prim: RandpermDraw, ins: list, outs: list, consts: dict) -> DimSpec:
+    """No tensor input, so no strategy splits the output: every rank holds it whole."""
+    return DimSpec((), (dims(1),))
+
+
+@sharding_rule(UniformReal, StandardNormal, UniformInt)
 def random_spec(prim: _RandomOp, ins: list, outs: list, consts: dict) -> DimSpec:
     """The shape (input 0, split like a tensor of that shape) and the output share their
     letters; minval/maxval are 0-d. Every dim may be split: a rank draws its own block."""
@@ -218,7 +260,7 @@ def random_spec(prim: _RandomOp, ins: list, outs: list, consts: dict) -> DimSpec
     return DimSpec((letters,) + tuple((None,) * len(s) for s in ins[1:]), (letters,))
 
 
-@expansion_rule(_RandomOp)
+@expansion_rule(UniformReal, StandardNormal, UniformInt)
 def random_split(prim: _RandomOp, call: ShardedCall) -> Any:
     """A split output: this rank's op draws the block of the global output at its slice's
     start, from a local shape (None when nothing is split: the op itself)."""

@@ -17,8 +17,9 @@ SHAPE = (2 * N, 6)
 
 
 class Draws(nn.Cell):
-    """Each random op (and a functional form), its output split by `strategy` (or data
-    parallel); the draws come out whole (x is unused: a graph input)."""
+    """Each random op (and functional forms), its output split by `strategy` (or data
+    parallel; randperm is never split); the draws come out whole (x is unused: a graph
+    input)."""
 
     def __init__(self, strategy=None):
         super().__init__()
@@ -32,7 +33,8 @@ class Draws(nn.Cell):
 
     def construct(self, x, low, high):
         return (self.uniform(SHAPE), self.normal(SHAPE),
-                self.uniform_int(SHAPE, low, high), ops.randn(2 * N, 3, dtype=ms.float64))
+                self.uniform_int(SHAPE, low, high), ops.randn(2 * N, 3, dtype=ms.float64),
+                ops.randperm(2 * N + 1, seed=4))
 
 
 def make(strategy):
