@@ -9,7 +9,8 @@ shape's dims, as MindSpore's UniformReal takes) draws exactly the serial values 
 MindSpore instead offsets each rank's seed, so its sharded draw differs from the serial one.
 
 The shape is input 0, a const tuple; there is no gradient (the outputs do not depend on
-any differentiable input).
+any differentiable input). The functional forms' ops (internal, not exported) are the same
+ops with a `dtype` attribute (`UniformRealOf`, ...) and `RandpermDraw` (ops.randperm).
 """
 from __future__ import annotations
 
