@@ -242,3 +242,26 @@ def test_a_non_member_fails_as_in_a_real_world(sim):
     with exactly(ValueError, "For 'AllGather', this process is not a member of group 'far' "
                              "(ranks [0, 1])."):
         ag(Tensor(np.ones([3], np.float32)))
+
+
+def test_local_rank_of_a_simulated_world_is_one_host(sim):
+    """A simulated world runs in one process: every rank is on this host."""
+    from msops.communication import get_local_rank, get_local_rank_size
+    sim(8, 5)
+    assert get_local_rank() == 5 and get_local_rank_size() == 8
+    assert get_local_rank("hccl_world_group") == 5
+    create_group("odd", [1, 3, 5, 7])
+    assert get_local_rank("odd") == 2 and get_local_rank_size("odd") == 4
+    create_group("low", [0, 1])
+    with pytest.raises(ValueError, match="For 'get_local_rank', this process \\(world rank 5\\) "
+                                         "is not a member of group 'low'"):
+        get_local_rank("low")
+    with pytest.raises(ValueError, match="For 'get_local_rank_size', the 'group' should be a "
+                                         "created group"):
+        get_local_rank_size("nope")
+    with pytest.raises(TypeError, match="'group'"):
+        get_local_rank(3)
+    release()
+    with pytest.raises(RuntimeError, match="For 'get_local_rank', the communication world is "
+                                           "not initialized"):
+        get_local_rank()

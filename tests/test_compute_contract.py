@@ -150,6 +150,10 @@ CASES = [
     (ops.Mish(), (r(2, 3, dtype=F16),)),
     (ops.SoftShrink(0.3), (r(2, 3),)),
     (ops.HShrink(), (r(2, 3),)),
+    # random_ops
+    (ops.UniformReal(seed=1), ((2, 3),)),
+    (ops.StandardNormal(2, 3), ((3, 1, 2),)),
+    (ops.UniformInt(), ((4, 2), np.array(-2, np.int32), np.array(5, np.int32))),
 ]
 
 

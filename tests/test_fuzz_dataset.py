@@ -1,8 +1,9 @@
 """A fuzzer over dataset pipelines: a NumpySlicesDataset (0 to 13 rows, sharded or not,
-shuffled or not) followed by up to four of batch / map / repeat / shuffle, iterated for
+shuffled or not, num_samples or not; each given by arguments or as the sampler MindSpore
+makes of them) followed by up to four of batch / map / repeat / shuffle, iterated for
 two epochs, against a plain-Python model of the documented semantics:
 * shard k of n reads rows k, k + n, ... of the (shuffled) order, wrapping so every shard
-  has ceil(rows / n); the n shards of one seed cover every row;
+  has ceil(rows / n), then the first num_samples; the n shards of one seed cover every row;
 * batch stacks consecutive rows (the last, smaller batch kept unless drop_remainder);
 * repeat(c) is c passes of what it wraps (each its own epoch); map applies its function;
 * a shuffle (of the source or a buffer) permutes each pass and nothing else.
@@ -17,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import msops as ms
-from msops.dataset import NumpySlicesDataset
+from msops.dataset import (DistributedSampler, NumpySlicesDataset, RandomSampler,
+                           SequentialSampler)
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -36,6 +38,8 @@ def pipelines(draw) -> dict:
     return {"rows": rows, "shards": shards,
             "shard_id": draw(st.integers(0, shards - 1)) if shards else None,
             "shuffle": draw(st.booleans()), "seed": draw(st.integers(0, 100)),
+            "num_samples": draw(st.sampled_from([None, None, 1, 3, 6])),
+            "as_sampler": draw(st.booleans()),
             "steps": draw(st.lists(steps, max_size=4).filter(
                 lambda ss: sum(s[0] == "batch" for s in ss) <= 1))}
 
@@ -44,9 +48,18 @@ def _build(p: dict, shard_id=None):
     ms.dataset.config.set_seed(p["seed"])
     ids = np.arange(p["rows"], dtype=np.int64)
     shard_id = p["shard_id"] if shard_id is None else shard_id
-    ds = NumpySlicesDataset((ids, ids.astype(np.float32) * 0.5), ["id", "half"],
-                            shuffle=p["shuffle"], num_shards=p["shards"],
-                            shard_id=shard_id if p["shards"] else None)
+    columns = (ids, ids.astype(np.float32) * 0.5)
+    if p["as_sampler"]:                      # the sampler MindSpore makes of the arguments
+        if p["shards"]:
+            sampler = DistributedSampler(p["shards"], shard_id, p["shuffle"], p["num_samples"])
+        else:
+            sampler = (RandomSampler if p["shuffle"] else SequentialSampler)(
+                num_samples=p["num_samples"])
+        ds = NumpySlicesDataset(columns, ["id", "half"], sampler=sampler)
+    else:
+        ds = NumpySlicesDataset(columns, ["id", "half"], num_samples=p["num_samples"],
+                                shuffle=p["shuffle"], num_shards=p["shards"],
+                                shard_id=shard_id if p["shards"] else None)
     for step in p["steps"]:
         if step[0] == "batch":
             ds = ds.batch(step[1], drop_remainder=step[2])
@@ -65,6 +78,7 @@ def _model(p: dict, shard_id: int) -> list:
     n, k = p["rows"], p["shards"] or 1
     per_shard = -(-n // k)
     stream = [[(j * k + shard_id) % n] for j in range(per_shard)] if n else []
+    stream = stream[:p["num_samples"]]
     for step in p["steps"]:
         if step[0] == "batch":
             size, drop = step[1], step[2]
@@ -126,9 +140,10 @@ def test_pipeline_follows_the_model(p):
             continue
         got_ids, want_ids = _ids(got), _ids(want)
         dropping = any(s[0] == "batch" and s[2] for s in p["steps"])
-        if (p["shuffle"] and (p["shards"] or 1) > 1) or dropping:
-            # which rows a shard reads, or a dropped remainder holds, depends on the
-            # permutation: only how many
+        capped = p["num_samples"] is not None and p["num_samples"] < p["rows"]
+        if (p["shuffle"] and ((p["shards"] or 1) > 1 or capped)) or dropping:
+            # which rows a shard (or the first num_samples) reads, or a dropped remainder
+            # holds, depends on the permutation: only how many
             assert len(got_ids) == len(want_ids)
         else:
             assert sorted(got_ids) == sorted(want_ids)
@@ -141,7 +156,7 @@ def test_pipeline_follows_the_model(p):
 def test_shards_of_one_seed_cover_every_row(p):
     if not p["shards"] or not p["rows"]:
         return
-    p = dict(p, steps=[])
+    p = dict(p, steps=[], num_samples=None)
     seen = set()
     for k in range(p["shards"]):
         for items in _epochs(p, k)[0]:

@@ -239,6 +239,23 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
         expect_zero=(0, 1)))
 
 
+
+
+def seeded(draw):
+    """A random op's draw times z: the same draw at every call (the counter restarts);
+    the gradient of z is the draw, and none flows into the draw."""
+    def call(z):
+        ms.set_seed(6)
+        return ops.Mul()(ops.Cast()(draw(), ms.float64), z)
+    return call
+
+
+CASES += [Case("UniformReal", seeded(lambda: ops.UniformReal(seed=2)((3, 4))), [r(3, 4)]),
+          Case("StandardNormal", seeded(lambda: ops.StandardNormal(1, 1)((3, 4))), [r(3, 4)]),
+          Case("UniformInt", seeded(lambda: ops.UniformInt()((3, 4), Tensor(np.int32(-4)),
+                                                             Tensor(np.int32(4)))), [r(3, 4)])]
+
+
 def _loss_fn(case, weights):
     reduce_sum, mul = ops.ReduceSum(), ops.Mul()
 

@@ -14,3 +14,6 @@ from msops.communication.management import (HCCL_WORLD_COMM_GROUP,  # noqa: E402
                                             MCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP)
 
 __all__ += ["HCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP", "MCCL_WORLD_COMM_GROUP"]
+from msops.communication.management import get_local_rank, get_local_rank_size  # noqa: E402
+
+__all__ += ["get_local_rank", "get_local_rank_size"]

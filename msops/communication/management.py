@@ -14,7 +14,7 @@ from msops.communication import watchdog
 from msops.communication.group import Group, SimulationError
 
 __all__ = ["GlobalComm", "init", "release", "is_initialized", "is_simulation", "get_rank",
-           "get_group_size", "get_world_rank_from_group_rank",
+           "get_group_size", "get_local_rank", "get_local_rank_size", "get_world_rank_from_group_rank",
            "get_group_rank_from_world_rank", "create_group", "destroy_group",
            "get_group", "create_group_partition", "group_name_of", "SimulationError"]
 
@@ -41,6 +41,8 @@ class _State:
     rank = 0
     groups: dict[str, Group] = {}
     partitions: dict[tuple, str | None] = {}
+    #: per world rank, its host: the lowest world rank sharing its memory (made at init)
+    hosts: tuple[int, ...] = ()
 
 
 _state = _State()
@@ -69,6 +71,7 @@ def init(backend_name: str | None = None, world_size: int | None = None,
         validator.check_positive_int(world_size, "world_size", "init")
         validator.check_int_range(rank, 0, world_size, validator.Rel.INC_LEFT, "rank", "init")
         world = (True, world_size, rank, None)
+        hosts = (0,) * world_size          # one process plays every rank: one host
     else:
         if world_size is not None or rank is not None:
             raise ValueError("For 'init', 'world_size' and 'rank' come from MPI with the "
@@ -78,15 +81,29 @@ def init(backend_name: str | None = None, world_size: int | None = None,
         # fatal path); sub-group communicators inherit the handler
         MPI.COMM_WORLD.Set_errhandler(MPI.ERRORS_RETURN)
         world = (False, MPI.COMM_WORLD.size, MPI.COMM_WORLD.rank, MPI.COMM_WORLD)
+        hosts = _hosts(MPI.COMM_WORLD)
         watchdog.start(MPI.COMM_WORLD)
     if _state.groups:
         release()                    # only now: a call with bad arguments keeps the old world
     _state.simulated, _state.world_size, _state.rank, world_comm = world
+    _state.hosts = hosts
     _state.groups = {GlobalComm.WORLD_COMM_GROUP: Group(
         GlobalComm.WORLD_COMM_GROUP, tuple(range(_state.world_size)), _state.rank,
         _state.simulated, world_comm)}
     GlobalComm.BACKEND = backend
     GlobalComm.INITED = True
+
+
+def _hosts(world) -> tuple[int, ...]:
+    """Per world rank, the lowest world rank on its host: the ranks one
+    MPI_Comm_split_type(SHARED) puts together share a host."""
+    from mpi4py import MPI
+    shared = world.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        leader = shared.allreduce(world.rank, op=MPI.MIN)
+    finally:
+        shared.Free()
+    return tuple(world.allgather(leader))
 
 
 def release() -> None:
@@ -97,6 +114,7 @@ def release() -> None:
     _state.groups = {}
     _state.partitions = {}
     _state.world_size = 0
+    _state.hosts = ()
     GlobalComm.INITED = False
 
 
@@ -139,6 +157,27 @@ def get_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
 def get_group_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
     """The number of ranks in `group`."""
     return get_group(group, "get_group_size").size
+
+
+def _on_my_host(api: str, group: str) -> tuple[int, ...]:
+    """The world ranks of `group` on this process's host, in group-rank order."""
+    g = get_group(group, api)
+    if g.rank is None:
+        raise ValueError(f"For '{api}', this process (world rank {_state.rank}) is not a "
+                         f"member of group '{g.name}' (ranks {list(g.ranks)}).")
+    mine = _state.hosts[_state.rank]
+    return tuple(r for r in g.ranks if _state.hosts[r] == mine)
+
+
+def get_local_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
+    """This process's rank among the ranks of `group` on its host (in group-rank order).
+    A simulated world is one host: its local rank is the group rank."""
+    return _on_my_host("get_local_rank", group).index(_state.rank)
+
+
+def get_local_rank_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
+    """How many ranks of `group` are on this process's host (a simulated world: all)."""
+    return len(_on_my_host("get_local_rank_size", group))
 
 
 def get_world_rank_from_group_rank(group: str, group_rank_id: int) -> int:

@@ -1,6 +1,8 @@
 """Dataset sources: `GeneratorDataset` (a Python source) and `NumpySlicesDataset` (arrays
-cut along their first dim), with MindSpore's sampling: optional shuffle and per-rank
-shards (`num_shards`, `shard_id`).
+cut along their first dim), with MindSpore's sampling: a `sampler`
+(msops.dataset.samplers), or the one MindSpore makes from `shuffle`, `num_shards` /
+`shard_id` and `num_samples` (a DistributedSampler when sharded, else a RandomSampler when
+shuffled, else a SequentialSampler).
 
 Sharding follows MindSpore's distributed sampler: the (shuffled, per epoch) index list is
 dealt round-robin, shard k taking indices k, k + num_shards, ... and wrapping around to the
@@ -16,6 +18,8 @@ import numpy as np
 from msops.common import validator
 from msops.dataset import config
 from msops.dataset.engine import Dataset, Row
+from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler,
+                                    SequentialSampler, as_sampler)
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
 
@@ -26,9 +30,10 @@ class GeneratorDataset(Dataset):
     Each item is a tuple with one value per column (or one value for one column).
 
     `shuffle` (default: True for a random-accessible source, as MindSpore), `num_shards` /
-    `shard_id` (this process's part of the rows) and `num_samples` (rows per shard at
-    most) need a random-accessible source. `sampler` and worker options are accepted at
-    their defaults only.
+    `shard_id` (this process's part of the rows), `num_samples` (rows per shard at most)
+    and `sampler` (a sampler, or row indices; alone: with any of the others it is
+    MindSpore's conflict ValueError) need a random-accessible source. Worker options are
+    accepted at their defaults only.
     """
 
     def __init__(self, source: Any, column_names: str | Sequence[str] | None = None,
@@ -47,33 +52,38 @@ class GeneratorDataset(Dataset):
             raise ValueError(f"For '{api}', the 'column_names' should be distinct strings, "
                              f"but got {column_names!r}.")
         super().__init__(names)
-        if sampler is not None:
-            raise ValueError(f"For '{api}', the 'sampler' is not supported (use 'shuffle', "
-                             f"'num_shards' and 'shard_id'), but got {sampler!r}.")
         self.random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        if isinstance(sampler, BuiltinSampler) and \
+                any(a is not None for a in (num_samples, num_shards, shard_id, shuffle)):
+            raise ValueError(f"For '{api}', the 'sampler' should come alone: Conflicting "
+                             f"arguments during sampler assignments. num_samples: "
+                             f"{num_samples}, num_shards: {num_shards}, shard_id: {shard_id}, "
+                             f"shuffle: {shuffle}.")
         if shuffle is not None:
             validator.check_bool("shuffle", shuffle, api)
-        self.do_shuffle = self.random_access if shuffle is None else shuffle
-        self.num_shards, self.shard_id = _check_shards(num_shards, shard_id, api)
+        do_shuffle = self.random_access if shuffle is None else shuffle
+        num_shards, shard_id = _check_shards(num_shards, shard_id, api)
         if num_samples is not None:
             validator.check_positive_int(num_samples, "num_samples", api)
         self.num_samples = num_samples
-        if not self.random_access and (self.do_shuffle or self.num_shards > 1):
-            raise ValueError(f"For '{api}', 'shuffle' and 'num_shards' need a random-accessible "
-                             f"source (with __getitem__ and __len__), but got "
-                             f"{type(source).__name__}.")
+        if not self.random_access and (do_shuffle or num_shards > 1 or sampler is not None):
+            raise ValueError(f"For '{api}', 'shuffle', 'num_shards' and 'sampler' need a "
+                             f"random-accessible source (with __getitem__ and __len__), but "
+                             f"got {type(source).__name__}.")
+        if sampler is not None:
+            self.sampler = as_sampler(sampler, num_samples, api)
+        elif num_shards > 1:
+            self.sampler = DistributedSampler(num_shards, shard_id, do_shuffle, num_samples)
+        else:
+            self.sampler = (RandomSampler if do_shuffle else SequentialSampler)(
+                num_samples=num_samples)
+        self.num_shards, self.shard_id = self.sampler.num_shards, self.sampler.shard_id
         self.source = source
         self.seed = config.get_seed()       # read when the dataset is built, as MindSpore
 
     def _indices(self, epoch: int) -> np.ndarray:
         """This shard's row indices for pass `epoch`."""
-        n = len(self.source)
-        order = np.random.default_rng([self.seed, epoch]).permutation(n) if self.do_shuffle \
-            else np.arange(n)
-        per_shard = -(-n // self.num_shards)
-        picks = order[(np.arange(per_shard) * self.num_shards + self.shard_id) % n] \
-            if n else order
-        return picks[:self.num_samples] if self.num_samples is not None else picks
+        return self.sampler.indices(len(self.source), self.seed, epoch)
 
     def _rows(self, epoch: int) -> Iterator[Row]:
         if self.random_access:
@@ -99,9 +109,7 @@ class GeneratorDataset(Dataset):
     def _num_rows(self) -> int | None:
         if not self.random_access:
             return None
-        n = len(self.source)
-        per_shard = -(-n // self.num_shards)
-        return per_shard if self.num_samples is None else min(per_shard, self.num_samples)
+        return len(self._indices(0))
 
 
 class _Slices:

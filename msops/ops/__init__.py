@@ -20,11 +20,13 @@ from msops.ops.value_func import *  # noqa: F401,F403
 from msops.ops.value_func import __all__ as _value_func_all
 from msops.ops.elementwise_func import *  # noqa: F401,F403
 from msops.ops.elementwise_func import __all__ as _elementwise_func_all
+from msops.ops.random_func import *  # noqa: F401,F403
+from msops.ops.random_func import __all__ as _random_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
     list(_array_func_all) + list(_clip_func_all) + list(_value_func_all) + \
-    list(_order_func_all) + list(_elementwise_func_all)
+    list(_order_func_all) + list(_elementwise_func_all) + list(_random_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

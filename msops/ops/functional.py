@@ -146,5 +146,6 @@ from msops.ops.clip_func import *  # noqa: E402,F401,F403
 from msops.ops.math_func import *  # noqa: E402,F401,F403
 from msops.ops.order_func import *  # noqa: E402,F401,F403
 from msops.ops.elementwise_func import *  # noqa: E402,F401,F403
+from msops.ops.random_func import *  # noqa: E402,F401,F403
 from msops.ops.value_func import (depend, dtype, fill, numel, ones, rank,  # noqa: E402,F401
                                   shape, size, zeros)

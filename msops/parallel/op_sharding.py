@@ -21,7 +21,8 @@ from msops.parallel.strategy import OpSharding, shard
 from msops.primitives.rules import rule_of
 from msops.primitives.sharding import DimSpec
 
-__all__ = ["resolve", "scattered_axes", "tensor_inputs", "batch_layout", "fed_layout"]
+__all__ = ["resolve", "scattered_axes", "tensor_inputs", "strategy_shapes", "batch_layout",
+           "fed_layout"]
 
 
 def resolve(prim: Any, spec: DimSpec, strategy: tuple, out_strategy: tuple | None,
@@ -103,6 +104,14 @@ def tensor_inputs(node: Node) -> tuple[list[Node], dict]:
         else:
             tensors.append(inp)
     return tensors, consts
+
+
+def strategy_shapes(node: Node, tensors: Sequence[Node]) -> list[tuple]:
+    """The shapes a strategy of op `node` has one entry per: its tensor inputs', after the
+    output shape that a shape-making op (`prim.shape_input`: UniformReal's shape, input 0)
+    takes, split like a tensor of that shape (as MindSpore's UniformReal strategy)."""
+    lead = [tuple(node.inputs[0].value)] if getattr(node.prim, "shape_input", False) else []
+    return lead + [tuple(t.shape) for t in tensors]
 
 
 def batch_layout(shape: tuple, device_num: int) -> TensorLayout:

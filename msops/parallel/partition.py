@@ -38,7 +38,8 @@ from msops.parallel.param_layout import record_layout, record_opt_shard_group
 from msops.parallel.param_plan import planned_layout
 from msops.parallel import param_store  # noqa: F401  (the executor's relayout hook)
 from msops.parallel.redistribution_emit import Redistributor
-from msops.parallel.op_sharding import batch_layout, fed_layout, resolve, tensor_inputs
+from msops.parallel.op_sharding import (batch_layout, fed_layout, resolve, strategy_shapes,
+                                        tensor_inputs)
 from msops.parallel.propagation import propagate
 from msops.parallel.strategy import OpSharding, data_parallel_strategy
 from msops.parallel.strategy_ckpt import record_strategy
@@ -204,19 +205,21 @@ class _Partitioner:
         if isinstance(prim, MakeTuple):           # consumers unpack it (see _tensor_inputs)
             return
         tensors, consts = self._tensor_inputs(node)
-        in_shapes = [t.shape for t in tensors]
+        in_shapes = strategy_shapes(node, tensors)
+        lead = len(in_shapes) - len(tensors)          # a shape input's entry comes first
         out_shapes = list(node.shape) if node.is_tuple else [node.shape]
         spec, sh, out_maps, scattered = self._sharding(node, in_shapes, out_shapes, consts)
         dm = sh.device_matrix
-        in_layouts = [TensorLayout(dm, m, t.shape) for t, m in zip(tensors, sh.in_maps)]
+        in_layouts = [TensorLayout(dm, m, t.shape) for t, m in zip(tensors, sh.in_maps[lead:])]
         locals_ = [self._input_as(t, lay) for t, lay in zip(tensors, in_layouts)]
+        own_outs = [TensorLayout(dm, m, s) for m, s in zip(sh.out_maps, out_shapes)]
         call = ShardedCall(self.local, self._arg_nodes(node, locals_, consts), consts,
-                           in_shapes, [lay.dim_axes for lay in in_layouts],
-                           [TensorLayout(dm, m, s).slice_shape
-                            for m, s in zip(sh.out_maps, out_shapes)],
+                           in_shapes[lead:], [lay.dim_axes for lay in in_layouts],
+                           [lay.slice_shape for lay in own_outs],
                            lambda axes: self._group(dm, axes), node.source,
                            [tuple(s.start for s in lay.slice_of(self.rank))
-                            for lay in in_layouts])
+                            for lay in in_layouts],
+                           [tuple(s.start for s in lay.slice_of(self.rank)) for lay in own_outs])
         expand = rule_of("expansion", prim)
         out = expand(prim, call) if expand else None
         if out is None:

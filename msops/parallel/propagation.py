@@ -38,7 +38,7 @@ from typing import Iterator, Sequence
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
-from msops.parallel.op_sharding import fed_layout, resolve, tensor_inputs
+from msops.parallel.op_sharding import fed_layout, resolve, strategy_shapes, tensor_inputs
 from msops.parallel.param_plan import planned_layout
 from msops.parallel.redistribution_plan import plan, plan_bytes
 from msops.parallel.strategy import data_parallel_strategy
@@ -66,7 +66,8 @@ class _Op:
     def __init__(self, node: Node, n: int) -> None:
         self.node = node
         self.tensors, self.consts = tensor_inputs(node)
-        self.in_shapes = [tuple(t.shape) for t in self.tensors]
+        self.in_shapes = strategy_shapes(node, self.tensors)
+        self.lead = len(self.in_shapes) - len(self.tensors)   # a shape input's entry
         self.out_shapes = [tuple(s) for s in node.shape] if node.is_tuple else [tuple(node.shape)]
         dtypes = node.dtype if node.is_tuple else (node.dtype,)
         self.itemsizes = [t.dtype.itemsize for t in self.tensors]
@@ -80,7 +81,8 @@ class _Op:
         sh, out_maps, scattered = resolve(prim, self.spec, strategy, out_strategy,
                                           self.in_shapes, self.out_shapes, self.n)
         dm = sh.device_matrix
-        ins = tuple(TensorLayout(dm, m, s) for m, s in zip(sh.in_maps, self.in_shapes))
+        ins = tuple(TensorLayout(dm, m, s) for m, s in zip(sh.in_maps, self.in_shapes)
+                    )[self.lead:]
         outs = tuple(TensorLayout(dm, m, s) for m, s in zip(out_maps, self.out_shapes))
         own = 0
         if sh.partial_axes:

@@ -14,6 +14,8 @@ from msops.primitives.conv_ops import *  # noqa: F401,F403
 from msops.primitives.pool_ops import *  # noqa: F401,F403
 from msops.primitives.prelu import *  # noqa: F401,F403
 from msops.primitives.neighbor_exchange import *  # noqa: F401,F403
+from msops.primitives.random_ops import *  # noqa: F401,F403
+from msops.primitives import random_ops as _random
 from msops.primitives import conv_ops as _conv, pool_ops as _pool, prelu as _prelu
 from msops.primitives import neighbor_exchange as _neighbor
 from msops.primitives import math_ops as _math, nn_ops as _nn, array_ops as _array
@@ -40,7 +42,7 @@ from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_
 #: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
-                    _transcendental, _arith, _activation_ext)
+                    _transcendental, _arith, _activation_ext, _random)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

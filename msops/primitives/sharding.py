@@ -81,7 +81,8 @@ class ShardedCall:
       splitting dim d of tensor input i (() when whole);
     * `out_shapes`: this rank's (slice) shapes of the outputs;
     * `start(i, d)`: the global index at which this rank's slice of tensor input i begins
-      along dim d (a row-split embedding table looks up its own rows);
+      along dim d (a row-split embedding table looks up its own rows); `out_start(o)`:
+      where its block of output o begins, per dim (a random op draws its own block);
     * `group(axes)`: the communication group of the ranks that differ only along device
       `axes` (created at compile time, so the step only runs kernels);
     * `apply`, `const`, `make_tuple`, `getitem`: the graph builder's methods, recording the
@@ -90,16 +91,17 @@ class ShardedCall:
     """
 
     __slots__ = ("graph", "nodes", "consts", "in_shapes", "in_axes", "out_shapes", "group",
-                 "source", "in_starts")
+                 "source", "in_starts", "out_starts")
 
     def __init__(self, graph: GraphBuilder, nodes: Sequence[Any], consts: dict,
                  in_shapes: Sequence[tuple], in_axes: Sequence[tuple],
                  out_shapes: Sequence[tuple], group: Callable[[Sequence[int]], str],
-                 source: str | None, in_starts: Sequence[tuple] | None = None) -> None:
+                 source: str | None, in_starts: Sequence[tuple] | None = None,
+                 out_starts: Sequence[tuple] | None = None) -> None:
         self.graph, self.nodes, self.consts = graph, list(nodes), consts
         self.in_shapes, self.in_axes, self.out_shapes = in_shapes, in_axes, out_shapes
         self.group, self.source = group, source
-        self.in_starts = in_starts
+        self.in_starts, self.out_starts = in_starts, out_starts
 
     def start(self, i: int, d: int) -> int:
         """Where this rank's slice of tensor input `i` begins along dim `d` (global index)."""
@@ -107,6 +109,13 @@ class ShardedCall:
             raise ValueError("For 'ShardedCall', the slice starts should have been given by "
                              "the partition pass, but got None.")
         return self.in_starts[i][d]
+
+    def out_start(self, o: int) -> tuple:
+        """Where this rank's block of output `o` begins, per dim (global indices)."""
+        if self.out_starts is None:
+            raise ValueError("For 'ShardedCall', the output starts should have been given by "
+                             "the partition pass, but got None.")
+        return self.out_starts[o]
 
     def args(self, consts: dict | None = None) -> list:
         """The op's local arguments in call order; its const inputs become const nodes

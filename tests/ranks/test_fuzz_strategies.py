@@ -55,11 +55,13 @@ def strategy_for(draw, shapes: list) -> tuple:
     return tuple(out)
 
 
-def _drawn(args: tuple, data) -> tuple:
-    """The row's call arguments as Tensors, its tensor inputs, and rank 0's drawn strategy."""
+def _drawn(prim, args: tuple, data) -> tuple:
+    """The row's call arguments as Tensors, its tensor inputs, and rank 0's drawn strategy
+    (whose first entry splits the output shape of an op taking one: `shape_input`)."""
     call_args = tuple(_as_call_arg(a) for a in args)
     tensors = [a for a in call_args if hasattr(a, "asnumpy")]
-    strategy = data.draw(strategy_for([tuple(t.shape) for t in tensors]))
+    lead = [tuple(args[0])] if getattr(prim, "shape_input", False) else []
+    strategy = data.draw(strategy_for(lead + [tuple(t.shape) for t in tensors]))
     return call_args, tensors, MPI.COMM_WORLD.bcast(strategy)
 
 
@@ -73,16 +75,18 @@ def _raised_alike(prim, err: Exception) -> None:
 
 CANDIDATES = [(p, a) for p, a in CASES
               if p.name not in SKIP and p.init_attrs is not None
-              and all(not isinstance(v, tuple) for v in a)]   # tuple inputs: no shard form
+              and all(not isinstance(v, tuple) or (k == 0 and getattr(p, "shape_input", False))
+                      for k, v in enumerate(a))]   # tuple inputs but a shape: no shard form
 
 
 @pytest.mark.parametrize("prim,args", CANDIDATES, ids=[p.name for p, _ in CANDIDATES])
 @FUZZ
 @given(data=st.data())
 def test_fuzz_strategy(prim, args, data):
-    call_args, tensors, strategy = _drawn(args, data)
+    call_args, tensors, strategy = _drawn(prim, args, data)
 
     def make():
+        ms.set_seed(0)                     # a random op draws alike in both runs
         return _sharded(prim, call_args, strategy)
     want = run_serial(make, *tensors)
     try:
@@ -124,7 +128,7 @@ DIFFERENTIABLE = [(p, a) for p, a in CANDIDATES
 @FUZZ
 @given(data=st.data())
 def test_fuzz_strategy_gradients(prim, args, data):
-    call_args, tensors, strategy = _drawn(args, data)
+    call_args, tensors, strategy = _drawn(prim, args, data)
     positions = tuple(k for k, t in enumerate(tensors) if t.dtype in (ms.float16, ms.float32))
     out = _first(prim(*call_args))
     rng = np.random.default_rng(len(out.shape))

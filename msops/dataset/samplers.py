@@ -1,0 +1,220 @@
+"""Samplers, as `mindspore.dataset`: which row indices of a random-accessible source one
+pass (epoch) reads, in which order.
+
+    SequentialSampler(start_index, num_samples)   start_index, start_index + 1, ...
+    RandomSampler(replacement, num_samples)        a permutation (or draws with replacement)
+    SubsetSampler(indices, num_samples)            the indices, in order
+    SubsetRandomSampler(indices, num_samples)      the indices, permuted
+    DistributedSampler(num_shards, shard_id, shuffle, num_samples, offset)
+        the (permuted) order dealt round-robin: shard k takes positions k, k + num_shards,
+        ..., wrapping around to the start so every shard has ceil(rows / num_shards)
+        (offset=-1, MindSpore's even distribution); with offset >= 0 position p goes to
+        shard (p + offset) % num_shards and nothing is padded
+
+`num_samples` (None or 0: all) caps the indices of a pass. Random orders are drawn from
+numpy's Generator seeded by (the dataset seed when the dataset was built, the epoch): the
+same on every rank and every run, a new order each epoch. MindSpore draws its orders from
+std::mt19937, so shuffled orders differ from MindSpore's; the sequential, subset and
+round-robin assignments (and so which rows each shard holds unshuffled) are MindSpore's.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["as_sampler", "Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
+           "SubsetSampler", "SubsetRandomSampler", "DistributedSampler"]
+
+
+def _check_type(api: str, arg: str, value: Any, kind: type | tuple) -> None:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise TypeError(f"For '{api}', the '{arg}' should be {want}, but got "
+                        f"{type(value).__name__}: {value!r}.")
+
+
+def _check_num_samples(api: str, num_samples: Any) -> int | None:
+    if num_samples is None:
+        return None
+    _check_type(api, "num_samples", num_samples, int)
+    if num_samples < 0:
+        raise ValueError(f"For '{api}', the 'num_samples' should be None or an int >= 0, but "
+                         f"got {num_samples}.")
+    return num_samples or None           # 0: all, as MindSpore
+
+
+class BuiltinSampler:
+    """The base of the samplers: `indices(rows, seed, epoch)` gives one pass's row indices.
+
+    `num_shards` / `shard_id`: which part of the data the sampler reads (1, 0 but for
+    DistributedSampler), what a training loop checks against the parallel context."""
+
+    num_shards, shard_id = 1, 0
+
+    def __init__(self, num_samples: int | None = None) -> None:
+        self.num_samples = _check_num_samples(type(self).__name__, num_samples)
+
+    def indices(self, rows: int, seed: int, epoch: int) -> np.ndarray:
+        """The row indices (int64) of pass `epoch` over a source of `rows` rows."""
+        picks = self._order(rows, np.random.default_rng([seed, epoch]))
+        return picks[:self.num_samples] if self.num_samples is not None else picks
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def get_num_samples(self) -> int | None:
+        """The `num_samples` given (None: all)."""
+        return self.num_samples
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_samples={self.num_samples})"
+
+
+class Sampler(BuiltinSampler):
+    """The base of a user's sampler: a subclass defines `__iter__`, yielding the row
+    indices of one pass (called again each epoch)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"For '{type(self).__name__}', a Sampler subclass should "
+                                  f"define __iter__ (yielding row indices).")
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        return _rows_of(type(self).__name__, list(iter(self)), rows)
+
+
+class _IterSampler(Sampler):
+    """Any other iterable given as a sampler: its items, read anew each pass."""
+
+    def __init__(self, iterable: Any, num_samples: int | None = None) -> None:
+        super().__init__(num_samples)
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+
+def _rows_of(api: str, values: Any, rows: int) -> np.ndarray:
+    """`values` as int64 row indices of a source of `rows` rows (TypeError / ValueError
+    naming `api` for a non-int or an index outside [0, rows))."""
+    for i in values:
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"For '{api}', the indices should be ints, but got "
+                            f"{type(i).__name__}: {i!r}.")
+    out = np.asarray(values, np.int64).reshape(-1)
+    bad = out[(out < 0) | (out >= rows)]
+    if bad.size:
+        raise ValueError(f"For '{api}', the indices should be rows in [0, {rows}), but got "
+                         f"{int(bad[0])}.")
+    return out
+
+
+def as_sampler(sampler: Any, num_samples: int | None, api: str) -> BuiltinSampler:
+    """A dataset's `sampler` argument as a sampler, as MindSpore: a sampler itself, a
+    list / tuple / array of indices (a SubsetSampler), or another iterable of indices."""
+    if isinstance(sampler, BuiltinSampler):
+        return sampler
+    if isinstance(sampler, (list, tuple, np.ndarray)):
+        return SubsetSampler(sampler, num_samples)
+    if not isinstance(sampler, str) and hasattr(sampler, "__iter__"):
+        return _IterSampler(sampler, num_samples)
+    raise TypeError(f"For '{api}', the 'sampler' should be a sampler or an iterable of row "
+                    f"indices, but got {type(sampler).__name__}: {sampler!r:.80}.")
+
+
+class SequentialSampler(BuiltinSampler):
+    """Rows start_index (default 0), start_index + 1, ... in order."""
+
+    def __init__(self, start_index: int | None = None, num_samples: int | None = None) -> None:
+        super().__init__(num_samples)
+        if start_index is not None:
+            _check_type("SequentialSampler", "start_index", start_index, int)
+            if start_index < 0:
+                raise ValueError(f"For 'SequentialSampler', the 'start_index' should be >= 0, "
+                                 f"but got {start_index}.")
+        self.start_index = start_index or 0
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        if rows and self.start_index >= rows:
+            raise ValueError(f"For 'SequentialSampler', the 'start_index' should be < the "
+                             f"dataset size {rows}, but got {self.start_index}.")
+        return np.arange(self.start_index, rows, dtype=np.int64)
+
+
+class RandomSampler(BuiltinSampler):
+    """A random permutation of the rows; with `replacement`, num_samples (default: the
+    number of rows) independent uniform draws."""
+
+    def __init__(self, replacement: bool = False, num_samples: int | None = None) -> None:
+        _check_type("RandomSampler", "replacement", replacement, bool)
+        super().__init__(num_samples)
+        self.replacement = replacement
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        if self.replacement:
+            count = rows if self.num_samples is None else self.num_samples
+            return rng.integers(0, rows, count, dtype=np.int64) if rows else \
+                np.zeros(0, np.int64)
+        return rng.permutation(rows).astype(np.int64)
+
+
+class SubsetSampler(BuiltinSampler):
+    """The given row indices, in their order (each must be a row of the source)."""
+
+    _shuffled = False
+
+    def __init__(self, indices: Any, num_samples: int | None = None) -> None:
+        api = type(self).__name__
+        super().__init__(num_samples)
+        if isinstance(indices, np.ndarray):
+            indices = indices.tolist()
+        _check_type(api, "indices", indices, (list, tuple))
+        self.subset = list(indices)
+        _rows_of(api, self.subset, np.iinfo(np.int64).max)     # ints, >= 0
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        order = _rows_of(type(self).__name__, self.subset, rows)
+        return rng.permutation(order) if self._shuffled else order
+
+
+class SubsetRandomSampler(SubsetSampler):
+    """The given row indices, in a random order."""
+
+    _shuffled = True
+
+
+class DistributedSampler(BuiltinSampler):
+    """Shard `shard_id` of `num_shards` of the (shuffled) rows, dealt round-robin (see the
+    module docstring for the padding and `offset`)."""
+
+    def __init__(self, num_shards: int, shard_id: int, shuffle: bool = True,
+                 num_samples: int | None = None, offset: int = -1) -> None:
+        api = "DistributedSampler"
+        for arg, value in (("num_shards", num_shards), ("shard_id", shard_id),
+                           ("offset", offset)):
+            _check_type(api, arg, value, int)
+        _check_type(api, "shuffle", shuffle, bool)
+        super().__init__(num_samples)
+        if num_shards <= 0:
+            raise RuntimeError(f"For '{api}', the 'num_shards' should be > 0, but got "
+                               f"{num_shards}.")
+        if not 0 <= shard_id < num_shards:
+            raise RuntimeError(f"For '{api}', the 'shard_id' should be in [0, {num_shards - 1}], "
+                               f"but got {shard_id}.")
+        if not -1 <= offset <= num_shards:
+            raise RuntimeError(f"For '{api}', the 'offset' should be in [-1, {num_shards}], but "
+                               f"got {offset}.")
+        self.num_shards, self.shard_id = num_shards, shard_id
+        self.shuffle, self.offset = shuffle, offset
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        order = rng.permutation(rows).astype(np.int64) if self.shuffle else \
+            np.arange(rows, dtype=np.int64)
+        k = self.num_shards
+        if not rows:
+            return order
+        if self.offset == -1:                # even: ceil(rows / k) each, wrapping around
+            per_shard = -(-rows // k)
+            return order[(np.arange(per_shard) * k + self.shard_id) % rows]
+        first = (self.shard_id - self.offset) % k   # position p goes to (p + offset) % k
+        return order[first::k]
