@@ -40,3 +40,8 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
 __all__ += ["NLLLoss"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
+from msops.nn.rmsprop import Adagrad, RMSProp
+from msops.nn.adamax import AdaMax
+from msops.nn.lamb import Lamb
+from msops.nn.lars import LARS
+__all__ += ["RMSProp", "Adagrad", "AdaMax", "Lamb", "LARS"]

@@ -358,13 +358,17 @@ class Momentum(Optimizer):
         return p - step["lr"] * (g + v * self.momentum if self.use_nesterov else v)
 
 
-def _check_betas(name: str, beta1: float, beta2: float, eps: float) -> None:
-    """0 <= beta < 1 and eps > 0, as MindSpore's Adam validators."""
+def check_betas(name: str, beta1: float, beta2: float, eps: float,
+                open_low: bool = False) -> None:
+    """0 <= beta < 1 (0 < beta with `open_low`: Lamb's and AdaMax's range) and eps > 0, as
+    MindSpore's validators."""
     for arg, value in (("beta1", beta1), ("beta2", beta2), ("eps", eps)):
         validator.check_value_type(arg, value, (int, float), name)
-    if not (0 <= beta1 < 1 and 0 <= beta2 < 1 and eps > 0):
-        raise ValueError(f"For '{name}', the 'beta1' and 'beta2' should be in [0, 1) and "
-                         f"'eps' > 0, but got beta1={beta1}, beta2={beta2}, eps={eps}.")
+    low = (lambda b: 0 < b) if open_low else (lambda b: 0 <= b)
+    if not (low(beta1) and beta1 < 1 and low(beta2) and beta2 < 1 and eps > 0):
+        raise ValueError(f"For '{name}', the 'beta1' and 'beta2' should be in "
+                         f"{'(' if open_low else '['}0, 1) and 'eps' > 0, but got "
+                         f"beta1={beta1}, beta2={beta2}, eps={eps}.")
 
 
 class Adam(Optimizer):
@@ -385,7 +389,7 @@ class Adam(Optimizer):
                  use_amsgrad: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name
-        _check_betas(name, beta1, beta2, eps)
+        check_betas(name, beta1, beta2, eps)
         for arg, value in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
                            ("use_amsgrad", use_amsgrad)):
             validator.check_bool(arg, value, name)
@@ -445,7 +449,7 @@ class AdamWeightDecay(Optimizer):
             raise ValueError(f"For '{self.cls_name}', a group's 'grad_centralization' should "
                              f"be False: AdamWeightDecay does not centralize gradients (as "
                              f"MindSpore's).")
-        _check_betas(self.cls_name, beta1, beta2, eps)
+        check_betas(self.cls_name, beta1, beta2, eps)
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
         self.__dict__["moments1"] = self._state_like("moments1")
         self.__dict__["moments2"] = self._state_like("moments2")
