@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from msops import ops
 from msops.common.tensor import Parameter
-from msops.nn.layer_norms import norm, ratio_where_positive
+from msops.nn.layer_norms import both_positive, norm, ratio_where
 from msops.nn.optim import LearningRate, Optimizer, check_betas
 
 __all__ = ["Lamb"]
@@ -50,4 +50,4 @@ class Lamb(Optimizer):
         if decay:
             u = u + p * decay
         w_norm, u_norm = norm(p), norm(u)
-        return p - step["lr"] * ratio_where_positive(w_norm, u_norm, w_norm, u_norm) * u
+        return p - step["lr"] * ratio_where(both_positive(w_norm, u_norm), w_norm, u_norm) * u

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
-from msops.nn.layer_norms import norm, ratio_where_positive
+from msops.nn.layer_norms import both_positive, norm, ratio_where
 from msops.nn.optim import Optimizer
 from msops.ops._dispatch import _prim
 from msops.pipeline import CompileCache
-from msops.primitives.elementwise_ops import Minimum
+from msops.primitives.elementwise_ops import Greater
 
 __all__ = ["LARS"]
 
@@ -49,6 +50,7 @@ class LARS(Optimizer):
             raise TypeError(f"For '{name}', the 'lars_filter' should be a callable of a "
                             f"Parameter, but got {type(lars_filter).__name__}.")
         self.opt = optimizer
+        self._cast = ops.Cast()
         self.epsilon, self.coefficient, self.use_clip = float(epsilon), float(coefficient), \
             use_clip
         groups = optimizer._groups
@@ -78,9 +80,9 @@ class LARS(Optimizer):
     def _lars(self, k: int, p: Parameter, g: Any) -> Any:
         decay = self._decay[k]
         w_norm, g_norm = norm(p), norm(g)
-        ratio = ratio_where_positive(w_norm * self.coefficient,
-                                     g_norm + w_norm * decay + self.epsilon, w_norm, g_norm)
-        if self.use_clip:
+        ratio = ratio_where(both_positive(w_norm, g_norm), w_norm * self.coefficient,
+                            g_norm + w_norm * decay + self.epsilon)
+        if self.use_clip:                 # min(ratio / lr, 1); 1 at lr = 0 (no 0-division)
             lr = self._as(self._rates[self._groups.lr_index[k]], p.dtype)
-            ratio = _prim(Minimum)(ratio / lr, ratio * 0.0 + 1.0)
+            ratio = ratio_where(_prim(Greater)(lr, ratio), ratio, lr)
         return ratio * (g + p * decay if decay else g)

@@ -14,7 +14,7 @@ from msops.ops._dispatch import _prim
 from msops.primitives.elementwise_ops import Greater, Minimum, OnesLike, Select, Sqrt
 from msops.primitives.math_ops import ReduceSum, Square
 
-__all__ = ["norm", "ratio_where_positive"]
+__all__ = ["norm", "both_positive", "ratio_where"]
 
 
 def norm(x: Any) -> Any:
@@ -22,9 +22,14 @@ def norm(x: Any) -> Any:
     return _prim(Sqrt)(_prim(ReduceSum)(_prim(Square)(x), ()))
 
 
-def ratio_where_positive(numer: Any, denom: Any, w_norm: Any, g_norm: Any) -> Any:
-    """numer / denom where both norms are > 0, else 1 (0-d values): a layer whose weights
-    or gradient are all zero keeps its rate instead of a 0 or a NaN."""
+def both_positive(a: Any, b: Any) -> Any:
+    """a > 0 and b > 0 (0-d values)."""
+    return _prim(Greater)(_prim(Minimum)(a, b), a * 0.0)
+
+
+def ratio_where(cond: Any, numer: Any, denom: Any) -> Any:
+    """numer / denom where `cond`, else 1 (0-d values; denom is not read elsewhere, so a
+    zero there is no division): e.g. a layer whose weights or gradient are all zero keeps
+    its rate instead of a 0 or a NaN."""
     ones = _prim(OnesLike)(numer)
-    both = _prim(Greater)(_prim(Minimum)(w_norm, g_norm), ones * 0.0)
-    return _prim(Select)(both, numer / _prim(Select)(both, denom, ones), ones)
+    return _prim(Select)(cond, numer / _prim(Select)(cond, denom, ones), ones)
