@@ -41,6 +41,7 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph, Node
 from msops.nn.cell import Cell
 from msops.nn.param_groups import ParameterGroups
+from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.param_layout import record_layout_like
 from msops.parallel.param_store import state_like
 from msops.pipeline import CompileCache
@@ -258,10 +259,14 @@ class Optimizer(Cell):
                 raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
                                  f"have its shape {list(want)}, but got {list(g.shape)}.")
             node = graph.add_parameter(p, want)
+            grad = graph.add_input(g.shape, g.dtype, f"grad.{p.name}")
             if sliced:                   # the executor has the Parameter hold that slice
-                node.layout = layout
-            inputs.append(graph.add_input(g.shape, g.dtype, f"grad.{p.name}"))
+                node.layout = grad.layout = layout
+            inputs.append(grad)
+        start = len(graph.nodes)
         self.append_update(graph, inputs)
+        # a reduction over a slice (Lamb's and LARS's norms) is combined over the ranks
+        complete_local_tail(graph, start, self.cls_name)
         graph.outputs, graph.output_is_tuple = [], True
         return graph, Executor(graph)
 

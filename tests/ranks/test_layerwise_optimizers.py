@@ -1,9 +1,10 @@
 """Lamb and LARS in parallel steps: their per-parameter norms (the trust ratio) are
 reductions over a Parameter's slice on each rank, which the step's tail completes over the
 ranks holding the other slices. A few training steps equal the serial run (computed on
-every rank, stand-alone) for model-parallel split weights (semi_auto_parallel) and for the
-parallel optimizer's dim-0 shards (data_parallel and semi_auto_parallel), and the graph
-holds the AllReduces that complete the norms."""
+every rank, stand-alone) for model-parallel split weights (semi_auto_parallel; in the
+training cell's graph, or in the optimizer's own graph fed with value_and_grad's sliced
+gradients) and for the parallel optimizer's dim-0 shards (data_parallel and
+semi_auto_parallel), and the graph holds the AllReduces that complete the norms."""
 import numpy as np
 import pytest
 
@@ -14,10 +15,12 @@ from msops.communication import get_group_size, get_rank
 RANKS = (2, 4)
 STEPS = 4
 
-OPTIMIZERS = {
+OPTIMIZERS = {   # LARS's ratios stay < 1 after the clip: the norms decide every update
     "lamb": lambda ps: nn.Lamb(ps, 0.02, weight_decay=0.05),
     "lars": lambda ps: nn.LARS(nn.Momentum(ps, 0.1, 0.9, weight_decay=0.01, loss_scale=2.0),
-                               coefficient=0.5, use_clip=True),
+                               coefficient=0.5),
+    "lars_clip": lambda ps: nn.LARS(nn.Momentum(ps, 0.5, 0.9, weight_decay=0.01),
+                                    coefficient=0.01, use_clip=True),
 }
 
 
@@ -58,10 +61,13 @@ CASES = {   # (net, parallel mode, extra context)
     "megatron": (Megatron, "semi_auto_parallel", {}),
     "megatron_opt_shard": (Megatron, "semi_auto_parallel", {"enable_parallel_optimizer": True}),
     "data_parallel_opt_shard": (mlp, "data_parallel", {"enable_parallel_optimizer": True}),
+    "megatron_update_outside": (Megatron, "semi_auto_parallel", {"outside": True}),
 }
 
 
-def train(make_net, optimizer, mode=None, **keys):
+def train(make_net, optimizer, mode=None, outside=False, **keys):
+    """STEPS of TrainOneStepCell, or (`outside`) of value_and_grad's compiled gradients
+    (this rank's slices) then the optimizer's own compiled update."""
     ms.reset_auto_parallel_context()
     if mode is not None:
         if keys.get("enable_parallel_optimizer"):
@@ -71,11 +77,21 @@ def train(make_net, optimizer, mode=None, **keys):
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         net = make_net()
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
-                                   optimizer(net.trainable_params()))
+        opt = optimizer(net.trainable_params())
         x, y = data()
-        losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]
-        graph = step._compile_cache.last_graph()
+        if outside:
+            grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None,
+                                        opt.parameters)
+            losses = []
+            for _ in range(STEPS):
+                loss, grads = grad_fn(Tensor(x), Tensor(y))
+                opt(grads)
+                losses.append(float(loss.asnumpy()))
+            graph = opt._compiled.last_graph()
+        else:
+            step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)
+            losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]
+            graph = step._compile_cache.last_graph()
         layouts = {id(p.value): p.layout for p in graph.parameters}
         params = {p.name: (p.asnumpy().copy(), layouts.get(id(p)))
                   for p in net.trainable_params()}
@@ -88,7 +104,7 @@ def train(make_net, optimizer, mode=None, **keys):
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_layerwise_optimizer_equals_serial(case, name):
     make_net, mode, keys = CASES[case]
-    want_losses, want, _ = train(make_net, OPTIMIZERS[name])
+    want_losses, want, _ = train(make_net, OPTIMIZERS[name], outside=keys.get("outside", False))
     losses, got, graph = train(make_net, OPTIMIZERS[name], mode, **keys)
     np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-6)
     rank = get_rank()
