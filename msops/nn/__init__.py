@@ -45,3 +45,8 @@ from msops.nn.adamax import AdaMax
 from msops.nn.lamb import Lamb
 from msops.nn.lars import LARS
 __all__ += ["RMSProp", "Adagrad", "AdaMax", "Lamb", "LARS"]
+from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,
+                                              Top1CategoricalAccuracy, Top5CategoricalAccuracy,
+                                              TopKCategoricalAccuracy)
+__all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
+            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
