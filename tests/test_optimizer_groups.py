@@ -28,7 +28,8 @@ STEPS = 3
 NO_SCALE = ("AdamWeightDecay", "Lamb")                # MindSpore's take no loss_scale
 DECOUPLED = ("AdamWeightDecay", "Lamb", "LARS")       # no weight decay added to g first
 KINDS = ["SGD", "Momentum", "Adam", "AdamWeightDecay", "RMSProp", "Adagrad", "AdaMax", "Lamb",
-         "LARS"]
+         "LARS", "Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
+ADAPTIVE = ("RMSProp", "Adagrad", "AdaMax", "Lamb", "Adadelta", "ProximalAdagrad", "FTRL")
 SHAPES = [(3,), (2, 3), (2, 2, 3), (3, 2, 2, 2)]
 NAMES = ["dense.weight", "dense.bias", "norm.gamma", "norm.beta", "conv.weight", "out.weight"]
 
@@ -81,12 +82,22 @@ def setups(draw, kind: str) -> dict:
                                 update_slots=draw(st.booleans())),
         "AdaMax": lambda: dict(beta1=0.8, beta2=0.95),
         "Lamb": lambda: dict(beta1=0.8, beta2=0.95),
+        "Adadelta": lambda: dict(rho=draw(st.sampled_from([0.5, 0.9])), epsilon=1e-4),
+        "ProximalAdagrad": lambda: dict(accum=0.2, l1=draw(st.sampled_from([0.0, 0.05])),
+                                        l2=draw(st.sampled_from([0.0, 0.1]))),
+        "FTRL": lambda: dict(initial_accum=0.2, lr_power=draw(st.sampled_from([-0.5, 0.0])),
+                             l1=draw(st.sampled_from([0.0, 0.05])), l2=0.1),
+        "LazyAdam": lambda: dict(beta1=0.8, beta2=0.95, use_nesterov=draw(st.booleans())),
         "LARS": lambda: dict(coefficient=draw(st.sampled_from([0.01, 2.0])), epsilon=1e-5,
                              use_clip=draw(st.booleans()))}[kind]()
     if kind == "SGD" and setup["hyper"]["momentum"] and draw(st.booleans()):
         setup["hyper"].update(nesterov=True, dampening=0.0)
     if kind == "Adam" and not setup["hyper"]["use_amsgrad"]:
         setup["hyper"]["use_nesterov"] = draw(st.booleans())
+    if kind == "FTRL":                # one fixed rate > 0: no schedule, no group rates
+        setup["lr"] = ("number", draw(st.sampled_from([0.05, 0.2])))
+        for g in setup.get("groups", []):
+            g["lr"] = None
     return setup
 
 
@@ -116,7 +127,8 @@ def _build(kind: str, setup: dict):
     else:
         arg, order = [params[n] for n in setup["names"]], list(setup["names"])
         for n in setup["names"]:
-            decay = 0.0 if "beta" in n or "gamma" in n else setup["weight_decay"]
+            decay = 0.0 if ("beta" in n or "gamma" in n) and kind != "FTRL" \
+                else setup["weight_decay"]                  # MindSpore's FTRL decays all
             per_param[n] = (lr_at, decay, False)
     hyper = {} if kind == "LARS" else setup["hyper"]
     kwargs = dict(hyper, learning_rate=lr_arg, weight_decay=setup["weight_decay"])
@@ -149,8 +161,8 @@ def _numpy_steps(kind: str, setup: dict, start: dict, order: list, per_param: di
             if kind != "LARS":
                 g = g / setup["loss_scale"]
             s = state[n]
-            if kind in ("RMSProp", "Adagrad", "AdaMax", "Lamb"):
-                p[n] = p[n] - _numpy_adaptive(kind, h, s, t, p[n], g, lr, decay)
+            if kind in ADAPTIVE:
+                p[n] = _numpy_adaptive(kind, h, s, t, p[n], g, lr, decay)
             elif kind == "SGD":
                 if h["momentum"]:
                     s["v"] = g.copy() if t == 0 else h["momentum"] * s["v"] + (1 - h["dampening"]) * g
@@ -171,7 +183,7 @@ def _numpy_steps(kind: str, setup: dict, start: dict, order: list, per_param: di
                     continue
                 lr_t = lr * np.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
                 v = s["v"]
-                if h["use_amsgrad"]:
+                if h.get("use_amsgrad"):
                     v = s["vhat"] = np.maximum(s.get("vhat", 0), s["v"])
                 num = b1 * s["m"] + (1 - b1) * g if h["use_nesterov"] else s["m"]
                 p[n] = p[n] - lr_t * num / (np.sqrt(v) + 1e-8)
@@ -192,7 +204,38 @@ def _numpy_lars(h: dict, p, g, wd: float, lr: float, applies: bool):
 
 
 def _numpy_adaptive(kind: str, h: dict, s: dict, t: int, p, g, lr: float, decay: float):
-    """The step subtracted from p by RMSProp, Adagrad, AdaMax and Lamb (MindSpore's docs)."""
+    """p's new value by the rules of MindSpore's docs (RMSProp, Adagrad, AdaMax, Lamb,
+    Adadelta, ProximalAdagrad, FTRL)."""
+    return p - _numpy_step(kind, h, s, t, p, g, lr, decay) if kind not in PROXIMAL else \
+        PROXIMAL[kind](h, s, p, g, lr)
+
+
+def _numpy_proximal_adagrad(h: dict, s: dict, p, g, lr: float):
+    s["h"] = s.get("h", h["accum"]) + g * g
+    v = p - lr * g / np.sqrt(s["h"])
+    return np.sign(v) / (1 + lr * h["l2"]) * np.maximum(np.abs(v) - lr * h["l1"], 0.0)
+
+
+def _numpy_ftrl(h: dict, s: dict, p, g, lr: float):
+    m = s.get("m", np.full_like(p, h["initial_accum"]))
+    m_new, n = m + g * g, -h["lr_power"]
+    s["u"] = s.get("u", 0.0) + g - (m_new ** n - m ** n) / lr * p
+    s["m"] = m_new
+    solved = (np.sign(s["u"]) * h["l1"] - s["u"]) / (m_new ** n / lr + 2 * h["l2"])
+    return np.where(np.abs(s["u"]) > h["l1"], solved, 0.0)
+
+
+PROXIMAL = {"ProximalAdagrad": _numpy_proximal_adagrad, "FTRL": _numpy_ftrl}
+
+
+def _numpy_step(kind: str, h: dict, s: dict, t: int, p, g, lr: float, decay: float):
+    """The step subtracted from p."""
+    if kind == "Adadelta":
+        rho, eps = h["rho"], h["epsilon"]
+        s["a"] = rho * s.get("a", 0.0) + (1 - rho) * g * g
+        update = np.sqrt(s.get("au", 0.0) + eps) / np.sqrt(s["a"] + eps) * g
+        s["au"] = rho * s.get("au", 0.0) + (1 - rho) * update * update
+        return lr * update
     if kind == "RMSProp":
         d = h["decay"]
         s["ms"] = d * s.get("ms", 1.0) + (1 - d) * g * g
@@ -306,6 +349,19 @@ def test_group_errors_name_what_is_wrong():
         (lambda: nn.LARS(nn.LARS(nn.SGD([w]))), TypeError, r"but got LARS"),
         (lambda: nn.LARS(nn.SGD([w]), epsilon=0), ValueError,
          r"For 'LARS', the 'epsilon' should be > 0, but got 0"),
+        (lambda: nn.Adadelta([w], rho=1.5), ValueError,
+         r"For 'Adadelta', the 'rho' should be in \[0, 1\] and 'epsilon' >= 0, but got rho=1.5"),
+        (lambda: nn.ProximalAdagrad([w], l1=-0.1), ValueError,
+         r"For 'ProximalAdagrad', the 'l1' should be >= 0.0, but got -0.1"),
+        (lambda: nn.FTRL([w], learning_rate=[0.1, 0.2]), TypeError,
+         r"For 'FTRL', the type of 'learning_rate' should be one of \[int, float\], but got "
+         r"list"),
+        (lambda: nn.FTRL([w], learning_rate=0.0), ValueError,
+         r"For 'FTRL', the 'learning_rate' should be a number > 0 \(no schedule"),
+        (lambda: nn.FTRL([{"params": [w], "lr": 0.1}]), ValueError,
+         r"For 'FTRL', group learning rates are not supported"),
+        (lambda: nn.FTRL([w], lr_power=0.5), ValueError,
+         r"For 'FTRL', the 'lr_power' should be <= 0, but got 0.5"),
         (lambda: nn.LARS(nn.SGD([w]), lars_filter="bias"), TypeError,
          r"For 'LARS', the 'lars_filter' should be a callable of a Parameter, but got str"),
     ]

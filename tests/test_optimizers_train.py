@@ -1,4 +1,5 @@
-"""RMSProp, Adagrad, AdaMax, Lamb and LARS in training: a float32 network trained by
+"""RMSProp, Adagrad, AdaMax, Lamb, LARS, Adadelta, ProximalAdagrad, FTRL and LazyAdam in
+training: a float32 network trained by
 TrainOneStepCell (eager and compiled: the update traced into the step's graph) and by
 Model.train gives the parameters of the numpy rules of tests/test_optimizer_groups.py
 applied to the step's own gradients; the state carries MindSpore's names; Lamb's and
@@ -18,9 +19,15 @@ MAKERS = {
     "Lamb": lambda ps: nn.Lamb(ps, 0.01, weight_decay=0.01),
     "LARS": lambda ps: nn.LARS(nn.Momentum(ps, 0.1, 0.9, weight_decay=0.01, loss_scale=2.0),
                                coefficient=0.1, use_clip=True),
+    "Adadelta": lambda ps: nn.Adadelta(ps, 1.0, weight_decay=0.01),
+    "ProximalAdagrad": lambda ps: nn.ProximalAdagrad(ps, learning_rate=0.05, l1=1e-4, l2=1e-3),
+    "FTRL": lambda ps: nn.FTRL(ps, learning_rate=0.1, l2=1e-3),
+    "LazyAdam": lambda ps: nn.LazyAdam(ps, 0.01, loss_scale=2.0),
 }
 STATE = {"RMSProp": ["mean_grad", "mean_square", "moment"], "Adagrad": ["accum"],
-         "AdaMax": ["moment1", "moment2"], "Lamb": ["lamb_m", "lamb_v"], "LARS": ["moments"]}
+         "AdaMax": ["moment1", "moment2"], "Lamb": ["lamb_m", "lamb_v"], "LARS": ["moments"],
+         "Adadelta": ["accum", "accum_update"], "ProximalAdagrad": ["accum"],
+         "FTRL": ["moments", "linear"], "LazyAdam": ["moment1", "moment2"]}
 
 
 def data():

@@ -50,3 +50,7 @@ from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,
                                               TopKCategoricalAccuracy)
 __all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
             "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
+from msops.nn.adadelta import Adadelta
+from msops.nn.proximal import FTRL, ProximalAdagrad
+from msops.nn.lazy_adam import LazyAdam
+__all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
