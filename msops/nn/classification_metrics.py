@@ -86,9 +86,7 @@ def _classes(metric: Metric, inputs: tuple, eval_type: str) -> tuple[np.ndarray,
     """(predicted, actual) as (N, C) 0/1 float64 arrays, after MindSpore's checks; records
     the class count of the first update on `metric` (later ones must match)."""
     name = type(metric).__name__
-    if len(inputs) != 2:
-        raise ValueError(f"For '{name}.update', it needs 2 inputs (the prediction and the "
-                         f"label), but got {len(inputs)}.")
+    metric._check_inputs(inputs, 2)
     y_pred = metric._convert_data(inputs[0]).astype(np.float64)
     y = metric._convert_data(inputs[1])
     if eval_type == "classification":
@@ -204,9 +202,7 @@ class TopKCategoricalAccuracy(Metric):
 
     def update(self, *inputs: Any) -> None:
         name = type(self).__name__
-        if len(inputs) != 2:
-            raise ValueError(f"For '{name}.update', it needs 2 inputs (the prediction and the "
-                             f"label), but got {len(inputs)}.")
+        self._check_inputs(inputs, 2)
         y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
         if y_pred.ndim == y.ndim and _one_hot_rows(y):
             y = y.argmax(axis=1)
