@@ -124,3 +124,19 @@ def test_model_train_equals_the_training_cell(kind):
         ms.set_context(mode=ms.PYNATIVE_MODE)
     for a, b in zip(want.trainable_params(), model.trainable_params()):
         np.testing.assert_allclose(b.asnumpy(), a.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["Lamb", "LARS"])
+def test_an_eager_update_of_sliced_gradients_is_refused(kind):
+    """A parallel step's gradient slice (it carries a split layout): the per-parameter norm
+    of an eager update would be this rank's part only, so it is refused by name; an
+    element-wise optimizer (Adam) updates the slice."""
+    from msops.parallel.layout import TensorLayout
+    w = Parameter(Tensor(np.ones((2, 3), np.float32)), "w")
+    g = Tensor(np.ones((2, 3), np.float32))
+    g.layout = TensorLayout((2,), (0, -1), (4, 3))
+    with pytest.raises(NotImplementedError, match=f"For '{kind}', the gradient of 'w' is this "
+                                                  f"rank's slice"):
+        MAKERS[kind]([w])((g,))
+    nn.Adam([w], 0.1)((g,))
+    np.testing.assert_allclose(w.asnumpy(), 0.9, rtol=1e-5)

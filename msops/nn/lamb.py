@@ -23,6 +23,7 @@ class Lamb(Optimizer):
     State: `lamb_m`, `lamb_v` (MindSpore's names), `beta1_power`, `beta2_power`."""
 
     _decay_in_gradient = False
+    _layerwise = True
 
     def __init__(self, params: Sequence[Any], learning_rate: LearningRate,
                  beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-06,

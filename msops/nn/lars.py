@@ -33,6 +33,8 @@ class LARS(Optimizer):
     loss scale over: the wrapped optimizer applies neither afterwards (so parameters the
     filter refuses are not decayed); it still centralizes gradients of groups that say so."""
 
+    _layerwise = True
+
     def __init__(self, optimizer: Optimizer, epsilon: float = 1e-05, coefficient: float = 0.001,
                  use_clip: bool = False,
                  lars_filter: Callable[[Parameter], bool] = _default_filter) -> None:

@@ -44,6 +44,7 @@ from msops.nn.param_groups import ParameterGroups
 from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.param_layout import record_layout_like
 from msops.parallel.param_store import state_like
+from msops.parallel.slices import is_split
 from msops.pipeline import CompileCache
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "bind_mirrors"]
@@ -65,6 +66,7 @@ class Optimizer(Cell):
     rate, ...) in p's dtype."""
 
     _decay_in_gradient = True                         # False: the subclass decays p itself
+    _layerwise = False                                # True: the update takes per-parameter norms
 
     def __init__(self, learning_rate: LearningRate, parameters: Sequence[Any],
                  weight_decay: float = 0.0, loss_scale: float = 1.0) -> None:
@@ -227,10 +229,26 @@ class Optimizer(Cell):
         if tracer.is_tracing():      # the state reads and writes its parameter's slice
             self.bind_state(tracer.active_graph())
             tracer.adopt_parameters()
-        if tracer.is_tracing() or context.get_context("mode") != context.GRAPH_MODE:
+        if tracer.is_tracing():
+            return self.construct(gradients)
+        if context.get_context("mode") != context.GRAPH_MODE:
+            self._check_eager_slices(gradients)
             return self.construct(gradients)
         self._compiled.run(self, (_GradientSignature(gradients),) + gradients, ())
         return True
+
+    def _check_eager_slices(self, gradients: tuple) -> None:
+        """Refuse eager per-parameter norms of parallel slices: this rank's part only."""
+        if not self._layerwise:
+            return
+        for p, g in zip(self.parameters, gradients):
+            layout = getattr(g, "layout", None)
+            if layout is not None and is_split(layout):
+                raise NotImplementedError(
+                    f"For '{self.cls_name}', the gradient of '{p.name}' is this rank's slice "
+                    f"({layout}) and the update takes per-parameter norms, which an eager "
+                    f"(PYNATIVE_MODE) update would take over the slice only. Update in "
+                    f"GRAPH_MODE (the optimizer's compiled update) or in the training step.")
 
     # -- compiled -----------------------------------------------------------------------
     def append_update(self, graph: Graph, grads: Sequence[Node]) -> None:
