@@ -2,8 +2,8 @@
 reductions over a Parameter's slice on each rank, which the step's tail completes over the
 ranks holding the other slices. A few training steps equal the serial run (computed on
 every rank, stand-alone) for model-parallel split weights (semi_auto_parallel; in the
-training cell's graph, or in the optimizer's own graph fed with value_and_grad's sliced
-gradients) and for the parallel optimizer's dim-0 shards (data_parallel and
+training cell's graph, in an ms.jit step, or in the optimizer's own graph fed with
+value_and_grad's sliced gradients) and for the parallel optimizer's dim-0 shards (data_parallel and
 semi_auto_parallel), and the graph holds the AllReduces that complete the norms."""
 import numpy as np
 import pytest
@@ -61,25 +61,38 @@ CASES = {   # (net, parallel mode, extra context)
     "megatron": (Megatron, "semi_auto_parallel", {}),
     "megatron_opt_shard": (Megatron, "semi_auto_parallel", {"enable_parallel_optimizer": True}),
     "data_parallel_opt_shard": (mlp, "data_parallel", {"enable_parallel_optimizer": True}),
-    "megatron_update_outside": (Megatron, "semi_auto_parallel", {"outside": True}),
+    "megatron_update_outside": (Megatron, "semi_auto_parallel", {"how": "outside"}),
+    "megatron_jit_step": (Megatron, "semi_auto_parallel", {"how": "jit"}),
 }
 
 
-def train(make_net, optimizer, mode=None, outside=False, **keys):
-    """STEPS of TrainOneStepCell, or (`outside`) of value_and_grad's compiled gradients
-    (this rank's slices) then the optimizer's own compiled update."""
+def train(make_net, optimizer, mode=None, how="cell", **keys):
+    """STEPS of TrainOneStepCell ("cell"); of value_and_grad's compiled gradients (this
+    rank's slices) then the optimizer's own compiled update ("outside"); or of
+    value_and_grad + the optimizer in one ms.jit step (PYNATIVE_MODE, "jit")."""
     ms.reset_auto_parallel_context()
     if mode is not None:
         if keys.get("enable_parallel_optimizer"):
             keys["parallel_optimizer_config"] = {"parallel_optimizer_threshold": 0}
         ms.set_auto_parallel_context(parallel_mode=mode, device_num=get_group_size(),
                                      full_batch=True, **keys)
-    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_context(mode=ms.PYNATIVE_MODE if how == "jit" else ms.GRAPH_MODE)
     try:
         net = make_net()
         opt = optimizer(net.trainable_params())
         x, y = data()
-        if outside:
+        if how == "jit":
+            grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None,
+                                        opt.parameters)
+
+            def step(x, y):
+                loss, grads = grad_fn(x, y)
+                opt(grads)
+                return loss
+            run = ms.jit(step)
+            losses = [float(run(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]
+            graph = run._cache.last_graph()
+        elif how == "outside":
             grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None,
                                         opt.parameters)
             losses = []
@@ -97,6 +110,7 @@ def train(make_net, optimizer, mode=None, outside=False, **keys):
                   for p in net.trainable_params()}
     finally:
         ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.GRAPH_MODE)
     return losses, params, graph
 
 
@@ -104,7 +118,7 @@ def train(make_net, optimizer, mode=None, outside=False, **keys):
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_layerwise_optimizer_equals_serial(case, name):
     make_net, mode, keys = CASES[case]
-    want_losses, want, _ = train(make_net, OPTIMIZERS[name], outside=keys.get("outside", False))
+    want_losses, want, _ = train(make_net, OPTIMIZERS[name], how=keys.get("how", "cell"))
     losses, got, graph = train(make_net, OPTIMIZERS[name], mode, **keys)
     np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-6)
     rank = get_rank()
