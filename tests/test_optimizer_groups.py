@@ -333,7 +333,8 @@ def test_group_errors_name_what_is_wrong():
          r"For 'RMSProp', the 'epsilon' should be > 0, but got 0.0"),
         (lambda: nn.RMSProp([w], decay=-0.1), ValueError,
          r"For 'RMSProp', the 'decay' should be >= 0, but got -0.1"),
-        (lambda: nn.RMSProp([w], centered=1), TypeError, r"For 'RMSProp', the type of 'centered' should be bool, but got int"),
+        (lambda: nn.RMSProp([w], centered=1), TypeError,
+         r"For 'RMSProp', the type of 'centered' should be bool, but got int"),
         (lambda: nn.Adagrad([w], accum=-1.0), ValueError,
          r"For 'Adagrad', the 'accum' should be >= 0, but got -1.0"),
         (lambda: nn.Adagrad([w], update_slots="yes"), TypeError,
@@ -352,7 +353,7 @@ def test_group_errors_name_what_is_wrong():
         (lambda: nn.Adadelta([w], rho=1.5), ValueError,
          r"For 'Adadelta', the 'rho' should be in \[0, 1\] and 'epsilon' >= 0, but got rho=1.5"),
         (lambda: nn.ProximalAdagrad([w], l1=-0.1), ValueError,
-         r"For 'ProximalAdagrad', the 'l1' should be >= 0.0, but got -0.1"),
+         r"For 'ProximalAdagrad', the 'l1' should be >= 0, but got -0.1"),
         (lambda: nn.FTRL([w], learning_rate=[0.1, 0.2]), TypeError,
          r"For 'FTRL', the type of 'learning_rate' should be one of \[int, float\], but got "
          r"list"),

@@ -10,7 +10,7 @@ from msops.common import validator
 from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
 from msops.nn.layer_norms import both_positive, norm, ratio_where
-from msops.nn.optim import Optimizer
+from msops.nn.optim import Optimizer, check_non_negative
 from msops.ops._dispatch import _prim
 from msops.pipeline import CompileCache
 from msops.primitives.elementwise_ops import Greater
@@ -43,18 +43,15 @@ class LARS(Optimizer):
         if not isinstance(optimizer, Optimizer) or isinstance(optimizer, LARS):
             raise TypeError(f"For '{name}', the 'optimizer' should be an Optimizer (not a LARS), "
                             f"but got {type(optimizer).__name__}.")
-        for arg, value in (("epsilon", epsilon), ("coefficient", coefficient)):
-            validator.check_value_type(arg, value, (int, float), name)
-            if not value > 0:
-                raise ValueError(f"For '{name}', the '{arg}' should be > 0, but got {value}.")
+        epsilon = check_non_negative(name, "epsilon", epsilon, positive=True)
+        coefficient = check_non_negative(name, "coefficient", coefficient, positive=True)
         validator.check_bool("use_clip", use_clip, name)
         if not callable(lars_filter):
             raise TypeError(f"For '{name}', the 'lars_filter' should be a callable of a "
                             f"Parameter, but got {type(lars_filter).__name__}.")
         self.opt = optimizer
         self._cast = ops.Cast()
-        self.epsilon, self.coefficient, self.use_clip = float(epsilon), float(coefficient), \
-            use_clip
+        self.epsilon, self.coefficient, self.use_clip = epsilon, coefficient, use_clip
         groups = optimizer._groups
         # the wrapped optimizer's own state and learning rate drive the update
         for shared in ("parameters", "_groups", "_mirrors", "_rates", "_dynamic_lr",

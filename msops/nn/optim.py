@@ -381,6 +381,16 @@ class Momentum(Optimizer):
         return p - step["lr"] * (g + v * self.momentum if self.use_nesterov else v)
 
 
+def check_non_negative(name: str, arg: str, value: Any, positive: bool = False) -> float:
+    """A number >= 0 (> 0 with `positive`) as a float, else MindSpore's TypeError or
+    ValueError naming the optimizer and the argument."""
+    validator.check_value_type(arg, value, (int, float), name)
+    if not (value > 0 if positive else value >= 0):
+        raise ValueError(f"For '{name}', the '{arg}' should be {'> 0' if positive else '>= 0'}"
+                         f", but got {value}.")
+    return float(value)
+
+
 def check_betas(name: str, beta1: float, beta2: float, eps: float,
                 open_low: bool = False) -> None:
     """0 <= beta < 1 (0 < beta with `open_low`: Lamb's and AdaMax's range) and eps > 0, as

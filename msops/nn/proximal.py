@@ -8,16 +8,9 @@ from typing import Any, Sequence
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter
-from msops.nn.optim import LearningRate, Optimizer
+from msops.nn.optim import LearningRate, Optimizer, check_non_negative
 
 __all__ = ["ProximalAdagrad", "FTRL"]
-
-
-def _at_least(name: str, arg: str, value: Any, low: float = 0.0) -> float:
-    validator.check_value_type(arg, value, (int, float), name)
-    if not value >= low:
-        raise ValueError(f"For '{name}', the '{arg}' should be >= {low}, but got {value}.")
-    return float(value)
 
 
 class ProximalAdagrad(Optimizer):
@@ -32,9 +25,10 @@ class ProximalAdagrad(Optimizer):
                  weight_decay: float = 0.0) -> None:
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name
-        self.l1, self.l2 = _at_least(name, "l1", l1), _at_least(name, "l2", l2)
+        self.l1, self.l2 = check_non_negative(name, "l1", l1), check_non_negative(name, "l2", l2)
         self.use_locking = validator.check_bool("use_locking", use_locking, name)
-        self.__dict__["accum"] = self._state_like("accum", _at_least(name, "accum", accum))
+        accum = check_non_negative(name, "accum", accum)
+        self.__dict__["accum"] = self._state_like("accum", accum)
         self._sqrt, self._sign, self._abs = ops.Sqrt(), ops.Sign(), ops.Abs()
         self._maximum = ops.Maximum()
 
@@ -74,10 +68,10 @@ class FTRL(Optimizer):
             raise ValueError(f"For '{name}', the 'lr_power' should be <= 0, but got "
                              f"{lr_power}.")
         self.lr_power = float(lr_power)
-        self.l1, self.l2 = _at_least(name, "l1", l1), _at_least(name, "l2", l2)
+        self.l1, self.l2 = check_non_negative(name, "l1", l1), check_non_negative(name, "l2", l2)
         self.use_locking = validator.check_bool("use_locking", use_locking, name)
         self.__dict__["moments"] = self._state_like(
-            "moments", _at_least(name, "initial_accum", initial_accum))
+            "moments", check_non_negative(name, "initial_accum", initial_accum))
         self.__dict__["linear"] = self._state_like("linear")
         self._pow, self._sign, self._abs = ops.Pow(), ops.Sign(), ops.Abs()
         self._greater, self._select = ops.Greater(), ops.Select()

@@ -8,17 +8,9 @@ from typing import Any, Sequence
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter
-from msops.nn.optim import LearningRate, Optimizer
+from msops.nn.optim import LearningRate, Optimizer, check_non_negative
 
 __all__ = ["RMSProp", "Adagrad"]
-
-
-def _non_negative(name: str, arg: str, value: Any, positive: bool = False) -> float:
-    validator.check_value_type(arg, value, (int, float), name)
-    if not (value > 0 if positive else value >= 0):
-        raise ValueError(f"For '{name}', the '{arg}' should be {'> 0' if positive else '>= 0'}"
-                         f", but got {value}.")
-    return float(value)
 
 
 class RMSProp(Optimizer):
@@ -36,9 +28,9 @@ class RMSProp(Optimizer):
                  weight_decay: float = 0.0) -> None:
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name
-        self.decay = _non_negative(name, "decay", decay)
-        self.momentum = _non_negative(name, "momentum", momentum)
-        self.epsilon = _non_negative(name, "epsilon", epsilon, positive=True)
+        self.decay = check_non_negative(name, "decay", decay)
+        self.momentum = check_non_negative(name, "momentum", momentum)
+        self.epsilon = check_non_negative(name, "epsilon", epsilon, positive=True)
         self.use_locking = validator.check_bool("use_locking", use_locking, name)
         self.centered = validator.check_bool("centered", centered, name)
         if centered:
@@ -69,7 +61,7 @@ class Adagrad(Optimizer):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.update_slots = validator.check_bool("update_slots", update_slots, self.cls_name)
         self.__dict__["accum"] = self._state_like(
-            "accum", _non_negative(self.cls_name, "accum", accum))
+            "accum", check_non_negative(self.cls_name, "accum", accum))
         self._sqrt = ops.Sqrt()
 
     def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
