@@ -24,6 +24,9 @@ from msops.common.lazy_inline import lazy_inline  # noqa: E402
 from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa: E402
                          EarlyStopping, Loss, LossMonitor, Metric, Model, ModelCheckpoint,
                          RunContext, TimeMonitor)
+from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
+                         Top1CategoricalAccuracy, Top5CategoricalAccuracy,
+                         TopKCategoricalAccuracy)
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 

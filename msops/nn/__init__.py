@@ -49,3 +49,17 @@ from msops.nn.activation import (ELU, HShrink, Hardtanh, LogSigmoid,  # noqa: E4
                                  Mish, SeLU, Softsign, SoftShrink, Tanhshrink)
 __all__ += ["ELU", "SeLU", "Softsign", "Mish", "SoftShrink", "HShrink", "LogSigmoid", "Hardtanh",
             "Tanhshrink"]
+from msops.nn.rmsprop import Adagrad, RMSProp
+from msops.nn.adamax import AdaMax
+from msops.nn.lamb import Lamb
+from msops.nn.lars import LARS
+__all__ += ["RMSProp", "Adagrad", "AdaMax", "Lamb", "LARS"]
+from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,
+                                              Top1CategoricalAccuracy, Top5CategoricalAccuracy,
+                                              TopKCategoricalAccuracy)
+__all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
+            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
+from msops.nn.adadelta import Adadelta
+from msops.nn.proximal import FTRL, ProximalAdagrad
+from msops.nn.lazy_adam import LazyAdam
+__all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]

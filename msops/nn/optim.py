@@ -41,8 +41,10 @@ from msops.graph.executor import Executor
 from msops.graph.ir import Graph, Node
 from msops.nn.cell import Cell
 from msops.nn.param_groups import ParameterGroups
+from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.param_layout import record_layout_like
 from msops.parallel.param_store import state_like
+from msops.parallel.slices import is_split
 from msops.pipeline import CompileCache
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "bind_mirrors"]
@@ -64,6 +66,7 @@ class Optimizer(Cell):
     rate, ...) in p's dtype."""
 
     _decay_in_gradient = True                         # False: the subclass decays p itself
+    _layerwise = False                                # True: the update takes per-parameter norms
 
     def __init__(self, learning_rate: LearningRate, parameters: Sequence[Any],
                  weight_decay: float = 0.0, loss_scale: float = 1.0) -> None:
@@ -226,10 +229,26 @@ class Optimizer(Cell):
         if tracer.is_tracing():      # the state reads and writes its parameter's slice
             self.bind_state(tracer.active_graph())
             tracer.adopt_parameters()
-        if tracer.is_tracing() or context.get_context("mode") != context.GRAPH_MODE:
+        if tracer.is_tracing():
+            return self.construct(gradients)
+        if context.get_context("mode") != context.GRAPH_MODE:
+            self._check_eager_slices(gradients)
             return self.construct(gradients)
         self._compiled.run(self, (_GradientSignature(gradients),) + gradients, ())
         return True
+
+    def _check_eager_slices(self, gradients: tuple) -> None:
+        """Refuse eager per-parameter norms of parallel slices: this rank's part only."""
+        if not self._layerwise:
+            return
+        for p, g in zip(self.parameters, gradients):
+            layout = getattr(g, "layout", None)
+            if layout is not None and is_split(layout):
+                raise NotImplementedError(
+                    f"For '{self.cls_name}', the gradient of '{p.name}' is this rank's slice "
+                    f"({layout}) and the update takes per-parameter norms, which an eager "
+                    f"(PYNATIVE_MODE) update would take over the slice only. Update in "
+                    f"GRAPH_MODE (the optimizer's compiled update) or in the training step.")
 
     # -- compiled -----------------------------------------------------------------------
     def append_update(self, graph: Graph, grads: Sequence[Node]) -> None:
@@ -258,10 +277,14 @@ class Optimizer(Cell):
                 raise ValueError(f"For '{self.cls_name}', the gradient of '{p.name}' should "
                                  f"have its shape {list(want)}, but got {list(g.shape)}.")
             node = graph.add_parameter(p, want)
+            grad = graph.add_input(g.shape, g.dtype, f"grad.{p.name}")
             if sliced:                   # the executor has the Parameter hold that slice
-                node.layout = layout
-            inputs.append(graph.add_input(g.shape, g.dtype, f"grad.{p.name}"))
+                node.layout = grad.layout = layout
+            inputs.append(grad)
+        start = len(graph.nodes)
         self.append_update(graph, inputs)
+        # a reduction over a slice (Lamb's and LARS's norms) is combined over the ranks
+        complete_local_tail(graph, start, self.cls_name)
         graph.outputs, graph.output_is_tuple = [], True
         return graph, Executor(graph)
 
@@ -358,13 +381,27 @@ class Momentum(Optimizer):
         return p - step["lr"] * (g + v * self.momentum if self.use_nesterov else v)
 
 
-def _check_betas(name: str, beta1: float, beta2: float, eps: float) -> None:
-    """0 <= beta < 1 and eps > 0, as MindSpore's Adam validators."""
+def check_non_negative(name: str, arg: str, value: Any, positive: bool = False) -> float:
+    """A number >= 0 (> 0 with `positive`) as a float, else MindSpore's TypeError or
+    ValueError naming the optimizer and the argument."""
+    validator.check_value_type(arg, value, (int, float), name)
+    if not (value > 0 if positive else value >= 0):
+        raise ValueError(f"For '{name}', the '{arg}' should be {'> 0' if positive else '>= 0'}"
+                         f", but got {value}.")
+    return float(value)
+
+
+def check_betas(name: str, beta1: float, beta2: float, eps: float,
+                open_low: bool = False) -> None:
+    """0 <= beta < 1 (0 < beta with `open_low`: Lamb's and AdaMax's range) and eps > 0, as
+    MindSpore's validators."""
     for arg, value in (("beta1", beta1), ("beta2", beta2), ("eps", eps)):
         validator.check_value_type(arg, value, (int, float), name)
-    if not (0 <= beta1 < 1 and 0 <= beta2 < 1 and eps > 0):
-        raise ValueError(f"For '{name}', the 'beta1' and 'beta2' should be in [0, 1) and "
-                         f"'eps' > 0, but got beta1={beta1}, beta2={beta2}, eps={eps}.")
+    low = (lambda b: 0 < b) if open_low else (lambda b: 0 <= b)
+    if not (low(beta1) and beta1 < 1 and low(beta2) and beta2 < 1 and eps > 0):
+        raise ValueError(f"For '{name}', the 'beta1' and 'beta2' should be in "
+                         f"{'(' if open_low else '['}0, 1) and 'eps' > 0, but got "
+                         f"beta1={beta1}, beta2={beta2}, eps={eps}.")
 
 
 class Adam(Optimizer):
@@ -385,7 +422,7 @@ class Adam(Optimizer):
                  use_amsgrad: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         name = self.cls_name
-        _check_betas(name, beta1, beta2, eps)
+        check_betas(name, beta1, beta2, eps)
         for arg, value in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
                            ("use_amsgrad", use_amsgrad)):
             validator.check_bool(arg, value, name)
@@ -445,7 +482,7 @@ class AdamWeightDecay(Optimizer):
             raise ValueError(f"For '{self.cls_name}', a group's 'grad_centralization' should "
                              f"be False: AdamWeightDecay does not centralize gradients (as "
                              f"MindSpore's).")
-        _check_betas(self.cls_name, beta1, beta2, eps)
+        check_betas(self.cls_name, beta1, beta2, eps)
         self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
         self.__dict__["moments1"] = self._state_like("moments1")
         self.__dict__["moments2"] = self._state_like("moments2")

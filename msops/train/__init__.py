@@ -14,3 +14,8 @@ __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
 __all__ += ["Model", "callback", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
             "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "Metric", "Accuracy", "Loss", "MAE", "MSE",
             "get_metric_fn"]
+from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,  # noqa: E402
+                                              Top1CategoricalAccuracy, Top5CategoricalAccuracy,
+                                              TopKCategoricalAccuracy)
+__all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
+            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
