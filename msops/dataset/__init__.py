@@ -4,6 +4,10 @@ from msops.dataset import config
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
+from msops.dataset.mnist import MnistDataset
+from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
+from msops.dataset import transforms, vision
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
            "dataset_shards"]
+__all__ += ["MnistDataset", "Cifar10Dataset", "Cifar100Dataset"]
