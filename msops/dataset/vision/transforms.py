@@ -247,7 +247,7 @@ class Resize(TensorOperation):
                             f"{interpolation!r}.")
         if interpolation not in (Inter.LINEAR, Inter.NEAREST):
             raise NotImplementedError(f"For 'Resize', msops implements the 'interpolation' modes "
-                                      f"Inter.LINEAR and Inter.NEAREST, but got {interpolation}.")
+                                      f"Inter.LINEAR and Inter.NEAREST, but got Inter.{interpolation.name}.")
         self.interpolation = interpolation
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
