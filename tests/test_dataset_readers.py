@@ -57,6 +57,9 @@ def test_mnist_values_dtypes_shapes_and_usage(mnist):
     dotted.mkdir()
     write_idx(dotted, "train", train_x, train_y, sep=".")
     assert len(rows(ds.MnistDataset(str(dotted), "train"))) == 7
+    for reader in (ds.FashionMnistDataset, ds.KMnistDataset):        # the same files and names
+        same = rows(reader(str(folder), "train", shuffle=False))
+        assert [int(r[1]) for r in same] == train_y.tolist()
 
 
 def test_mnist_batches_into_tensors(mnist):

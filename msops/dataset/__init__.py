@@ -1,13 +1,15 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
-shuffle (seeded), map, repeat, per-rank shards and tuple/dict iterators."""
+shuffle (seeded), map, repeat, per-rank shards and tuple/dict iterators; readers of the
+MNIST and CIFAR files; `transforms` and `vision` for `map`."""
 from msops.dataset import config
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
-from msops.dataset.mnist import MnistDataset
+from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
 from msops.dataset import transforms, vision
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
            "dataset_shards"]
-__all__ += ["MnistDataset", "Cifar10Dataset", "Cifar100Dataset"]
+__all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
+            "Cifar100Dataset"]

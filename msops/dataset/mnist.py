@@ -15,7 +15,7 @@ import numpy as np
 
 from msops.dataset.files import FileDataset, RecordFiles, check_dir, check_usage, matching_files
 
-__all__ = ["MnistDataset"]
+__all__ = ["MnistDataset", "FashionMnistDataset", "KMnistDataset"]
 
 _IMAGE_MAGIC, _LABEL_MAGIC = 2051, 2049
 _PREFIX = {"train": "train", "test": "t10k", "all": ""}
@@ -88,3 +88,13 @@ class MnistDataset(FileDataset):
         records = RecordFiles([[p[0] for p in pairs], [p[1] for p in pairs]], _row)
         super().__init__(records, ["image", "label"], num_samples, shuffle, sampler, num_shards,
                          shard_id, cache)
+
+
+class FashionMnistDataset(MnistDataset):
+    """Fashion-MNIST as MindSpore's `FashionMnistDataset`: the same idx files and names as
+    MNIST (28x28 grey clothing images, labels 0-9); arguments and columns as `MnistDataset`."""
+
+
+class KMnistDataset(MnistDataset):
+    """Kuzushiji-MNIST as MindSpore's `KMnistDataset`: the same idx files and names as MNIST;
+    arguments and columns as `MnistDataset`."""
