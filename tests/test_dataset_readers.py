@@ -97,8 +97,8 @@ def corrupt(folder, name, data):
 
 
 @pytest.mark.parametrize("name,data,match", [
-    ("train-images-idx3-ubyte", struct.pack(">IIII", 2049, 7, 28, 28), "magic number of .* "
-                                                                       "should be 2051, but got 2049"),
+    ("train-images-idx3-ubyte", struct.pack(">IIII", 2049, 7, 28, 28),
+     "magic number of .* should be 2051, but got 2049"),
     ("train-images-idx3-ubyte", struct.pack(">IIII", 2051, 7, 28, 28) + bytes(100),
      "should be 5488 bytes .* but got 100: the file is truncated"),
     ("train-images-idx3-ubyte", b"\x00\x00", "is truncated: its header should have 16 bytes"),

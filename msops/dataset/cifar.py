@@ -8,7 +8,7 @@ pixels; files train.bin and test.bin. Rows are HWC images, as MindSpore's reader
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,18 +35,6 @@ def _image(pixels: np.ndarray) -> np.ndarray:
     return pixels.reshape(3, 32, 32).transpose(1, 2, 0).copy()
 
 
-def _load(dataset_dir: Any, usage: Any, api: str, labels: int,
-          accept: Callable[[str, str], bool], expected: str) -> RecordFiles:
-    path = check_dir(dataset_dir, api)
-    use = check_usage(usage, api)
-    files = matching_files(path, lambda n: n.endswith(".bin") and accept(n, use))
-    if not files:
-        raise ValueError(f"For '{api}', the 'dataset_dir' should hold the CIFAR binary files for "
-                         f"usage '{use}' ({expected}), but none were found in '{path}'.")
-    return RecordFiles([[_records(f, labels, api) for f in files]],
-                       lambda r: (_image(r[labels:]),) + tuple(r[:labels].astype(np.uint32)))
-
-
 def _cifar10_file(name: str, usage: str) -> bool:
     return {"train": "data_batch" in name, "test": "test_batch" in name,
             "all": "batch" in name}[usage]
@@ -57,34 +45,49 @@ def _cifar100_file(name: str, usage: str) -> bool:
             "all": "train" in name or "test" in name}[usage]
 
 
-class Cifar10Dataset(FileDataset):
+class _CifarDataset(FileDataset):
+    """The CIFAR readers' common body: `_labels` label bytes per record, the files `_accept`
+    takes for a usage, the columns `_columns`."""
+    _labels: int
+    _columns: list
+    _expected: str
+
+    @staticmethod
+    def _accept(name: str, usage: str) -> bool:
+        raise NotImplementedError
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api, labels = type(self).__name__, self._labels
+        path = check_dir(dataset_dir, api)
+        use = check_usage(usage, api)
+        files = matching_files(path, lambda n: n.endswith(".bin") and self._accept(n, use))
+        if not files:
+            raise ValueError(f"For '{api}', the 'dataset_dir' should hold the CIFAR binary files "
+                             f"for usage '{use}' ({self._expected}), but none were found in "
+                             f"'{path}'.")
+        records = RecordFiles([[_records(f, labels, api) for f in files]],
+                              lambda r: (_image(r[labels:]),) + tuple(r[:labels].astype(np.uint32)))
+        super().__init__(records, list(self._columns), num_samples, shuffle, sampler, num_shards,
+                         shard_id, cache)
+
+
+class Cifar10Dataset(_CifarDataset):
     """CIFAR-10 as MindSpore's `Cifar10Dataset`: columns `image` (uint8, (32, 32, 3) HWC) and
     `label` (a uint32 scalar) from the binary version's .bin files in `dataset_dir`:
     `usage` 'train' (data_batch_*.bin), 'test' (test_batch.bin) or 'all'/None (both, by
     name). Sampling arguments as `MnistDataset`."""
-
-    def __init__(self, dataset_dir: str, usage: str | None = None,
-                 num_samples: int | None = None, num_parallel_workers: int | None = None,
-                 shuffle: bool | None = None, sampler: Any = None,
-                 num_shards: int | None = None, shard_id: int | None = None,
-                 cache: Any = None) -> None:
-        records = _load(dataset_dir, usage, type(self).__name__, 1, _cifar10_file,
-                        "data_batch_*.bin, test_batch.bin")
-        super().__init__(records, ["image", "label"], num_samples, shuffle, sampler, num_shards,
-                         shard_id, cache)
+    _labels, _columns, _expected = 1, ["image", "label"], "data_batch_*.bin, test_batch.bin"
+    _accept = staticmethod(_cifar10_file)
 
 
-class Cifar100Dataset(FileDataset):
+class Cifar100Dataset(_CifarDataset):
     """CIFAR-100 as MindSpore's `Cifar100Dataset`: columns `image` (uint8, (32, 32, 3) HWC),
     `coarse_label` and `fine_label` (uint32 scalars) from train.bin / test.bin in
     `dataset_dir` (`usage` 'train', 'test' or 'all'/None). Sampling as `MnistDataset`."""
-
-    def __init__(self, dataset_dir: str, usage: str | None = None,
-                 num_samples: int | None = None, num_parallel_workers: int | None = None,
-                 shuffle: bool | None = None, sampler: Any = None,
-                 num_shards: int | None = None, shard_id: int | None = None,
-                 cache: Any = None) -> None:
-        records = _load(dataset_dir, usage, type(self).__name__, 2, _cifar100_file,
-                        "train.bin, test.bin")
-        super().__init__(records, ["image", "coarse_label", "fine_label"], num_samples,
-                         shuffle, sampler, num_shards, shard_id, cache)
+    _labels, _columns, _expected = 2, ["image", "coarse_label", "fine_label"], \
+        "train.bin, test.bin"
+    _accept = staticmethod(_cifar100_file)

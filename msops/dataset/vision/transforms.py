@@ -247,7 +247,8 @@ class Resize(TensorOperation):
                             f"{interpolation!r}.")
         if interpolation not in (Inter.LINEAR, Inter.NEAREST):
             raise NotImplementedError(f"For 'Resize', msops implements the 'interpolation' modes "
-                                      f"Inter.LINEAR and Inter.NEAREST, but got Inter.{interpolation.name}.")
+                                      f"Inter.LINEAR and Inter.NEAREST, but got "
+                                      f"Inter.{interpolation.name}.")
         self.interpolation = interpolation
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
