@@ -58,6 +58,9 @@ def test_center_crop_and_pad():
     big = vision.CenterCrop((8, 7))(x)                   # smaller image: zero-padded around
     assert big.shape == (8, 7, 3) and (big[0] == 0).all() and (big[-1] == 0).all()
     np.testing.assert_array_equal(big[1:7], x)
+    odd = vision.CenterCrop((9, 10))(x)                  # extra padding row/column: top/left
+    assert (odd[:2] == 0).all() and (odd[-1:] == 0).all() and (odd[:, :2] == 0).all()
+    np.testing.assert_array_equal(odd[2:8, 2:9], x)
     row = np.array([[1, 2, 3]], np.uint8)
     assert vision.Pad((2, 0))(row).tolist() == [[0, 0, 1, 2, 3, 0, 0]]
     assert vision.Pad((2, 0), padding_mode=Border.EDGE)(row).tolist() == [[1, 1, 1, 2, 3, 3, 3]]

@@ -7,7 +7,7 @@ from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
-from msops.dataset import transforms, vision
+from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
            "dataset_shards"]

@@ -154,7 +154,8 @@ class CenterCrop(TensorOperation):
         image = check_image(array, "CenterCrop")
         (ch, cw), (h, w) = self.size, image.shape[:2]
         ph, pw = max(ch - h, 0), max(cw - w, 0)
-        image = pad_image(image, ph // 2, ph - ph // 2, pw // 2, pw - pw // 2, Border.CONSTANT, 0)
+        # an odd shortfall puts the extra row / column at the top / left (as MindSpore)
+        image = pad_image(image, ph - ph // 2, ph // 2, pw - pw // 2, pw // 2, Border.CONSTANT, 0)
         h, w = image.shape[:2]
         top, left = (h - ch) // 2, (w - cw) // 2
         return image[top:top + ch, left:left + cw].copy()
