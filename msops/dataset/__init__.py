@@ -1,12 +1,18 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
-shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators."""
+shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators; readers of
+the MNIST and CIFAR files; `transforms` and `vision` for `map`."""
 from msops.dataset import config
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
                                     SequentialSampler, SubsetRandomSampler, SubsetSampler)
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
+from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
+from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
+from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
            "dataset_shards", "Sampler", "BuiltinSampler", "DistributedSampler", "RandomSampler",
            "SequentialSampler", "SubsetRandomSampler", "SubsetSampler"]
+__all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
+            "Cifar100Dataset"]

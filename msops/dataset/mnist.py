@@ -1,0 +1,100 @@
+"""`MnistDataset`: MNIST from its idx files on disk (msops downloads nothing).
+
+The idx format (big-endian): an image file is the magic number 2051, the image count,
+rows and cols (4 bytes each), then count * rows * cols uint8 pixels; a label file is the
+magic number 2049 and the count, then one uint8 label per image. MindSpore finds the files
+by name in `dataset_dir`: '<prefix>-images...idx3-ubyte' and '<prefix>-labels...idx1-ubyte',
+prefix 'train' or 't10k' (usage 'all': both, sorted by name, so t10k first).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from msops.dataset.files import FileDataset, RecordFiles, check_dir, check_usage, matching_files
+
+__all__ = ["MnistDataset", "FashionMnistDataset", "KMnistDataset"]
+
+_IMAGE_MAGIC, _LABEL_MAGIC = 2051, 2049
+_PREFIX = {"train": "train", "test": "t10k", "all": ""}
+
+
+def _header(path: str, words: int, magic: int, api: str) -> tuple[int, ...]:
+    """The big-endian uint32 header words of an idx file, checking its magic number."""
+    size = os.path.getsize(path)
+    if size < 4 * words:
+        raise ValueError(f"For '{api}', the file '{path}' is truncated: its header should have "
+                         f"{4 * words} bytes, but the file has {size}.")
+    head = tuple(int(v) for v in np.fromfile(path, dtype=">u4", count=words))
+    if head[0] != magic:
+        raise ValueError(f"For '{api}', the magic number of '{path}' should be {magic}, but got "
+                         f"{head[0]}: not an MNIST idx file (or a compressed one: gunzip it).")
+    return head
+
+
+def _check_size(path: str, header_bytes: int, expected: int, api: str) -> None:
+    got = os.path.getsize(path) - header_bytes
+    if got != expected:
+        raise ValueError(f"For '{api}', the data of '{path}' should be {expected} bytes (from "
+                         f"its header), but got {got}: the file is truncated or corrupt.")
+
+
+def _read_pair(image_path: str, label_path: str, api: str) -> tuple[np.ndarray, np.ndarray]:
+    _, count, rows, cols = _header(image_path, 4, _IMAGE_MAGIC, api)
+    _check_size(image_path, 16, count * rows * cols, api)
+    _, labels = _header(label_path, 2, _LABEL_MAGIC, api)
+    _check_size(label_path, 8, labels, api)
+    if labels != count:
+        raise ValueError(f"For '{api}', the label file '{label_path}' should have one label per "
+                         f"image of '{image_path}' ({count}), but got {labels}.")
+    images = np.memmap(image_path, np.uint8, "r", 16, (count, rows, cols)) if count else \
+        np.zeros((0, rows, cols), np.uint8)
+    label = np.memmap(label_path, np.uint8, "r", 8, (count,)) if count else np.zeros(0, np.uint8)
+    return images, label
+
+
+def _row(image: np.ndarray, label: np.ndarray) -> tuple:
+    return image[..., None], label.astype(np.uint32)
+
+
+class MnistDataset(FileDataset):
+    """MNIST as MindSpore's `MnistDataset`: columns `image` (uint8, (rows, cols, 1), 28x28
+    for MNIST) and `label` (a uint32 scalar), from the idx files in `dataset_dir`.
+
+    `usage` 'train' (train-* files), 'test' (t10k-* files) or 'all'/None (both). Shuffled
+    unless `shuffle=False`; `num_shards`/`shard_id` and `num_samples` (rows per shard) as
+    GeneratorDataset. `num_parallel_workers` is accepted and ignored (rows are read inline).
+    """
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        path = check_dir(dataset_dir, api)
+        prefix = _PREFIX[check_usage(usage, api)]
+        images = matching_files(path, lambda n: prefix + "-images" in n and "idx3-ubyte" in n)
+        labels = matching_files(path, lambda n: prefix + "-labels" in n and "idx1-ubyte" in n)
+        if not images or len(images) != len(labels):
+            raise ValueError(f"For '{api}', the 'dataset_dir' should hold matching image and "
+                             f"label idx files for usage '{usage or 'all'}' (e.g. "
+                             f"'{prefix or 'train'}-images-idx3-ubyte' and "
+                             f"'{prefix or 'train'}-labels-idx1-ubyte', uncompressed), but got "
+                             f"{len(images)} image and {len(labels)} label files in '{path}'.")
+        pairs = [_read_pair(i, lb, api) for i, lb in zip(images, labels)]
+        records = RecordFiles([[p[0] for p in pairs], [p[1] for p in pairs]], _row)
+        super().__init__(records, ["image", "label"], num_samples, shuffle, sampler, num_shards,
+                         shard_id, cache)
+
+
+class FashionMnistDataset(MnistDataset):
+    """Fashion-MNIST as MindSpore's `FashionMnistDataset`: the same idx files and names as
+    MNIST (28x28 grey clothing images, labels 0-9); arguments and columns as `MnistDataset`."""
+
+
+class KMnistDataset(MnistDataset):
+    """Kuzushiji-MNIST as MindSpore's `KMnistDataset`: the same idx files and names as MNIST;
+    arguments and columns as `MnistDataset`."""
