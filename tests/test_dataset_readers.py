@@ -91,6 +91,18 @@ def test_shuffle_is_seeded_num_samples_and_shards(mnist):
     assert parts[1] == [train_y[1], train_y[4], train_y[0]]
 
 
+def test_readers_take_samplers(mnist):
+    folder, (_, train_y), _ = mnist
+    got = [int(r[1]) for r in rows(ds.MnistDataset(
+        str(folder), "train", sampler=ds.DistributedSampler(2, 1, shuffle=False)))]
+    assert got == [train_y[1], train_y[3], train_y[5], train_y[0]]   # round-robin, padded
+    got = [int(r[1]) for r in rows(ds.MnistDataset(str(folder), "train",
+                                                   sampler=ds.SubsetSampler([5, 2])))]
+    assert got == [train_y[5], train_y[2]]
+    with pytest.raises(ValueError, match="Conflicting arguments during sampler assignments"):
+        ds.MnistDataset(str(folder), "train", sampler=ds.SubsetSampler([0, 1]), shuffle=True)
+
+
 def corrupt(folder, name, data):
     with open(folder / name, "wb") as f:
         f.write(data)
