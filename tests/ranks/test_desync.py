@@ -227,11 +227,11 @@ def test_ranks_may_name_their_own_strategy_files(tmp_path_factory):
                                  full_batch=True, strategy_ckpt_config={"save_file": path})
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        out = _MatMulNet(((n, 1), (1, 1)))(Tensor(np.ones((4, 4), np.float32)))
+        out = _MatMulNet(((n, 1), (1, 1)))(Tensor(np.ones((8, 4), np.float32)))
     finally:
         ms.reset_auto_parallel_context()
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    assert out.shape == (4 // n, 4)
+    assert out.shape == (8 // n, 4)
     MPI.COMM_WORLD.Barrier()
     contents = [json.load(open(f"{base}/strategy{i}.json")) for i in range(n)]
     assert all(c == contents[0] for c in contents)
