@@ -11,6 +11,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
+from msops.ops.creation_func import broadcast_to
 from msops.primitives.elementwise_ops import Select
 from msops.primitives.math_ops import Cast
 
@@ -43,7 +44,14 @@ def masked_fill(input_x: Any, mask: Any, value: Any) -> Any:
     else:
         raise TypeError(f"For 'masked_fill', the 'value' should be a number or a 0-d Tensor, "
                         f"but got {type(value).__name__}.")
-    return _prim(Select)(mask, value, input_x)
+    # the condition (Select's first input, which the data-parallel default strategy splits
+    # along its dim 0) is given the output's full shape
+    try:
+        shape = np.broadcast_shapes(tuple(input_x.shape), tuple(mask.shape))
+    except ValueError:
+        raise ValueError(f"For 'masked_fill', the 'mask' shape {list(mask.shape)} should "
+                         f"broadcast with the 'input_x' shape {list(input_x.shape)}.") from None
+    return _prim(Select)(broadcast_to(mask, shape), value, input_x)
 
 
 def _triangle(name: str, input: Any, diagonal: int, lower: bool) -> Any:
@@ -61,7 +69,8 @@ def _triangle(name: str, input: Any, diagonal: int, lower: bool) -> Any:
     if not lower:
         keep = ~np.tri(rows, cols, int(diagonal) - 1, dtype=np.bool_)
     zero = Tensor(np.zeros((), input.dtype.np_dtype))
-    return _prim(Select)(Tensor(keep), input, zero)
+    # the mask at input's full shape: Select's first input sets the data-parallel default
+    return _prim(Select)(Tensor(np.broadcast_to(keep, shape)), input, zero)
 
 
 def tril(input: Any, diagonal: int = 0) -> Any:
