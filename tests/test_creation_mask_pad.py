@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(2024)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -33,7 +34,8 @@ def np_chunk(x, chunks, axis):
 FORMS = [
     ("arange", lambda x: x + ops.arange(4, dtype=ms.float32), (A,), A + np.arange(4)),
     ("arange_float", lambda x: x + ops.arange(-1, 1, 0.5), (A,), A + np.arange(-1, 1, 0.5)),
-    ("arange_down", lambda x: x + ops.arange(3, -5, -2, dtype=ms.int32), (I,), I + np.arange(3, -5, -2)),
+    ("arange_down", lambda x: x + ops.arange(3, -5, -2, dtype=ms.int32), (I,),
+     I + np.arange(3, -5, -2)),
     ("linspace", lambda x: x + ops.linspace(-2, 3, 4), (A,), A + np.linspace(-2, 3, 4)),
     ("eye", lambda x: x + ops.eye(3, 4), (I.astype(np.float32),),
      I + np.eye(3, 4)),
@@ -101,13 +103,16 @@ FORMS = [
 ]
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
+def eager_and_compiled(fn, inputs):
+    """fn's results on Tensors of `inputs`, called eagerly and inside a compiled Cell."""
+    tensors = [Tensor(np.asarray(x)) for x in inputs]
+    eager = fn(*tensors)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        compiled = Call(fn)(*tensors)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return eager, compiled
 
 
 def _same(out, want):
@@ -121,14 +126,8 @@ def _same(out, want):
 
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])
 def test_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
-    tensors = [Tensor(np.asarray(v)) for v in inputs]
-    _same(fn(*tensors), want)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    _same(compiled, want)
+    for out in eager_and_compiled(fn, inputs):
+        _same(out, want)
 
 
 def test_dtypes_follow_mindspore():

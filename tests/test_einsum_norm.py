@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from numeric import finite_differences
+from test_creation_mask_pad import eager_and_compiled
 
 RNG = np.random.default_rng(77)
 
@@ -29,26 +30,6 @@ EINSUMS = [
     ("...jk,...kl->...jl", (A, B)), ("...k,k", (A, C)), ("bi...,bj...->...ij", (A, A)),
     ("ij,ij->ij", (D, D)), ("ijk,ikj->i", (A, A.transpose(0, 2, 1).copy())),
 ]
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
-def eager_and_compiled(fn, inputs):
-    tensors = [Tensor(x) for x in inputs]
-    eager = fn(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled
 
 
 @pytest.mark.parametrize("eq,ops_", EINSUMS, ids=[e for e, _ in EINSUMS])
@@ -109,7 +90,8 @@ NORMS = [
     (lambda x: ops.norm(x, 0.5, -1), lambda a: np.linalg.norm(a, 0.5, -1)),
     (lambda x: ops.norm(x, -1.5, 0), lambda a: np.linalg.norm(a, -1.5, 0)),
     (lambda x: ops.norm(x, "fro", (0, 2)), lambda a: np.linalg.norm(a, "fro", (0, 2))),
-    (lambda x: ops.norm(x, None, (-1, -2), True), lambda a: np.linalg.norm(a, None, (-1, -2), True)),
+    (lambda x: ops.norm(x, None, (-1, -2), True),
+     lambda a: np.linalg.norm(a, None, (-1, -2), True)),
     (lambda x: ops.norm(x, 1, (1, 2)), lambda a: np.linalg.norm(a, 1, (1, 2))),
     (lambda x: ops.norm(x, -1, (2, 1)), lambda a: np.linalg.norm(a, -1, (2, 1))),
     (lambda x: ops.norm(x, INF, (0, 1), True), lambda a: np.linalg.norm(a, INF, (0, 1), True)),

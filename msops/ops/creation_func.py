@@ -12,6 +12,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
+from msops.ops.value_func import _shape
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import Select
 from msops.primitives.math_ops import Cast
@@ -46,19 +47,6 @@ def check_dtype(name: str, dtype: Any) -> mstype.Type:
         raise TypeError(f"For '{name}', the 'dtype' should be an msops dtype (ms.float32, ...), "
                         f"but got {dtype!r}.")
     return dtype
-
-
-def _size(name: str, size: Any) -> tuple:
-    if isinstance(size, Tensor):
-        size = size.asnumpy().tolist()
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        size = (size,)
-    if not isinstance(size, (tuple, list)) or not all(
-            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
-            for n in size):
-        raise TypeError(f"For '{name}', the 'size' should be an int or a tuple/list of ints "
-                        f">= 0, but got {size!r}.")
-    return tuple(int(n) for n in size)
 
 
 def broadcast_to(x: Any, shape: tuple) -> Any:
@@ -126,7 +114,7 @@ def full(size: Any, fill_value: Any, *, dtype: mstype.Type | None = None) -> Ten
     """A Tensor of `size` filled with `fill_value` (a number: a constant; a 0-d Tensor: that
     value broadcast, through primitives). dtype: by default bool / int64 / float32 from a
     number, a Tensor's own."""
-    shape = _size("full", size)
+    shape = _shape("full", size, "size")
     dtype = check_dtype("full", _value_dtype(fill_value) if dtype is None else dtype)
     if not isinstance(fill_value, Tensor):
         if not isinstance(fill_value, (bool, int, float, np.number, np.bool_)):

@@ -3,7 +3,7 @@ index_select, repeat_interleave, flip, roll. Compositions of StridedSlice, Conca
 Tile and Reshape with static shapes, so they trace, shard and differentiate as those do."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
