@@ -89,7 +89,7 @@ def pad(input_x: Any, padding: Any, mode: str = "constant", value: Any = None) -
     for dim, before, after in _padding(padding, len(x.shape)):
         n = x.shape[dim]
         begin, end = max(-before, 0), n - max(-after, 0)
-        if end - begin + max(before, 0) + max(after, 0) < 0 or end < begin:
+        if end < begin:
             raise ValueError(f"For 'pad', the padding ({before}, {after}) of dim {dim} should "
                              f"leave a size >= 0 of its {n} elements, but crops "
                              f"{max(-before, 0) + max(-after, 0)}.")
