@@ -74,9 +74,8 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *,
         dtype = mstype.int64 if all(isinstance(v, int) and not isinstance(v, bool)
                                     for v in (start, end, step)) else mstype.float32
     n = max(math.ceil((end - start) / step), 0)
-    values = start + step * np.arange(n, dtype=np.float64)
-    if isinstance(start, int) and isinstance(step, int):
-        values = start + step * np.arange(n, dtype=np.int64)
+    exact = np.int64 if isinstance(start, int) and isinstance(step, int) else np.float64
+    values = start + step * np.arange(n, dtype=exact)
     return Tensor(values.astype(check_dtype("arange", dtype).np_dtype))
 
 
