@@ -22,11 +22,25 @@ from msops.ops.elementwise_func import *  # noqa: F401,F403
 from msops.ops.elementwise_func import __all__ as _elementwise_func_all
 from msops.ops.random_func import *  # noqa: F401,F403
 from msops.ops.random_func import __all__ as _random_func_all
+from msops.ops.creation_func import *  # noqa: F401,F403
+from msops.ops.creation_func import __all__ as _creation_func_all
+from msops.ops.mask_func import *  # noqa: F401,F403
+from msops.ops.mask_func import __all__ as _mask_func_all
+from msops.ops.slice_func import *  # noqa: F401,F403
+from msops.ops.slice_func import __all__ as _slice_func_all
+from msops.ops.pad_func import *  # noqa: F401,F403
+from msops.ops.pad_func import __all__ as _pad_func_all
+from msops.ops.norm_func import *  # noqa: F401,F403
+from msops.ops.norm_func import __all__ as _norm_func_all
+from msops.ops.einsum_func import *  # noqa: F401,F403
+from msops.ops.einsum_func import __all__ as _einsum_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
     list(_array_func_all) + list(_clip_func_all) + list(_value_func_all) + \
     list(_order_func_all) + list(_elementwise_func_all) + list(_random_func_all)
+__all__ += list(_creation_func_all) + list(_mask_func_all) + list(_slice_func_all) + \
+    list(_pad_func_all) + list(_norm_func_all) + list(_einsum_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

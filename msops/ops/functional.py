@@ -149,3 +149,9 @@ from msops.ops.elementwise_func import *  # noqa: E402,F401,F403
 from msops.ops.random_func import *  # noqa: E402,F401,F403
 from msops.ops.value_func import (depend, dtype, fill, numel, ones, rank,  # noqa: E402,F401
                                   shape, size, zeros)
+from msops.ops.creation_func import *  # noqa: E402,F401,F403
+from msops.ops.mask_func import *  # noqa: E402,F401,F403
+from msops.ops.slice_func import *  # noqa: E402,F401,F403
+from msops.ops.pad_func import *  # noqa: E402,F401,F403
+from msops.ops.norm_func import *  # noqa: E402,F401,F403
+from msops.ops.einsum_func import *  # noqa: E402,F401,F403

@@ -22,7 +22,7 @@ __all__ = ["fill", "ones", "zeros", "shape", "dtype", "rank", "size", "numel", "
            "Fill", "Ones", "Zeros", "Shape", "DType", "Rank", "Size", "Depend"]
 
 
-def _shape(name: str, shape: Any) -> tuple:
+def _shape(name: str, shape: Any, arg: str = "shape") -> tuple:
     if isinstance(shape, Tensor):
         shape = shape.asnumpy().tolist()
     if isinstance(shape, int) and not isinstance(shape, bool):
@@ -30,7 +30,7 @@ def _shape(name: str, shape: Any) -> tuple:
     if not isinstance(shape, (tuple, list)) or not all(
             isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
             for n in shape):
-        raise TypeError(f"For '{name}', the 'shape' should be an int, a tuple/list of ints "
+        raise TypeError(f"For '{name}', the '{arg}' should be an int, a tuple/list of ints "
                         f">= 0 or a 1-D int Tensor, but got {shape!r}.")
     return tuple(int(n) for n in shape)
 

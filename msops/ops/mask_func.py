@@ -1,0 +1,85 @@
+"""Masking, as `mindspore.ops` has it: masked_fill (a value where a boolean mask holds),
+tril and triu (a matrix's lower / upper triangle, the rest zero: the causal mask of
+attention). Each is one `Select` against a mask, so it traces, shards and differentiates
+(the gradient flows to the kept elements only)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common.tensor import Tensor
+from msops.ops._dispatch import _prim
+from msops.ops.creation_func import broadcast_to
+from msops.primitives.elementwise_ops import Select
+from msops.primitives.math_ops import Cast
+
+__all__ = ["masked_fill", "tril", "triu"]
+
+
+def _tensor(name: str, arg: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
+                        f"{type(x).__name__}.")
+    return x
+
+
+def masked_fill(input_x: Any, mask: Any, value: Any) -> Any:
+    """input_x with `value` (a number or a 0-d Tensor, cast to input_x's dtype) where the bool
+    `mask` is True; input_x and mask broadcast together."""
+    _tensor("masked_fill", "input_x", input_x)
+    _tensor("masked_fill", "mask", mask)
+    if mask.dtype != mstype.bool_:
+        raise TypeError(f"For 'masked_fill', the 'mask' should be a bool Tensor, but got "
+                        f"{mask.dtype}.")
+    if isinstance(value, Tensor):
+        if len(value.shape) != 0:
+            raise ValueError(f"For 'masked_fill', the 'value' should be a number or a 0-d "
+                             f"Tensor, but got a Tensor of shape {list(value.shape)}.")
+        if value.dtype != input_x.dtype:
+            value = _prim(Cast)(value, input_x.dtype)
+    elif isinstance(value, (bool, int, float, np.number, np.bool_)):
+        value = Tensor(np.asarray(value).astype(input_x.dtype.np_dtype))
+    else:
+        raise TypeError(f"For 'masked_fill', the 'value' should be a number or a 0-d Tensor, "
+                        f"but got {type(value).__name__}.")
+    # the condition (Select's first input, which the data-parallel default strategy splits
+    # along its dim 0) is given the output's full shape
+    try:
+        shape = np.broadcast_shapes(tuple(input_x.shape), tuple(mask.shape))
+    except ValueError:
+        raise ValueError(f"For 'masked_fill', the 'mask' shape {list(mask.shape)} should "
+                         f"broadcast with the 'input_x' shape {list(input_x.shape)}.") from None
+    return _prim(Select)(broadcast_to(mask, shape), value, input_x)
+
+
+def _triangle(name: str, input: Any, diagonal: int, lower: bool) -> Any:
+    _tensor(name, "input", input)
+    if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
+        raise TypeError(f"For '{name}', the 'diagonal' should be an int, but got "
+                        f"{type(diagonal).__name__}.")
+    shape = tuple(input.shape)
+    if len(shape) < 2:
+        raise ValueError(f"For '{name}', the 'input' should have rank >= 2, but got rank "
+                         f"{len(shape)}.")
+    rows, cols = shape[-2:]
+    # kept: column - row <= diagonal (lower) or >= diagonal (upper)
+    keep = np.tri(rows, cols, int(diagonal), dtype=np.bool_)
+    if not lower:
+        keep = ~np.tri(rows, cols, int(diagonal) - 1, dtype=np.bool_)
+    zero = Tensor(np.zeros((), input.dtype.np_dtype))
+    # the mask at input's full shape: Select's first input sets the data-parallel default
+    return _prim(Select)(Tensor(np.broadcast_to(keep, shape)), input, zero)
+
+
+def tril(input: Any, diagonal: int = 0) -> Any:
+    """The lower triangle of the last two dims (elements with column - row <= diagonal), the
+    rest zero; any dtype, batch dims kept."""
+    return _triangle("tril", input, diagonal, True)
+
+
+def triu(input: Any, diagonal: int = 0) -> Any:
+    """The upper triangle of the last two dims (elements with column - row >= diagonal), the
+    rest zero; any dtype, batch dims kept."""
+    return _triangle("triu", input, diagonal, False)
