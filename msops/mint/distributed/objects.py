@@ -4,7 +4,8 @@ msops never unpickles what it reads (pickle runs code from the bytes), so an obj
 travels as its JSON text, UTF-8 bytes in a uint8 Tensor over the primitives. Only what JSON
 holds survives: dicts with str keys, lists, str, int, float, bool, None (a tuple arrives
 as a list, an int dict key as a str). An object JSON cannot encode is reported on every
-rank: its rank sends a length of -1 instead of its bytes, so no rank waits for data.
+rank: its rank sends a length of -1 instead of its bytes, so no rank waits for data, and every rank
+raises the same TypeError (the offending one with json's error as its cause).
 """
 from __future__ import annotations
 
@@ -21,27 +22,27 @@ from msops.primitives.comm_ops import AllGather, Broadcast
 __all__ = ["all_gather_object", "broadcast_object_list"]
 
 
-def _encode(api: str, obj: Any) -> tuple[np.ndarray | None, str]:
-    """obj's JSON as uint8 bytes, or (None, why) when JSON cannot hold it."""
+def _encode(api: str, obj: Any) -> tuple[np.ndarray | None, Exception | None]:
+    """obj's JSON as uint8 bytes, or (None, json's error) when JSON cannot hold it."""
     if _primitive._trace_hook is not None:
         raise RuntimeError(f"For '{api}', Python objects cannot be exchanged inside a "
                            f"compiled graph: call it outside ms.jit.")
     try:
         text = json.dumps(obj, allow_nan=True)
     except (TypeError, ValueError) as err:
-        return None, str(err)
-    return np.frombuffer(text.encode("utf-8"), np.uint8), ""
+        return None, err
+    return np.frombuffer(text.encode("utf-8"), np.uint8), None
 
 
 def _decode(data: np.ndarray) -> Any:
     return json.loads(data.tobytes().decode("utf-8"))
 
 
-def _unencodable(api: str, ranks: list, why: str) -> TypeError:
-    own = f" ({why})" if why else ""
+def _unencodable(api: str, ranks: list) -> TypeError:
+    """The same error on every rank (the offending rank chains json's own as its cause)."""
     return TypeError(f"For '{api}', every object should be JSON-serialisable (msops exchanges "
                      f"objects as JSON, never pickle), but the object of global rank(s) "
-                     f"{ranks} is not{own}.")
+                     f"{ranks} is not.")
 
 
 def all_gather_object(object_list: list, obj: Any, group: str | None = None) -> None:
@@ -57,7 +58,7 @@ def all_gather_object(object_list: list, obj: Any, group: str | None = None) -> 
     sizes = collective(AllGather, g)(Tensor(np.array([size], np.int64))).asnumpy()
     bad = [g.ranks[i] for i, s in enumerate(sizes) if s < 0]
     if bad:
-        raise _unencodable(api, bad, why)
+        raise _unencodable(api, bad) from why
     width = max(int(sizes.max()), 1)
     padded = np.zeros(width, np.uint8)
     padded[:size] = data
@@ -79,11 +80,11 @@ def broadcast_object_list(object_list: list, src: int = 0, group: str | None = N
     g = resolve_group(api, group)
     member_rank(api, g)
     root = group_rank(api, "src", src, g)
-    data, why = _encode(api, object_list) if g.rank == root else (np.zeros(0, np.uint8), "")
+    data, why = _encode(api, object_list) if g.rank == root else (np.zeros(0, np.uint8), None)
     size = np.array([-1 if data is None else data.size], np.int64)
     size = collective(Broadcast, g, root_rank=root)((Tensor(size),))[0].asnumpy()[0]
     if size < 0:
-        raise _unencodable(api, [src], why)
+        raise _unencodable(api, [src]) from why
     buf = data if g.rank == root else np.zeros(int(size), np.uint8)
     if size:
         buf = collective(Broadcast, g, root_rank=root)((Tensor(buf),))[0].asnumpy()
