@@ -28,8 +28,8 @@ from msops.primitives.primitive import remember
 
 __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async",
            "resolve_group", "member_rank", "group_rank", "check_op", "check_tag", "check_peer",
-           "collective", "shape_of", "exchange_lists", "split_rows", "send_to", "recv_from",
-           "single_exchange"]
+           "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
+           "send_to", "recv_from", "single_exchange"]
 
 #: the reduce ops the functional collectives name (ReduceOp's values)
 REDUCE_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.LAND,
@@ -159,6 +159,12 @@ def collective(cls: type, g: Group, **attrs: Any) -> Any:
     return prim
 
 
+def point_to_point(cls: type, g: Group, **attrs: Any) -> Any:
+    """A Send/Receive of the functional API: `collective`, kept by a graph's dead-node
+    elimination though nobody reads its output (its peer waits for it)."""
+    return collective(cls, g, **attrs).add_prim_attr("side_effect_io", True)
+
+
 def shape_of(api: str, arg: str, value: Any) -> tuple:
     """A receive shape: a tuple/list of non-negative ints, or a Tensor (its shape)."""
     if isinstance(value, Tensor):
@@ -212,7 +218,7 @@ def send_to(api: str, tensor: Tensor, dst: int, group: str, tag: int) -> None:
     check_tag(api, tag)
     g = resolve_group(api, group)
     peer = check_peer(api, "dst", group_rank(api, "dst", dst, g), g)
-    collective(Send, g, sr_tag=tag, dest_rank=peer)(tensor)
+    point_to_point(Send, g, sr_tag=tag, dest_rank=peer)(tensor)
 
 
 def recv_from(api: str, tensor: Tensor, src: int, group: str, tag: int) -> Tensor:
@@ -221,8 +227,8 @@ def recv_from(api: str, tensor: Tensor, src: int, group: str, tag: int) -> Tenso
     check_tag(api, tag)
     g = resolve_group(api, group)
     peer = check_peer(api, "src", group_rank(api, "src", src, g), g)
-    return collective(Receive, g, sr_tag=tag, src_rank=peer, shape=tuple(tensor.shape),
-                      dtype=tensor.dtype)()
+    return point_to_point(Receive, g, sr_tag=tag, src_rank=peer, shape=tuple(tensor.shape),
+                          dtype=tensor.dtype)()
 
 
 def _equal_splits(api: str, arg: str, sizes: Any, rows: int, n: int) -> tuple:

@@ -19,8 +19,8 @@ from msops.common.tensor import Tensor
 from msops.communication._comm_call import (CommHandle, check_async, check_op, check_peer,
                                             check_tensor, check_tensors, collective,
                                             exchange_lists, group_rank, handle, member_rank,
-                                            recv_from, resolve_group, send_to, shape_of,
-                                            single_exchange)
+                                            point_to_point, recv_from, resolve_group, send_to,
+                                            shape_of, single_exchange)
 from msops.communication.group import Group
 from msops.communication.management import GlobalComm
 from msops.primitives.collective import ReduceOp
@@ -280,8 +280,8 @@ def batch_isend_irecv(p2p_op_list: list) -> tuple:
 
 def _run_p2p(p: P2POp, peer: int, g: Group) -> Tensor:
     if p.op == "isend":
-        collective(Send, g, sr_tag=0, dest_rank=peer)(p.tensor)
+        point_to_point(Send, g, sr_tag=0, dest_rank=peer)(p.tensor)
         return Tensor(np.zeros((), p.tensor.dtype.np_dtype))
     shape, dtype = ((tuple(p.tensor.shape), p.tensor.dtype) if isinstance(p.tensor, Tensor)
                     else (tuple(p.tensor), p.recv_dtype))
-    return collective(Receive, g, sr_tag=0, src_rank=peer, shape=shape, dtype=dtype)()
+    return point_to_point(Receive, g, sr_tag=0, src_rank=peer, shape=shape, dtype=dtype)()

@@ -185,6 +185,28 @@ def test_comm_func_compiled():
             [2 * data(r)[me * k:(me + 1) * k] for r in range(n)]))
 
 
+def test_point_to_point_compiled():
+    me, n = world()
+    nxt, prv = (me + 1) % n, (me - 1) % n
+
+    @ms.jit
+    def ring(t):
+        got = comm_func.batch_isend_irecv([comm_func.P2POp("isend", t * 2, nxt),
+                                           comm_func.P2POp("irecv", t, prv)])
+        return got[1]
+    np.testing.assert_array_equal(ring(Tensor(data(me, (6,)))).asnumpy(), 2 * data(prv, (6,)))
+    peer = me ^ 1
+
+    @ms.jit
+    def pair(t):
+        if me % 2 == 0:
+            comm_func.send(t + 1, peer)
+            return t
+        return comm_func.recv(t, peer)
+    np.testing.assert_array_equal(pair(Tensor(data(me, (3,)))).asnumpy(),
+                                  data(me, (3,)) if me % 2 == 0 else data(peer, (3,)) + 1)
+
+
 # -- mint.distributed: results written into the caller's Tensors -------------------------------
 
 def test_mint_all_reduce_in_place_nothing_else():
