@@ -27,7 +27,7 @@ from msops.primitives.comm_ops import Receive, Send
 from msops.primitives.primitive import remember
 
 __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async",
-           "resolve_group", "member_rank", "group_rank", "check_op", "check_tag", "check_peer",
+           "resolve_group", "member_rank", "member_group", "reducing", "check_divisible", "group_rank", "check_op", "check_tag", "check_peer",
            "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
            "send_to", "recv_from", "single_exchange"]
 
@@ -103,6 +103,29 @@ def member_rank(api: str, g: Group) -> int:
         raise ValueError(f"For '{api}', this process (world rank {_state.rank}) should be a "
                          f"member of group '{g.name}' (ranks {list(g.ranks)}), but it is not.")
     return g.rank
+
+
+def member_group(api: str, group: Any) -> Group:
+    """`resolve_group`, for a call this process takes part in (ValueError otherwise)."""
+    g = resolve_group(api, group)
+    member_rank(api, g)
+    return g
+
+
+def reducing(api: str, arg: str, tensor: Any, op: Any, group: Any,
+             async_op: Any = False) -> tuple[str, Group]:
+    """The checks of a reducing call on `tensor`: (its op, its group)."""
+    check_tensor(api, arg, tensor)
+    op = check_op(api, op, tensor.dtype)
+    check_async(api, async_op)
+    return op, member_group(api, group)
+
+
+def check_divisible(api: str, arg: str, tensor: Tensor, n: int) -> None:
+    """A dim-0 split into the group's n ranks: tensor has a dim 0 that n divides."""
+    if not tensor.shape or tensor.shape[0] % n:
+        raise ValueError(f"For '{api}', the '{arg}' shape[0] should be divisible by the group "
+                         f"size {n}, but got shape {list(tensor.shape)}.")
 
 
 def group_rank(api: str, arg: str, world_rank: Any, g: Group) -> int:

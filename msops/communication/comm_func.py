@@ -16,11 +16,11 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
-from msops.communication._comm_call import (CommHandle, check_async, check_op, check_peer,
-                                            check_tensor, check_tensors, collective,
-                                            exchange_lists, group_rank, handle, member_rank,
-                                            point_to_point, recv_from, resolve_group, send_to,
-                                            shape_of, single_exchange)
+from msops.communication._comm_call import (CommHandle, check_async, check_divisible, check_peer,
+                                            check_tensor, check_tensors, collective, exchange_lists,
+                                            group_rank, handle, member_group, member_rank,
+                                            point_to_point, recv_from, reducing, resolve_group,
+                                            send_to, shape_of, single_exchange)
 from msops.communication.group import Group
 from msops.communication.management import GlobalComm
 from msops.primitives.collective import ReduceOp
@@ -47,12 +47,7 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: str = _WORLD,
                async_op: bool = False) -> tuple:
     """Reduce `tensor` with `op` over `group`; every rank gets the result.
     Returns (Tensor of tensor's shape, CommHandle or None)."""
-    api = "all_reduce"
-    check_tensor(api, "tensor", tensor)
-    op = check_op(api, op, tensor.dtype)
-    check_async(api, async_op)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    op, g = reducing("all_reduce", "tensor", tensor, op, group, async_op)
     return collective(AllReduce, g, op=op)(tensor), handle(async_op)
 
 
@@ -62,8 +57,7 @@ def all_gather_into_tensor(tensor: Tensor, group: str = _WORLD, async_op: bool =
     api = "all_gather_into_tensor"
     check_tensor(api, "tensor", tensor)
     check_async(api, async_op)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     _rows(api, tensor)
     return collective(AllGather, g)(tensor), handle(async_op)
 
@@ -73,15 +67,9 @@ def reduce_scatter_tensor(tensor: Tensor, op: str = ReduceOp.SUM, group: str = _
     """Reduce `tensor` with `op` over `group`; group rank i keeps rows [i*x1/N, (i+1)*x1/N)
     of the result. x1 must divide by N. Returns (Tensor (x1/N, ...), CommHandle or None)."""
     api = "reduce_scatter_tensor"
-    check_tensor(api, "tensor", tensor)
-    op = check_op(api, op, tensor.dtype)
-    check_async(api, async_op)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    op, g = reducing(api, "tensor", tensor, op, group, async_op)
     _rows(api, tensor)
-    if tensor.shape[0] % g.size:
-        raise ValueError(f"For '{api}', the 'tensor' shape[0] should be divisible by the group "
-                         f"size {g.size}, but got shape {list(tensor.shape)}.")
+    check_divisible(api, "tensor", tensor, g.size)
     return collective(ReduceScatter, g, op=op)(tensor), handle(async_op)
 
 
@@ -89,10 +77,7 @@ def reduce(tensor: Tensor, dst: int, op: str = ReduceOp.SUM, group: str = _WORLD
     """Reduce `tensor` with `op` over `group` onto global rank `dst`, which gets the result;
     every other rank gets a meaningless zeros Tensor of shape [1] (as MindSpore's)."""
     api = "reduce"
-    check_tensor(api, "tensor", tensor)
-    op = check_op(api, op, tensor.dtype)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    op, g = reducing(api, "tensor", tensor, op, group)
     root = group_rank(api, "dst", dst, g)
     return collective(Reduce, g, dest_rank=root, op=op)(tensor)
 
@@ -102,8 +87,7 @@ def broadcast(tensor: Tensor, src: int = 0, group: str = _WORLD) -> Tensor:
     the same shape and dtype; only src's values are read)."""
     api = "broadcast"
     check_tensor(api, "tensor", tensor)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     root = group_rank(api, "src", src, g)
     return collective(Broadcast, g, root_rank=root)((tensor,))[0]
 
@@ -113,8 +97,7 @@ def gather_into_tensor(tensor: Tensor, dst: int = 0, group: str = _WORLD) -> Ten
     gets a meaningless zeros Tensor of shape [1] (as MindSpore's)."""
     api = "gather_into_tensor"
     check_tensor(api, "tensor", tensor)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     root = group_rank(api, "dst", dst, g)
     _rows(api, tensor)
     return collective(CollectiveGather, g, dest_rank=root)(tensor)
@@ -125,21 +108,17 @@ def scatter_tensor(tensor: Tensor, src: int = 0, group: str = _WORLD) -> Tensor:
     N slices (every rank passes a Tensor of the same shape; only src's values are read)."""
     api = "scatter_tensor"
     check_tensor(api, "tensor", tensor)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     root = group_rank(api, "src", src, g)
     _rows(api, tensor)
-    if tensor.shape[0] % g.size:
-        raise ValueError(f"For '{api}', the 'tensor' shape[0] should be divisible by the group "
-                         f"size {g.size}, but got shape {list(tensor.shape)}.")
+    check_divisible(api, "tensor", tensor, g.size)
     return collective(CollectiveScatter, g, src_rank=root)(tensor)
 
 
 def barrier(group: str = _WORLD) -> None:
     """Block until every rank of `group` has called it."""
     api = "barrier"
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     collective(Barrier, g)()
 
 
@@ -179,8 +158,7 @@ def all_to_all_single_with_output_shape(output_shape: Any, tensor: Tensor,
     check_tensor(api, "tensor", tensor)
     out_shape = shape_of(api, "output_shape", output_shape)
     check_async(api, async_op)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     return (single_exchange(api, out_shape, tensor, output_split_sizes, input_split_sizes, g),
             handle(async_op))
 
@@ -193,8 +171,7 @@ def all_to_all_with_output_shape(output_shape_list: Sequence[Any],
     Returns (tuple of Tensors, CommHandle or None)."""
     api = "all_to_all_with_output_shape"
     check_async(api, async_op)
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = member_group(api, group)
     sends = check_tensors(api, "input_tensor_list", input_tensor_list, g.size)
     if not isinstance(output_shape_list, (list, tuple)):
         raise TypeError(f"For '{api}', the 'output_shape_list' should be a list or tuple, but "

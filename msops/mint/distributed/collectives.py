@@ -16,11 +16,10 @@ import numpy as np
 
 from msops.common.tensor import Tensor
 from msops.communication import comm_func
-from msops.communication._comm_call import (CommHandle, check_async, check_op, check_tensor,
-                                            check_tensors, collective, exchange_lists,
-                                            group_rank, handle, member_rank, recv_from,
-                                            resolve_group, send_to, single_exchange,
-                                            split_rows)
+from msops.communication._comm_call import (CommHandle, check_async, check_divisible, check_op,
+                                            check_tensor, check_tensors, collective, exchange_lists,
+                                            group_rank, handle, member_group, recv_from, reducing,
+                                            send_to, single_exchange, split_rows)
 from msops.mint.distributed._inplace import write, write_list
 from msops.ops.array_func import reshape, stack
 from msops.primitives.collective import ReduceOp
@@ -34,12 +33,6 @@ __all__ = ["all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter
            "batch_isend_irecv"]
 
 
-def _member(api: str, group: Any) -> Any:
-    g = resolve_group(api, group)
-    member_rank(api, g)
-    return g
-
-
 def _as_rows(t: Tensor) -> Tensor:
     """t as one row of a dim-0 collective: (1, *t.shape)."""
     return reshape(t, (1,) + tuple(t.shape))
@@ -49,10 +42,7 @@ def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: str | None = None,
                async_op: bool = False) -> CommHandle | None:
     """tensor := its reduction with `op` over `group`, on every rank."""
     api = "all_reduce"
-    check_tensor(api, "tensor", tensor)
-    op = check_op(api, op, tensor.dtype)
-    check_async(api, async_op)
-    g = _member(api, group)
+    op, g = reducing(api, "tensor", tensor, op, group, async_op)
     write(api, "tensor", tensor, collective(AllReduce, g, op=op)(tensor))
     return handle(async_op)
 
@@ -64,7 +54,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group: str | None = None,
     check_tensor(api, "tensor", tensor)
     targets = check_tensors(api, "tensor_list", tensor_list)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     got = collective(AllGather, g)(_as_rows(tensor))
     write_list(api, "tensor_list", targets, split_rows(got, g.size, tuple(tensor.shape)))
     return handle(async_op)
@@ -79,7 +69,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
     check_tensor(api, "output_tensor", output_tensor)
     check_tensor(api, "input_tensor", input_tensor)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     got = collective(AllGather, g)(_as_rows(input_tensor))       # (N, *input shape)
     allowed = ((g.size,) + tuple(input_tensor.shape),
                (g.size * input_tensor.shape[0],) + tuple(input_tensor.shape[1:])
@@ -104,13 +94,8 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: str = ReduceOp.SUM,
     group. input is (N*x1, ...) or (N, *output shape)."""
     api = "reduce_scatter_tensor"
     check_tensor(api, "output", output)
-    check_tensor(api, "input", input)
-    op = check_op(api, op, input.dtype)
-    check_async(api, async_op)
-    g = _member(api, group)
-    if not input.shape or input.shape[0] % g.size:
-        raise ValueError(f"For '{api}', the 'input' dim 0 should be divisible by the group "
-                         f"size {g.size}, but got shape {list(input.shape)}.")
+    op, g = reducing(api, "input", input, op, group, async_op)
+    check_divisible(api, "input", input, g.size)
     _reduce_scatter(api, output, input, op, g)
     return handle(async_op)
 
@@ -121,7 +106,7 @@ def reduce_scatter(output: Tensor, input_list: list, op: str = ReduceOp.SUM,
     one Tensor of output's shape per rank)."""
     api = "reduce_scatter"
     check_tensor(api, "output", output)
-    g = _member(api, group)
+    g = member_group(api, group)
     inputs = check_tensors(api, "input_list", input_list, g.size)
     op = check_op(api, op, inputs[0].dtype)
     check_async(api, async_op)
@@ -133,10 +118,7 @@ def reduce(tensor: Tensor, dst: int, op: str = ReduceOp.SUM, group: str | None =
            async_op: bool = False) -> CommHandle | None:
     """On global rank `dst`, tensor := the reduction over the group; elsewhere unchanged."""
     api = "reduce"
-    check_tensor(api, "tensor", tensor)
-    op = check_op(api, op, tensor.dtype)
-    check_async(api, async_op)
-    g = _member(api, group)
+    op, g = reducing(api, "tensor", tensor, op, group, async_op)
     root = group_rank(api, "dst", dst, g)
     got = collective(Reduce, g, dest_rank=root, op=op)(tensor)
     if g.rank == root:
@@ -150,7 +132,7 @@ def broadcast(tensor: Tensor, src: int, group: str | None = None,
     api = "broadcast"
     check_tensor(api, "tensor", tensor)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     root = group_rank(api, "src", src, g)
     got = collective(Broadcast, g, root_rank=root)((tensor,))[0]
     if g.rank != root:
@@ -165,7 +147,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0,
     api = "scatter"
     check_tensor(api, "tensor", tensor)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     root = group_rank(api, "src", src, g)
     shape = (g.size,) + tuple(tensor.shape)
     if g.rank == root:
@@ -190,7 +172,7 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0,
     api = "gather"
     check_tensor(api, "tensor", tensor)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     root = group_rank(api, "dst", dst, g)
     targets = check_tensors(api, "gather_list", gather_list) if g.rank == root else None
     got = collective(CollectiveGather, g, dest_rank=root)(_as_rows(tensor))
@@ -206,7 +188,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group: str | N
     the same ValueError on every rank."""
     api = "all_to_all"
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     outs = check_tensors(api, "output_tensor_list", output_tensor_list, g.size)
     ins = check_tensors(api, "input_tensor_list", input_tensor_list, g.size)
     got = exchange_lists(api, g, ins, [tuple(t.shape) for t in outs])
@@ -223,7 +205,7 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = N
     check_tensor(api, "output", output)
     check_tensor(api, "input", input)
     check_async(api, async_op)
-    g = _member(api, group)
+    g = member_group(api, group)
     got = single_exchange(api, tuple(output.shape), input, output_split_sizes,
                           input_split_sizes, g)
     write(api, "output", output, got)
@@ -235,7 +217,7 @@ def barrier(group: str | None = None, async_op: bool = False,
     """Block until every rank of the group has called it (device_ids is unused)."""
     api = "barrier"
     check_async(api, async_op)
-    collective(Barrier, _member(api, group))()
+    collective(Barrier, member_group(api, group))()
     return handle(async_op)
 
 

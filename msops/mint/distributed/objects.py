@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from msops.common.tensor import Tensor
-from msops.communication._comm_call import collective, group_rank, member_rank, resolve_group
+from msops.communication._comm_call import collective, group_rank, member_group
 from msops.primitives import primitive as _primitive
 from msops.primitives.comm_ops import AllGather, Broadcast
 
@@ -45,14 +45,18 @@ def _unencodable(api: str, ranks: list) -> TypeError:
                      f"{ranks} is not.")
 
 
-def all_gather_object(object_list: list, obj: Any, group: str | None = None) -> None:
-    """object_list[i] := group rank i's `obj` (object_list holds one entry per rank)."""
-    api = "all_gather_object"
+def _object_call(api: str, object_list: Any, group: Any) -> Any:
+    """The checks of an object call: a list, and a group this process is in."""
     if not isinstance(object_list, list):
         raise TypeError(f"For '{api}', the 'object_list' should be a list, but got "
                         f"{type(object_list).__name__}.")
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    return member_group(api, group)
+
+
+def all_gather_object(object_list: list, obj: Any, group: str | None = None) -> None:
+    """object_list[i] := group rank i's `obj` (object_list holds one entry per rank)."""
+    api = "all_gather_object"
+    g = _object_call(api, object_list, group)
     data, why = _encode(api, obj)
     size = -1 if data is None else data.size
     sizes = collective(AllGather, g)(Tensor(np.array([size], np.int64))).asnumpy()
@@ -74,11 +78,7 @@ def broadcast_object_list(object_list: list, src: int = 0, group: str | None = N
     """object_list[:] := global rank `src`'s object_list (every rank passes a list of the
     same length; `device` is unused)."""
     api = "broadcast_object_list"
-    if not isinstance(object_list, list):
-        raise TypeError(f"For '{api}', the 'object_list' should be a list, but got "
-                        f"{type(object_list).__name__}.")
-    g = resolve_group(api, group)
-    member_rank(api, g)
+    g = _object_call(api, object_list, group)
     root = group_rank(api, "src", src, g)
     data, why = _encode(api, object_list) if g.rank == root else (np.zeros(0, np.uint8), None)
     size = np.array([-1 if data is None else data.size], np.int64)
