@@ -288,6 +288,14 @@ E = "world_group"
      "both."),
     (lambda: dist.new_group(0), TypeError,
      "For 'new_group', the 'ranks' should be a list of ints, but got int."),
+    (lambda: dist.new_group([0, "1"]), TypeError,
+     "For 'new_group', every element of 'ranks' should be an int, but got str in [0, '1']."),
+    (lambda: dist.new_group([0, 1]), ValueError,
+     "For 'new_group', the 'ranks' should be distinct global ranks in [0, 1), at least one, "
+     "but got [0, 1]."),
+    (lambda: dist.new_group([]), ValueError,
+     "For 'new_group', the 'ranks' should be distinct global ranks in [0, 1), at least one, "
+     "but got []."),
     (lambda: dist.all_gather_object((None,), 1), TypeError,
      "For 'all_gather_object', the 'object_list' should be a list, but got tuple."),
 ])

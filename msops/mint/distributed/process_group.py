@@ -89,19 +89,32 @@ def new_group(ranks: Sequence[int] | None = None, timeout: Any = None, backend: 
     world = management.get_group(None, api)
     if ranks is None:
         return world.name
-    if not isinstance(ranks, (list, tuple)):
-        raise TypeError(f"For '{api}', the 'ranks' should be a list of ints, but got "
-                        f"{type(ranks).__name__}.")
-    ordered = sorted(ranks) if all(isinstance(r, int) for r in ranks) else list(ranks)
+    ordered = _check_ranks(api, ranks, world.size)
     if tuple(ordered) == world.ranks:
         return world.name
     name = "mint_" + management.group_name_of(ordered)
     try:
         existing = management.get_group(name, api)
     except ValueError:
-        management.create_group(name, ordered)     # checks the ranks with its own errors
+        management.create_group(name, ordered)
         return name
     return existing.name
+
+
+def _check_ranks(api: str, ranks: Any, world_size: int) -> list:
+    """`ranks` as a sorted list of distinct global ranks (errors naming `api`)."""
+    if not isinstance(ranks, (list, tuple)):
+        raise TypeError(f"For '{api}', the 'ranks' should be a list of ints, but got "
+                        f"{type(ranks).__name__}.")
+    for r in ranks:
+        if not isinstance(r, int) or isinstance(r, bool):
+            raise TypeError(f"For '{api}', every element of 'ranks' should be an int, but got "
+                            f"{type(r).__name__} in {list(ranks)}.")
+    if not ranks or any(not 0 <= r < world_size for r in ranks) or \
+            len(set(ranks)) != len(ranks):
+        raise ValueError(f"For '{api}', the 'ranks' should be distinct global ranks in "
+                         f"[0, {world_size}), at least one, but got {list(ranks)}.")
+    return sorted(ranks)
 
 
 def get_backend(group: str | None = None) -> str:
