@@ -99,8 +99,8 @@ def resolve_group(api: str, group: Any) -> Group:
 def member_rank(api: str, g: Group) -> int:
     """This process's rank in `g`; ValueError when it is not a member."""
     if g.rank is None:
-        from msops.communication.management import _state
-        raise ValueError(f"For '{api}', this process (world rank {_state.rank}) should be a "
+        me = get_group(None, api).rank
+        raise ValueError(f"For '{api}', this process (world rank {me}) should be a "
                          f"member of group '{g.name}' (ranks {list(g.ranks)}), but it is not.")
     return g.rank
 

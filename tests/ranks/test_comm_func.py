@@ -272,6 +272,29 @@ def test_mint_all_to_all_uneven():
     np.testing.assert_array_equal(out.asnumpy(), expected)
 
 
+def test_mint_sub_group_global_ranks():
+    me, n = world()
+    evens = list(range(0, n, 2)) if n > 2 else [1, 0]           # sorted by new_group
+    g = dist.new_group(evens)
+    members = sorted(evens)
+    assert dist.get_process_group_ranks(g) == members
+    t = Tensor(data(me))
+    if me not in members:
+        assert (dist.get_rank(g), dist.get_world_size(g)) == (-1, -1)
+        return
+    assert dist.get_world_size(g) == len(members)
+    last = members[-1]
+    dist.broadcast(t, src=last, group=g)                       # a global rank
+    np.testing.assert_array_equal(t.asnumpy(), data(last))
+    t = Tensor(data(me))
+    dist.all_reduce(t, group=g)
+    np.testing.assert_array_equal(t.asnumpy(), np.sum(everyone(ranks=members), axis=0))
+    lst = [Tensor(np.zeros((4, 3), np.float32)) for _ in members]
+    dist.all_gather(lst, Tensor(data(me)), group=g)
+    for r, got in zip(members, lst):
+        np.testing.assert_array_equal(got.asnumpy(), data(r))
+
+
 def test_mint_point_to_point():
     me, n = world()
     peer = me ^ 1
