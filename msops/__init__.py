@@ -36,5 +36,7 @@ parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below n
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402
+from msops import mint  # noqa: E402  (mindspore.mint.distributed)
+from msops.communication import comm_func  # noqa: E402,F401  (sits above communication)
 
 __version__ = "0.1.0"

@@ -11,10 +11,12 @@ import pytest
 ROOT = Path(__file__).parents[1] / "msops"
 
 #: bottom to top: a layer may import itself and the layers before it
-LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "parallel",
-          "pipeline", "autodiff", "jit", "nn", "dataset", "train"]
+LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "mint",
+          "parallel", "pipeline", "autodiff", "jit", "nn", "dataset", "train"]
 #: modules whose MindSpore spelling puts them in a lower package than their layer
-RELOCATED = {"msops.parallel._cell_wrapper": "train"}   # its cells are nn.Cells
+RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
+             # functional collectives over the primitives (mindspore.communication.comm_func)
+             "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops"}
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
 
