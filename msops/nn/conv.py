@@ -1,4 +1,5 @@
-"""nn.Conv2d: a 2-D convolution layer with MindSpore's arguments and defaults."""
+"""nn.Conv2d and nn.Conv1d: convolution layers with MindSpore's arguments and defaults
+(Conv1d is, as MindSpore's, Conv2d over an inserted height of 1)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.primitives.conv_ops import pair
 
-__all__ = ["Conv2d"]
+__all__ = ["Conv2d", "Conv1d"]
 
 
 class Conv2d(Cell):
@@ -75,3 +76,37 @@ class Conv2d(Cell):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"kernel_size={self.kernel_size}, pad_mode={self.pad_mode}, "
                 f"has_bias={self.has_bias}")
+
+
+class Conv1d(Conv2d):
+    """y = Conv2D(x, weight) (+ bias per output channel) over x (N, C, L), as
+    `mindspore.nn.Conv1d`: x is given a height of 1 (N, C, 1, L), convolved by Conv2d with
+    kernel (1, kernel_size), stride (1, stride), dilation (1, dilation) and padding
+    (0, 0, padding, padding), and the height removed again; weight (out_channels,
+    in_channels / group, 1, kernel_size). kernel_size, stride, padding and dilation are ints;
+    pad_mode 'same' (default), 'valid' or 'pad'. `shard(((n, c, 1, 1), (o, c, 1, 1)))`
+    shards the convolution as Conv2d's.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+                 pad_mode: str = "same", padding: int = 0, dilation: int = 1, group: int = 1,
+                 has_bias: bool = False, weight_init: Any = "normal", bias_init: Any = "zeros",
+                 dtype: mstype.Type = mstype.float32) -> None:
+        name = type(self).__name__
+        for arg, value in (("kernel_size", kernel_size), ("stride", stride),
+                           ("padding", padding), ("dilation", dilation)):
+            validator.check_value_type(arg, value, int, name)
+        validator.check_positive_int(kernel_size, "kernel_size", name)
+        validator.check_positive_int(stride, "stride", name)
+        validator.check_non_negative_int(padding, "padding", name)
+        validator.check_positive_int(dilation, "dilation", name)
+        super().__init__(in_channels, out_channels, (1, kernel_size), (1, stride), pad_mode,
+                         (0, 0, padding, padding), (1, dilation), group, has_bias, weight_init,
+                         bias_init, "NCHW", dtype)
+        self.expand_dims, self.squeeze = ops.ExpandDims(), ops.Squeeze(2)
+
+    def construct(self, x):
+        if len(x.shape) != 3:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be 3-D (N, C, L), but got "
+                             f"shape {list(x.shape)}.")
+        return self.squeeze(super().construct(self.expand_dims(x, 2)))

@@ -16,10 +16,17 @@ from msops.ops.clip_func import *  # noqa: F401,F403
 from msops.ops.clip_func import __all__ as _clip_func_all
 from msops.ops.value_func import *  # noqa: F401,F403
 from msops.ops.value_func import __all__ as _value_func_all
+from msops.ops.loss_func import *  # noqa: F401,F403
+from msops.ops.loss_func import __all__ as _loss_func_all
+from msops.ops.class_loss_func import *  # noqa: F401,F403
+from msops.ops.class_loss_func import __all__ as _class_loss_func_all
+from msops.ops.nn_func import *  # noqa: F401,F403
+from msops.ops.nn_func import __all__ as _nn_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
     list(_array_func_all) + list(_clip_func_all) + list(_value_func_all)
+__all__ += list(_loss_func_all) + list(_class_loss_func_all) + list(_nn_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

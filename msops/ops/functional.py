@@ -146,3 +146,6 @@ from msops.ops.clip_func import *  # noqa: E402,F401,F403
 from msops.ops.math_func import *  # noqa: E402,F401,F403
 from msops.ops.value_func import (depend, dtype, fill, numel, ones, rank,  # noqa: E402,F401
                                   shape, size, zeros)
+from msops.ops.class_loss_func import *  # noqa: E402,F401,F403
+from msops.ops.loss_func import *  # noqa: E402,F401,F403
+from msops.ops.nn_func import *  # noqa: E402,F401,F403
