@@ -100,6 +100,11 @@ class Conv1d(Conv2d):
         validator.check_positive_int(stride, "stride", name)
         validator.check_non_negative_int(padding, "padding", name)
         validator.check_positive_int(dilation, "dilation", name)
+        validator.check_value_type("pad_mode", pad_mode, str, name)
+        validator.check_string("pad_mode", pad_mode.lower(), ("same", "valid", "pad"), name)
+        if padding and pad_mode.lower() != "pad":
+            raise ValueError(f"For '{name}', the 'padding' should be 0 when 'pad_mode' is not "
+                             f"'pad', but got {padding} with pad_mode '{pad_mode}'.")
         super().__init__(in_channels, out_channels, (1, kernel_size), (1, stride), pad_mode,
                          (0, 0, padding, padding), (1, dilation), group, has_bias, weight_init,
                          bias_init, "NCHW", dtype)
