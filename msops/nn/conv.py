@@ -51,15 +51,14 @@ class Conv2d(Cell):
         if has_bias:
             self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
                                               name), name="bias")
-            # the (C,) bias as (C, 1, 1), with a strategy so it is never split by default
-            self.bias_shape = (out_channels, 1, 1)
-            self.bias_reshape = ops.Reshape().shard(((1,),))
-            self.bias_add = ops.Add().shard(((1, 1, 1, 1), (1, 1, 1)))
+            # BiasAdd, not Add of a reshaped bias: the Parameter is never an op's first input,
+            # whose dim 0 the data-parallel default splits (it would be held as a slice)
+            self.bias_add = ops.BiasAdd()
 
     def construct(self, x):
         y = self.conv2d(x, self.weight)
         if self.has_bias:
-            y = self.bias_add(y, self.bias_reshape(self.bias, self.bias_shape))
+            y = self.bias_add(y, self.bias)
         return y
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
@@ -69,8 +68,7 @@ class Conv2d(Cell):
         w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1], 1, 1)
         self.conv2d.shard((x, w))
         if self.has_bias:
-            self.bias_reshape.shard(((w[0],),))
-            self.bias_add.shard(((x[0], w[0], x[2], x[3]), (w[0], 1, 1)))
+            self.bias_add.shard(((x[0], w[0], x[2], x[3]), (w[0],)))
 
     def extend_repr(self) -> str:
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -84,8 +82,9 @@ class Conv1d(Conv2d):
     kernel (1, kernel_size), stride (1, stride), dilation (1, dilation) and padding
     (0, 0, padding, padding), and the height removed again; weight (out_channels,
     in_channels / group, 1, kernel_size). kernel_size, stride, padding and dilation are ints;
-    pad_mode 'same' (default), 'valid' or 'pad'. `shard(((n, c, 1, 1), (o, c, 1, 1)))`
-    shards the convolution as Conv2d's.
+    pad_mode 'same' (default), 'valid' or 'pad'. `shard(((n, c, l), (o, c, 1)))` (x's
+    and the weight's splits, the weight's entry optional) shards the Conv2D as Conv2d's
+    `((n, c, 1, l), (o, c, 1, 1))`.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
@@ -115,3 +114,10 @@ class Conv1d(Conv2d):
             raise ValueError(f"For '{self.cls_name}', the 'x' should be 3-D (N, C, L), but got "
                              f"shape {list(x.shape)}.")
         return self.squeeze(super().construct(self.expand_dims(x, 2)))
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        """Conv1d's (x, weight) strategies of 3 entries as Conv2d's of 4 (height 1)."""
+        if in_strategy is None:
+            return
+        with_height = tuple(tuple(s[:2]) + (1,) + tuple(s[2:]) for s in in_strategy)
+        super()._shard_primitives(with_height, out_strategy)

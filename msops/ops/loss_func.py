@@ -191,8 +191,10 @@ def bce_with_logits_of(name: str, names: tuple, x: Any, y: Any, weight: Any, pos
     check_optional_weight(name, "pos_weight", pos_weight, x)
     loss = _prim(Sub)(_prim(Softplus)(x), _prim(Mul)(x, y))
     if pos_weight is not None:
-        extra = _prim(Mul)(_prim(Mul)(_prim(Sub)(pos_weight, 1.0), y),
-                           _prim(Softplus)(_prim(Neg)(x)))
+        # (p - 1) y as p y - y: the labels, not the weight, are the ops' first inputs (the
+        # data-parallel default splits a first input's dim 0)
+        scale = _prim(Sub)(_prim(Mul)(y, pos_weight), y)
+        extra = _prim(Mul)(scale, _prim(Softplus)(_prim(Neg)(x)))
         loss = _prim(Add)(loss, extra)
     if weight is not None:
         loss = _prim(Mul)(loss, weight)

@@ -14,7 +14,7 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.ops.loss_func import check_float
-from msops.primitives.array_ops import Reshape
+from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.conv_ops import Conv2D
 from msops.primitives.elementwise_ops import BiasAdd
 from msops.primitives.math_ops import Add, MatMul, Mul, ReduceMean, Square, Sub
@@ -167,16 +167,26 @@ def group_norm_of(name: str, x: Any, num_groups: int, weight: Any, bias: Any,
     centered = _prim(Sub)(grouped, mean)
     var = _prim(ReduceMean, True)(_prim(Square)(centered), 2)
     y = _prim(Reshape)(_prim(Mul)(centered, _prim(Rsqrt)(_prim(Add)(var, eps))), shape)
-    per_channel = (c,) + (1,) * (len(shape) - 2)
-    for arg, value, combine in (("weight", weight, Mul), ("bias", bias, Add)):
+    for arg, value in (("weight", weight), ("bias", bias)):
         if value is None:
             continue
         check_float(name, arg, value)
         if tuple(value.shape) != (c,):
             raise ValueError(f"For '{name}', the '{arg}' should have shape [C] = [{c}], but "
                              f"got {list(value.shape)}.")
-        y = _prim(combine)(y, _prim(Reshape)(value, per_channel))
-    return y
+    if weight is None and bias is None:
+        return y
+    # The per-channel affine broadcasts over the channels moved last (Transpose), so the
+    # weight and bias are never an op's first input: the data-parallel default splits a
+    # first input's dim 0, and would hold a Parameter as a slice.
+    last = (0,) + tuple(range(2, len(shape))) + (1,)
+    y = _prim(Transpose)(y, last) if len(shape) > 2 else y
+    if weight is not None:
+        y = _prim(Mul)(y, weight)
+    if bias is not None:
+        y = _prim(Add)(y, bias)
+    back = (0, len(shape) - 1) + tuple(range(1, len(shape) - 1))
+    return _prim(Transpose)(y, back) if len(shape) > 2 else y
 
 
 def check_groups(name: str, num_groups: Any, eps: Any) -> None:
