@@ -216,7 +216,7 @@ ERRORS = [
     (lambda: ops.binary_cross_entropy(Tensor(PROB_X), P, reduction="max"), ValueError,
      r"For 'binary_cross_entropy', the 'reduction'"),
     (lambda: nn.SmoothL1Loss(beta=0.0), ValueError,
-     r"For 'SmoothL1Loss', the 'beta' should be > 0, but got 0.0"),
+     r"For 'SmoothL1Loss', the 'beta' should be > 0 and finite, but got 0.0"),
     (lambda: nn.SmoothL1Loss(beta=1), TypeError, r"For 'SmoothL1Loss', the type of 'beta' should be float, but got int"),
     (lambda: nn.SmoothL1Loss()(T, Tensor(ROW)), ValueError,
      r"For 'SmoothL1Loss', the 'labels' should have the shape of 'logits' \[4, 3\], but "
@@ -224,11 +224,16 @@ ERRORS = [
     (lambda: ops.smooth_l1_loss(T, T, beta=-1.0), ValueError,
      r"For 'smooth_l1_loss', the 'beta' should be > 0"),
     (lambda: nn.HuberLoss(delta=0), ValueError,
-     r"For 'HuberLoss', the 'delta' should be > 0, but got 0"),
+     r"For 'HuberLoss', the 'delta' should be > 0 and finite, but got 0"),
     (lambda: nn.HuberLoss(delta="1"), TypeError, r"For 'HuberLoss', the type of 'delta' should be"),
     (lambda: nn.HuberLoss()(T, Tensor(np.ones((2, 3)))), ValueError,
      r"For 'HuberLoss', the 'labels' should broadcast with the shape \[4, 3\], but got "
      r"\[2, 3\]"),
+    (lambda: nn.HuberLoss(delta=float("inf")), ValueError,
+     r"For 'HuberLoss', the 'delta' should be > 0 and finite, but got inf"),
+    (lambda: nn.BCEWithLogitsLoss(weight=Tensor(WEIGHT.astype(np.float32)))(T, P), TypeError,
+     r"For 'BCEWithLogitsLoss', the 'weight' should have the dtype of 'logits' Float64, but "
+     r"got Float32"),
     (lambda: ops.huber_loss(T, T, delta=-2.0), ValueError,
      r"For 'huber_loss', the 'delta' should be > 0"),
     (lambda: ops.mse_loss(T, Tensor(np.ones((4, 3), np.int32))), TypeError,

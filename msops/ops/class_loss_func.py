@@ -24,7 +24,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
-from msops.ops.loss_func import check_float, check_reduction, const, reduce
+from msops.ops.loss_func import check_float, check_like, check_reduction, const, reduce
 from msops.primitives.array_ops import Reshape, StopGradient, Transpose
 from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, RealDiv,
                                        ReduceMax, ReduceSum, Sub)
@@ -67,6 +67,8 @@ def _rows(name: str, names: tuple, logits: Any, labels: Any, weight: Any) -> tup
         raise ValueError(f"For '{name}', the '{what}' should be (N, C) or (N, C, d1, ..., "
                          f"dK), but got shape {list(shape)}.")
     classes = shape[1]
+    if weight is not None:
+        check_like(name, "weight", weight, logits, what)
     if weight is not None and tuple(weight.shape) != (classes,):
         raise ValueError(f"For '{name}', the 'weight' should have shape [C] for the "
                          f"{classes} classes of '{what}': [{classes}], but got "

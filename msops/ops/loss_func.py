@@ -9,6 +9,7 @@ class-index losses (cross_entropy, nll_loss) live in class_loss_func.py.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -88,11 +89,21 @@ def check_broadcast(name: str, arg: str, shape: tuple, target: tuple,
                          f"but got {list(shape)}.")
 
 
-def check_optional_weight(name: str, arg: str, weight: Any, like: Any) -> None:
-    """An optional rescaling Tensor: None, or a float Tensor broadcasting to `like`'s shape."""
+def check_like(name: str, arg: str, x: Any, like: Any, like_arg: str) -> None:
+    """x is a float Tensor of like's dtype."""
+    check_float(name, arg, x)
+    if x.dtype != like.dtype:
+        raise TypeError(f"For '{name}', the '{arg}' should have the dtype of '{like_arg}' "
+                        f"{like.dtype}, but got {x.dtype}.")
+
+
+def check_optional_weight(name: str, arg: str, weight: Any, like: Any,
+                          like_arg: str) -> None:
+    """An optional rescaling Tensor: None, or a Tensor of like's dtype broadcasting to its
+    shape."""
     if weight is None:
         return
-    check_float(name, arg, weight)
+    check_like(name, arg, weight, like, like_arg)
     check_broadcast(name, arg, tuple(weight.shape), tuple(like.shape))
 
 
@@ -129,20 +140,22 @@ def smooth_l1_loss_of(name: str, names: tuple, x: Any, y: Any, beta: Any, reduct
     return reduce(_smooth_l1(_prim(Sub)(x, y), beta), reduction)
 
 
+def _positive(name: str, arg: str, value: Any, types: tuple) -> float:
+    validator.check_value_type(arg, value, types, name)
+    if not 0 < value < math.inf:
+        raise ValueError(f"For '{name}', the '{arg}' should be > 0 and finite, but got "
+                         f"{value}.")
+    return float(value)
+
+
 def check_beta(name: str, beta: Any) -> float:
-    """smooth L1's beta: a float > 0."""
-    validator.check_value_type("beta", beta, float, name)
-    if not beta > 0:
-        raise ValueError(f"For '{name}', the 'beta' should be > 0, but got {beta}.")
-    return beta
+    """smooth L1's beta: a finite float > 0."""
+    return _positive(name, "beta", beta, (float,))
 
 
 def check_delta(name: str, delta: Any) -> float:
-    """Huber's delta: an int or float > 0."""
-    validator.check_value_type("delta", delta, (int, float), name)
-    if not delta > 0:
-        raise ValueError(f"For '{name}', the 'delta' should be > 0, but got {delta}.")
-    return float(delta)
+    """Huber's delta: a finite int or float > 0."""
+    return _positive(name, "delta", delta, (int, float))
 
 
 def huber_loss_of(name: str, names: tuple, x: Any, y: Any, reduction: str, delta: float) -> Any:
@@ -187,8 +200,8 @@ def bce_with_logits_of(name: str, names: tuple, x: Any, y: Any, weight: Any, pos
     softplus(x) - x y + (p - 1) y softplus(-x) (softplus(x) = max(x, 0) + log1p(exp(-|x|)),
     the Softplus primitive); `weight` w and `pos_weight` p broadcast to x."""
     check_pair(name, names, x, y)
-    check_optional_weight(name, "weight", weight, x)
-    check_optional_weight(name, "pos_weight", pos_weight, x)
+    check_optional_weight(name, "weight", weight, x, names[0])
+    check_optional_weight(name, "pos_weight", pos_weight, x, names[0])
     loss = _prim(Sub)(_prim(Softplus)(x), _prim(Mul)(x, y))
     if pos_weight is not None:
         # (p - 1) y as p y - y: the labels, not the weight, are the ops' first inputs (the
@@ -205,7 +218,7 @@ def bce_of(name: str, names: tuple, x: Any, y: Any, weight: Any, reduction: str)
     """-w [y log(x + eps) + (1 - y) log(1 - x + eps)] of probabilities x (MindSpore's CPU
     kernel's eps = 1e-12 keeps x = 0 and x = 1 finite)."""
     check_pair(name, names, x, y)
-    check_optional_weight(name, "weight", weight, x)
+    check_optional_weight(name, "weight", weight, x, names[0])
     one = const(1.0, x.dtype)
     log_x = _prim(Log)(_prim(Add)(x, BCE_EPS))
     log_not_x = _prim(Log)(_prim(Add)(_prim(Sub)(one, x), BCE_EPS))

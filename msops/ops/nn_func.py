@@ -13,7 +13,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
-from msops.ops.loss_func import check_float
+from msops.ops.loss_func import check_float, check_like
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.conv_ops import Conv2D
 from msops.primitives.elementwise_ops import BiasAdd
@@ -162,6 +162,9 @@ def group_norm_of(name: str, x: Any, num_groups: int, weight: Any, bias: Any,
         raise ValueError(f"For '{name}', the 'input' should be (N, C, *) with C divisible by "
                          f"'num_groups' {num_groups}, but got shape {list(shape)}.")
     n, c = shape[:2]
+    if not math.prod(shape[1:]):
+        raise ValueError(f"For '{name}', the 'input' should have values in each group to "
+                         f"normalise, but got shape {list(shape)}.")
     grouped = _prim(Reshape)(x, (n, num_groups, math.prod(shape[1:]) // num_groups))
     mean = _prim(ReduceMean, True)(grouped, 2)
     centered = _prim(Sub)(grouped, mean)
@@ -170,7 +173,7 @@ def group_norm_of(name: str, x: Any, num_groups: int, weight: Any, bias: Any,
     for arg, value in (("weight", weight), ("bias", bias)):
         if value is None:
             continue
-        check_float(name, arg, value)
+        check_like(name, arg, value, x, "input")
         if tuple(value.shape) != (c,):
             raise ValueError(f"For '{name}', the '{arg}' should have shape [C] = [{c}], but "
                              f"got {list(value.shape)}.")
