@@ -8,6 +8,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(2024)
 X = RNG.standard_normal((4, 3)) * 2
@@ -102,15 +103,6 @@ def _cases():
             for reduction in REDUCTIONS.get(name, ("none", "mean", "sum")):
                 yield pytest.param(name, {**kw, "reduction": reduction},
                                    id=f"{name}-{i}-{reduction}")
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
 
 
 def _spellings(name, kw):

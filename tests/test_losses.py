@@ -7,6 +7,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(15)
 N, C = 5, 4
@@ -223,15 +224,6 @@ def test_l1_loss_and_its_gradient(reduction, mode):
 
 
 # -- the functions: ops.cross_entropy / ops.nll_loss are the layers' bodies -----------------
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 def _functional_kwargs(kwargs):
     return {k: Tensor(v) if k == "weight" else v for k, v in kwargs.items()}
 

@@ -8,17 +8,9 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(77)
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
 
 
 def np_group_norm(x, groups, gamma=None, beta=None, eps=1e-5):
