@@ -64,6 +64,8 @@ LAYERS = {
     "BCEWithLogitsLoss": (dict(reduction="mean", weight=Tensor(np.ones(3, F32)),
                                pos_weight=Tensor(np.full(3, 2.0, F32))),
                           (r(2, 3), np.full((2, 3), 0.5, F32))),
+    "CosineEmbeddingLoss": (dict(margin=0.1, reduction="mean"),
+                            (r(3, 4), r(3, 4) + 1, np.array([1, -1, 1], np.int32))),
     # not BCELoss / KLDivLoss: a perturbed input outside their domain (a probability < 0)
     # gives NaN by definition, which no graph-mode check can see before the values exist
 }

@@ -243,3 +243,56 @@ ERRORS = [
 def test_argument_errors_name_the_loss(make, err, match):
     with pytest.raises(err, match=match):
         make()
+
+
+# -- cosine embedding -----------------------------------------------------------------------
+def np_cosine_embedding(x1, x2, y, margin=0.0, reduction="mean"):
+    cos = (x1 * x2).sum(1) / np.sqrt(((x1 ** 2).sum(1) + 1e-12) * ((x2 ** 2).sum(1) + 1e-12))
+    loss = np.where(y == 1, 1 - cos, 0.0) + np.where(y == -1, np.maximum(cos - margin, 0), 0)
+    return reduce(loss, reduction)
+
+
+A1, A2 = RNG.standard_normal((5, 4)), RNG.standard_normal((5, 4))
+B1, B2 = RNG.standard_normal((3, 4, 2)), RNG.standard_normal((3, 4, 2))
+COS_CASES = [(A1, A2, np.array([1, -1, -1, 1, -1], np.int32), 0.0),
+             (A1, A2, np.array([1.0, -1.0, 1.0, -1.0, -1.0]), -0.3),
+             (B1, B2, np.array([[1, -1], [-1, -1], [1, 1]], np.int64), 0.2)]
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["eager", "graph"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", range(len(COS_CASES)), ids=["int", "float_margin", "3d"])
+def test_cosine_embedding_loss_follows_numpy_and_finite_differences(case, reduction, mode):
+    ms.set_context(mode=mode)
+    x1, x2, y, margin = COS_CASES[case]
+    want = np_cosine_embedding(x1, x2, y, margin, reduction)
+    for fn in (nn.CosineEmbeddingLoss(margin, reduction),
+               Call(lambda a, b, t: ops.cosine_embedding_loss(a, b, t, margin, reduction))):
+        np.testing.assert_allclose(fn(Tensor(x1), Tensor(x2), Tensor(y)).asnumpy(), want,
+                                   rtol=1e-10, atol=1e-12)
+        d1, d2 = ms.grad(lambda a, b: fn(a, b, Tensor(y)), (0, 1))(Tensor(x1), Tensor(x2))
+        np.testing.assert_allclose(d1.asnumpy(), finite_differences(
+            lambda a: np_cosine_embedding(a, x2, y, margin, reduction), x1), rtol=1e-5,
+            atol=1e-7)
+        np.testing.assert_allclose(d2.asnumpy(), finite_differences(
+            lambda b: np_cosine_embedding(x1, b, y, margin, reduction), x2), rtol=1e-5,
+            atol=1e-7)
+
+
+def test_cosine_embedding_loss_errors():
+    y = Tensor(np.array([1, -1, 1, 1, -1], np.int32))
+    with pytest.raises(ValueError, match=r"For 'CosineEmbeddingLoss', the 'margin' should be "
+                                         r"in \[-1.0, 1.0\], but got 1.5"):
+        nn.CosineEmbeddingLoss(1.5)
+    with pytest.raises(TypeError, match=r"For 'CosineEmbeddingLoss', the type of 'margin'"):
+        nn.CosineEmbeddingLoss(0)
+    with pytest.raises(ValueError, match=r"For 'CosineEmbeddingLoss', the 'labels' should "
+                                         r"have the shape of 'logits_x1' \[5, 4\] without dim "
+                                         r"1 \(\[5\]"):
+        nn.CosineEmbeddingLoss()(Tensor(A1), Tensor(A2), Tensor(np.ones((5, 4), np.int32)))
+    with pytest.raises(ValueError, match=r"For 'cosine_embedding_loss', the 'input2' should "
+                                         r"have the shape of 'input1' \[5, 4\]"):
+        ops.cosine_embedding_loss(Tensor(A1), Tensor(A2[:, :3]), y)
+    with pytest.raises(TypeError, match=r"For 'cosine_embedding_loss', the 'target' should "
+                                        r"be a Tensor"):
+        ops.cosine_embedding_loss(Tensor(A1), Tensor(A2), [1, -1, 1, 1, -1])

@@ -22,7 +22,8 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
 from msops.nn.grad_accumulation import GradAccumulationCell
-from msops.nn.losses import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
+from msops.nn.losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, HuberLoss,
+                              KLDivLoss, SmoothL1Loss)
 from msops.nn.normalization import GroupNorm
 from msops.nn.conv import Conv1d
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
@@ -42,6 +43,6 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 __all__ += ["NLLLoss"]
 __all__ += ["SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "GroupNorm",
-            "Conv1d"]
+            "Conv1d", "CosineEmbeddingLoss"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]

@@ -1,6 +1,6 @@
 """Losses, as `mindspore.nn`: SoftmaxCrossEntropyWithLogits (with sparse labels), MSELoss,
-L1Loss, SmoothL1Loss, HuberLoss, BCEWithLogitsLoss, BCELoss, KLDivLoss, CrossEntropyLoss and
-NLLLoss. Each but the first calls the body of its `mindspore.ops` function (ops/loss_func.py,
+L1Loss, SmoothL1Loss, HuberLoss, BCEWithLogitsLoss, BCELoss, KLDivLoss, CosineEmbeddingLoss,
+CrossEntropyLoss and NLLLoss. Each but the first calls the body of its `mindspore.ops` function (ops/loss_func.py,
 ops/class_loss_func.py) with its own name, so the two spellings are one implementation, built
 from primitives (their gradients come from the primitives' rules)."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ from msops.nn.cell import Cell
 from msops.ops import class_loss_func, loss_func
 
 __all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
-           "NLLLoss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss"]
+           "NLLLoss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss",
+           "CosineEmbeddingLoss"]
 
 #: the nn losses' names of their two inputs (the functions call them input and target)
 LOGITS_LABELS = ("logits", "labels")
@@ -161,6 +162,22 @@ class KLDivLoss(LossBase):
 
     def construct(self, logits, labels):
         return loss_func.kl_div_of(self.cls_name, logits, labels, self.reduction)
+
+
+class CosineEmbeddingLoss(LossBase):
+    """1 - cos(x1, x2) where labels == 1, max(0, cos(x1, x2) - margin) where labels == -1,
+    the cosine over dim 1 of logits_x1 and logits_x2 (N, *) (labels (N, *) without dim 1),
+    then `reduction`, as `mindspore.nn.CosineEmbeddingLoss(margin=0.0, reduction='mean')`:
+    `ops.cosine_embedding_loss`."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = loss_func.check_margin(self.cls_name, margin)
+
+    def construct(self, logits_x1, logits_x2, labels):
+        return loss_func.cosine_embedding_loss_of(
+            self.cls_name, ("logits_x1", "logits_x2", "labels"), logits_x1, logits_x2, labels,
+            self.margin, self.reduction)
 
 
 class _ClassLoss(LossBase):

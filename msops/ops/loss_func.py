@@ -21,10 +21,12 @@ from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import (Add, Cast, Equal, Log, Mul, Neg, ReduceMean, ReduceSum,
                                        Square, Sub)
 from msops.primitives.elementwise_ops import Minimum
-from msops.primitives.unary_ops import Abs, Softplus
+from msops.primitives.nn_ops import ReLU
+from msops.primitives.unary_ops import Abs, Rsqrt, Softplus
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-           "binary_cross_entropy_with_logits", "binary_cross_entropy", "kl_div"]
+           "binary_cross_entropy_with_logits", "binary_cross_entropy", "kl_div",
+           "cosine_embedding_loss"]
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -272,3 +274,55 @@ def kl_div(logits: Any, labels: Any, reduction: str = "mean") -> Any:
     `mindspore.ops.kl_div`."""
     return kl_div_of("kl_div", logits, labels,
                      check_reduction("kl_div", reduction, KL_REDUCTIONS))
+
+
+# -- cosine embedding -----------------------------------------------------------------------
+#: added to each squared norm, so a zero vector gives cosine 0, not 0 / 0 (torch's EPSILON)
+COSINE_EPS = 1e-12
+
+
+def check_margin(name: str, margin: Any) -> float:
+    """The cosine embedding margin: a float in [-1, 1]."""
+    validator.check_value_type("margin", margin, float, name)
+    if not -1.0 <= margin <= 1.0:
+        raise ValueError(f"For '{name}', the 'margin' should be in [-1.0, 1.0], but got "
+                         f"{margin}.")
+    return margin
+
+
+def cosine_embedding_loss_of(name: str, names: tuple, x1: Any, x2: Any, labels: Any,
+                             margin: float, reduction: str) -> Any:
+    """1 - cos(x1, x2) where labels == 1, max(0, cos(x1, x2) - margin) where labels == -1
+    (0 elsewhere), the cosine over dim 1; labels have x1's shape without dim 1."""
+    check_pair(name, names[:2], x1, x2)
+    if not isinstance(labels, Tensor):
+        raise TypeError(f"For '{name}', the '{names[2]}' should be a Tensor, but got "
+                        f"{type(labels).__name__}.")
+    shape = tuple(x1.shape)
+    want = shape[:1] + shape[2:]
+    if len(shape) < 2 or tuple(labels.shape) != want:
+        raise ValueError(f"For '{name}', the '{names[2]}' should have the shape of "
+                         f"'{names[0]}' {list(shape)} without dim 1 ({list(want)}, and "
+                         f"'{names[0]}' at least 2-D), but got {list(labels.shape)}.")
+    dot = _prim(ReduceSum)(_prim(Mul)(x1, x2), 1)
+    norms = _prim(Mul)(_prim(Add)(_prim(ReduceSum)(_prim(Square)(x1), 1), COSINE_EPS),
+                       _prim(Add)(_prim(ReduceSum)(_prim(Square)(x2), 1), COSINE_EPS))
+    cosine = _prim(Mul)(dot, _prim(Rsqrt)(norms))
+    dtype = x1.dtype
+
+    def where(value: float) -> Any:
+        return _prim(Cast)(_prim(Equal)(labels, const(value, labels.dtype)), dtype)
+    similar = _prim(Mul)(_prim(Sub)(const(1.0, dtype), cosine), where(1.0))
+    apart = _prim(Mul)(_prim(ReLU)(_prim(Sub)(cosine, margin)), where(-1.0))
+    return reduce(_prim(Add)(similar, apart), reduction)
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
+                          reduction: str = "mean") -> Any:
+    """1 - cos(input1, input2) where target == 1, max(0, cos - margin) where target == -1,
+    the cosine over dim 1 (target: input1's shape without dim 1), then `reduction`, as
+    `mindspore.ops.cosine_embedding_loss`."""
+    name = "cosine_embedding_loss"
+    return cosine_embedding_loss_of(name, ("input1", "input2", "target"), input1, input2,
+                                    target, check_margin(name, margin),
+                                    check_reduction(name, reduction))
