@@ -278,3 +278,99 @@ ERRORS = [
 def test_argument_errors_name_the_layer_or_function(make, err, match):
     with pytest.raises(err, match=match):
         make()
+
+
+# -- Conv2dTranspose ------------------------------------------------------------------------
+def np_conv2d_transpose(x, w, stride, dilation, pads, out_hw, groups=1):
+    """Each input pixel scatters its kernel-weighted copy into the output (the definition),
+    then the forward convolution's padding (top, left) is cropped away."""
+    n, cin, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    (sh, sw), (dh, dw), (oh, ow) = stride, dilation, out_hw
+    top, left = pads
+    full = np.zeros((n, og * groups, max((h - 1) * sh + dh * (kh - 1) + 1, top + oh),
+                     max((wd - 1) * sw + dw * (kw - 1) + 1, left + ow)))
+    per_group = cin // groups
+    for ic in range(cin):
+        g = ic // per_group
+        for i in range(kh):
+            for j in range(kw):
+                full[:, g * og:(g + 1) * og, i * dh:i * dh + (h - 1) * sh + 1:sh,
+                     j * dw:j * dw + (wd - 1) * sw + 1:sw] += \
+                    x[:, ic][:, None] * w[ic, :, i, j][None, :, None, None]
+    return full[:, :, top:top + oh, left:left + ow]
+
+
+TRANSPOSE_CASES = [   # (kwargs, expected (H', W') of a (5, 6) input, (top, left) cropped)
+    ({}, (5, 6), (1, 1)),
+    ({"stride": 2}, (10, 12), (0, 0)),
+    ({"stride": 2, "pad_mode": "valid"}, (11, 13), (0, 0)),
+    ({"stride": (3, 2), "pad_mode": "valid", "kernel_size": 2}, (15, 12), (0, 0)),
+    ({"stride": 2, "pad_mode": "pad", "padding": (1, 0, 2, 1), "dilation": 2}, (12, 12),
+     (1, 2)),
+    ({"group": 2, "has_bias": True, "stride": 2}, (10, 12), (0, 0)),
+]
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["eager", "graph"])
+@pytest.mark.parametrize("kw, out_hw, crop", TRANSPOSE_CASES,
+                         ids=["same", "same_stride", "valid", "valid_short_kernel",
+                              "pad_dilation", "group_bias"])
+def test_conv2d_transpose_follows_numpy_and_finite_differences(kw, out_hw, crop, mode):
+    ms.set_context(mode=mode)
+    kw = dict(kw)
+    k = kw.pop("kernel_size", 3)
+    group = kw.get("group", 1)
+    w = RNG.standard_normal((4, 6 // group, k, k))
+    b = RNG.standard_normal(6) if kw.get("has_bias") else np.zeros(6)
+    layer = nn.Conv2dTranspose(4, 6, k, weight_init=Tensor(w), bias_init=Tensor(b),
+                               dtype=ms.float64, **kw)
+    x = RNG.standard_normal((2, 4, 5, 6))
+    stride = kw.get("stride", 1)
+    stride = stride if isinstance(stride, tuple) else (stride, stride)
+    dilation = (kw.get("dilation", 1),) * 2
+    ref = lambda a, v: np_conv2d_transpose(a, v, stride, dilation, crop, out_hw, group) + \
+        b[:, None, None]
+    got = layer(Tensor(x)).asnumpy()
+    assert got.shape == (2, 6) + out_hw
+    np.testing.assert_allclose(got, ref(x, w), rtol=1e-10, atol=1e-12)
+    loss = lambda t: ops.ReduceSum()(layer(t))
+    np.testing.assert_allclose(ms.grad(loss)(Tensor(x)).asnumpy(),
+                               finite_differences(lambda a: ref(a, w), x), rtol=1e-5, atol=1e-7)
+    _, grads = ms.value_and_grad(loss, None, layer.trainable_params())(Tensor(x))
+    np.testing.assert_allclose(grads[0].asnumpy(), finite_differences(lambda v: ref(x, v), w),
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_conv2d_transpose_inverts_conv2d_shapes_and_is_its_adjoint():
+    """<conv2d(y), x> == <y, conv2d_transpose(x)> for the same weight and geometry."""
+    w = RNG.standard_normal((4, 6, 3, 3))
+    x = RNG.standard_normal((1, 4, 5, 6))
+    deconv = nn.Conv2dTranspose(4, 6, 3, stride=2, pad_mode="pad", padding=1,
+                                weight_init=Tensor(w), dtype=ms.float64)
+    y_hat = deconv(Tensor(x)).asnumpy()
+    y = RNG.standard_normal(y_hat.shape)
+    conv = ops.conv2d(Tensor(y), Tensor(w), stride=2, pad_mode="pad", padding=1).asnumpy()
+    assert conv.shape == x.shape
+    np.testing.assert_allclose((conv * x).sum(), (y * y_hat).sum(), rtol=1e-10)
+
+
+def test_conv2d_transpose_errors():
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'out_channels' should "
+                                         r"be divisible by 'group': 2, but got 3"):
+        nn.Conv2dTranspose(4, 3, 3, group=2)
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'output_padding' should "
+                                         r"be 0"):
+        nn.Conv2dTranspose(4, 3, 3, stride=2, pad_mode="pad", output_padding=1)
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'pad_mode'"):
+        nn.Conv2dTranspose(4, 3, 3, pad_mode="full")
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'pad' should be 0 when"):
+        nn.Conv2dTranspose(4, 3, 3, padding=1)
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'x' should be \(N, "
+                                         r"in_channels, H, W\) with in_channels 4, but got "
+                                         r"shape \[1, 3, 5, 5\]"):
+        nn.Conv2dTranspose(4, 3, 3)(Tensor(np.ones((1, 3, 5, 5), np.float32)))
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the output height and width "
+                                         r"should be >= 1"):
+        nn.Conv2dTranspose(4, 3, 3, pad_mode="pad", padding=3)(
+            Tensor(np.ones((1, 4, 1, 1), np.float32)))

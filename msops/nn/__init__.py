@@ -25,7 +25,7 @@ from msops.nn.grad_accumulation import GradAccumulationCell
 from msops.nn.losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, HuberLoss,
                               KLDivLoss, SmoothL1Loss)
 from msops.nn.normalization import GroupNorm
-from msops.nn.conv import Conv1d
+from msops.nn.conv import Conv1d, Conv2dTranspose
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
 from msops.nn.layers import get_activation
 
@@ -43,6 +43,6 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 __all__ += ["NLLLoss"]
 __all__ += ["SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "GroupNorm",
-            "Conv1d", "CosineEmbeddingLoss"]
+            "Conv1d", "CosineEmbeddingLoss", "Conv2dTranspose"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
