@@ -59,6 +59,8 @@ LAYERS = {
     "GroupNorm": (dict(num_groups=2, num_channels=4, eps=1e-5, affine=True), (r(2, 4, 3),)),
     "Conv1d": (dict(in_channels=2, out_channels=4, kernel_size=3, stride=1, pad_mode="pad",
                     padding=1, has_bias=True), (r(1, 2, 5),)),
+    "Conv2dTranspose": (dict(in_channels=2, out_channels=4, kernel_size=3, stride=2,
+                             pad_mode="pad", padding=1, has_bias=True), (r(1, 2, 3, 3),)),
     "SmoothL1Loss": (dict(beta=1.0, reduction="mean"), (r(2, 3), r(2, 3) + 1)),
     "HuberLoss": (dict(reduction="sum", delta=1.5), (r(2, 3), r(1, 3) + 1)),
     "BCEWithLogitsLoss": (dict(reduction="mean", weight=Tensor(np.ones(3, F32)),
