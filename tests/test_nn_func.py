@@ -374,3 +374,15 @@ def test_conv2d_transpose_errors():
                                          r"should be >= 1"):
         nn.Conv2dTranspose(4, 3, 3, pad_mode="pad", padding=3)(
             Tensor(np.ones((1, 4, 1, 1), np.float32)))
+
+
+def test_layer_functions_name_a_parameter_of_another_dtype():
+    x = Tensor(np.ones((2, 4, 3), np.float32))
+    f64 = Tensor(np.ones(3))
+    for call, arg in ((lambda: ops.dense(x, Tensor(np.ones((5, 3)))), "weight"),
+                      (lambda: ops.layer_norm(x, 3, f64), "weight"),
+                      (lambda: ops.group_norm(x, 2, None, Tensor(np.ones(4))), "bias"),
+                      (lambda: ops.conv1d(x, Tensor(np.ones((2, 4, 1)))), "weight")):
+        with pytest.raises(TypeError, match=rf"the '{arg}' should have the dtype of 'input' "
+                                            r"Float32, but got Float64"):
+            call()

@@ -50,7 +50,7 @@ def dense(input: Any, weight: Any, bias: Any = None) -> Any:
     bias (out_channels,), as `mindspore.ops.dense`; the output is (*, out_channels)."""
     name = "dense"
     check_float(name, "input", input)
-    check_float(name, "weight", weight)
+    check_like(name, "weight", weight, input, "input")
     shape, w_shape = tuple(input.shape), tuple(weight.shape)
     if len(w_shape) != 2 or not shape or shape[-1] != w_shape[1]:
         raise ValueError(f"For '{name}', the 'weight' should be (out_channels, in_channels) "
@@ -59,7 +59,7 @@ def dense(input: Any, weight: Any, bias: Any = None) -> Any:
     x = input if len(shape) == 2 else _prim(Reshape)(input, (math.prod(shape[:-1]), shape[-1]))
     y = _prim(MatMul, False, True)(x, weight)
     if bias is not None:
-        check_float(name, "bias", bias)
+        check_like(name, "bias", bias, input, "input")
         y = _prim(BiasAdd)(y, bias)
     return y if len(shape) == 2 else _prim(Reshape)(y, shape[:-1] + (w_shape[0],))
 
@@ -83,7 +83,8 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, pad_mode:
     plus bias (C_out,) when given, as `mindspore.ops.conv2d`: pad_mode 'valid', 'same' or
     'pad' (`padding` an int, (h, w) or (top, bottom, left, right))."""
     name = "conv2d"
-    check_float(name, "weight", weight)
+    check_float(name, "input", input)
+    check_like(name, "weight", weight, input, "input")
     if len(weight.shape) != 4:
         raise ValueError(f"For '{name}', the 'weight' should be 4-D (C_out, C / groups, KH, "
                          f"KW), but got shape {list(weight.shape)}.")
@@ -92,7 +93,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, pad_mode:
                  _hashable(stride), _hashable(dilation), groups)
     y = conv(input, weight)
     if bias is not None:
-        check_float(name, "bias", bias)
+        check_like(name, "bias", bias, input, "input")
         y = _prim(BiasAdd)(y, bias)
     return y
 
@@ -103,7 +104,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: int = 1, pad_mode:
     bias (C_out,), as `mindspore.ops.conv1d`: conv2d over an inserted height of 1."""
     name = "conv1d"
     check_float(name, "input", input)
-    check_float(name, "weight", weight)
+    check_like(name, "weight", weight, input, "input")
     if len(input.shape) != 3 or len(weight.shape) != 3:
         raise ValueError(f"For '{name}', the 'input' and 'weight' should be 3-D ((N, C, L) and "
                          f"(C_out, C / groups, K)), but got shapes {list(input.shape)} and "
@@ -116,7 +117,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: int = 1, pad_mode:
     y = conv(_prim(ExpandDims)(input, 2), _prim(ExpandDims)(weight, 2))
     y = _prim(Squeeze, 2)(y)
     if bias is not None:
-        check_float(name, "bias", bias)
+        check_like(name, "bias", bias, input, "input")
         y = _prim(BiasAdd)(y, bias)
     return y
 
@@ -145,9 +146,12 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     for arg, value, fill in (("weight", weight, 1.0), ("bias", bias, 0.0)):
         if value is None:
             value = Tensor(np.full(norm, fill, mstype.dtype_to_nptype(input.dtype)))
-        elif tuple(value.shape) != norm:
-            raise ValueError(f"For '{name}', the '{arg}' should have the normalized_shape "
-                             f"{list(norm)}, but got {list(value.shape)}.")
+        else:
+            check_like(name, arg, value, input, "input")
+            if tuple(value.shape) != norm:
+                raise ValueError(f"For '{name}', the '{arg}' should have the "
+                                 f"normalized_shape {list(norm)}, but got "
+                                 f"{list(value.shape)}.")
         params.append(value)
     return _prim(LayerNorm, axis, axis, float(eps))(input, *params)[0]
 
