@@ -10,6 +10,7 @@ from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
 from msops.ops import class_loss_func, loss_func
+from msops.ops._tensor_args import check_float, const
 
 __all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
            "NLLLoss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss",
@@ -58,8 +59,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
             if len(logits.shape) != 2:           # its class count is read before the op's check
                 raise ValueError(f"For '{self.cls_name}', the 'logits' should be 2-D (N, C), "
                                  f"but got shape {list(logits.shape)}.")
-            labels = self.one_hot(labels, logits.shape[-1], loss_func.const(1.0, logits.dtype),
-                                  loss_func.const(0.0, logits.dtype))
+            labels = self.one_hot(labels, logits.shape[-1], const(1.0, logits.dtype),
+                                  const(0.0, logits.dtype))
         loss = self.softmax_cross_entropy(logits, labels)[0]
         return self.get_loss(loss)
 
@@ -118,7 +119,7 @@ def _rescaling(name: str, arg: str, value: Tensor | None) -> Tensor | None:
     if isinstance(value, Parameter):
         raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, not a Parameter, but "
                         f"got Parameter '{value.name}'.")
-    return loss_func.check_float(name, arg, value)
+    return check_float(name, arg, value)
 
 
 class BCEWithLogitsLoss(LossBase):

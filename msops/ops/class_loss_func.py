@@ -24,7 +24,8 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
-from msops.ops.loss_func import check_float, check_like, check_reduction, const, reduce
+from msops.ops._tensor_args import check_float, check_like, const
+from msops.ops.loss_func import check_reduction, reduce
 from msops.primitives.array_ops import Reshape, StopGradient, Transpose
 from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, RealDiv,
                                        ReduceMax, ReduceSum, Sub)

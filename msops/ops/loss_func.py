@@ -1,5 +1,5 @@
 """Losses as `mindspore.ops` functions: mse_loss, l1_loss, smooth_l1_loss, huber_loss,
-binary_cross_entropy_with_logits, binary_cross_entropy, kl_div, cross_entropy and nll_loss.
+binary_cross_entropy_with_logits, binary_cross_entropy, kl_div and cosine_embedding_loss.
 
 Each is written with primitives, so it traces, shards and differentiates as they do; the
 nn losses (nn.MSELoss, nn.BCEWithLogitsLoss, nn.CrossEntropyLoss, ...) call the same
@@ -8,16 +8,13 @@ class-index losses (cross_entropy, nll_loss) live in class_loss_func.py.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
-import numpy as np
-
-from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
+from msops.ops._tensor_args import check_broadcast, check_float, check_like, const
 from msops.primitives.math_ops import (Add, Cast, Equal, Log, Mul, Neg, ReduceMean, ReduceSum,
                                        Square, Sub)
 from msops.primitives.elementwise_ops import Minimum
@@ -53,17 +50,6 @@ def reduce(loss: Any, reduction: str) -> Any:
     return loss
 
 
-def check_float(name: str, arg: str, x: Any) -> Any:
-    """x is a Tensor of a float dtype."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
-    if x.dtype not in mstype.float_type:
-        raise TypeError(f"For '{name}', the '{arg}' should have a float dtype, but got "
-                        f"{x.dtype}.")
-    return x
-
-
 def check_pair(name: str, names: tuple, x: Any, y: Any, broadcast: bool = False) -> None:
     """x and y: float Tensors of one dtype and of one shape (or broadcastable ones)."""
     check_float(name, names[0], x)
@@ -78,27 +64,6 @@ def check_pair(name: str, names: tuple, x: Any, y: Any, broadcast: bool = False)
                          f"'{names[0]}' {list(x.shape)}, but got {list(y.shape)}.")
 
 
-def check_broadcast(name: str, arg: str, shape: tuple, target: tuple,
-                    mutual: bool = False) -> None:
-    """`shape` broadcasts to `target` (mutual: the two broadcast together)."""
-    try:
-        joint = np.broadcast_shapes(shape, target)
-    except ValueError:
-        joint = None
-    if joint is None or (not mutual and tuple(joint) != tuple(target)):
-        how = "broadcast with" if mutual else "broadcast to"
-        raise ValueError(f"For '{name}', the '{arg}' should {how} the shape {list(target)}, "
-                         f"but got {list(shape)}.")
-
-
-def check_like(name: str, arg: str, x: Any, like: Any, like_arg: str) -> None:
-    """x is a float Tensor of like's dtype."""
-    check_float(name, arg, x)
-    if x.dtype != like.dtype:
-        raise TypeError(f"For '{name}', the '{arg}' should have the dtype of '{like_arg}' "
-                        f"{like.dtype}, but got {x.dtype}.")
-
-
 def check_optional_weight(name: str, arg: str, weight: Any, like: Any,
                           like_arg: str) -> None:
     """An optional rescaling Tensor: None, or a Tensor of like's dtype broadcasting to its
@@ -107,12 +72,6 @@ def check_optional_weight(name: str, arg: str, weight: Any, like: Any,
         return
     check_like(name, arg, weight, like, like_arg)
     check_broadcast(name, arg, tuple(weight.shape), tuple(like.shape))
-
-
-@functools.lru_cache(maxsize=None)
-def const(value: float, dtype: mstype.Type) -> Tensor:
-    """A 0-d Tensor of `value` in `dtype` (made once per pair)."""
-    return Tensor(np.array(value, mstype.dtype_to_nptype(dtype)))
 
 
 # -- regression losses ----------------------------------------------------------------------

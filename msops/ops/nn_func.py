@@ -13,7 +13,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
-from msops.ops.loss_func import check_float, check_like
+from msops.ops._tensor_args import check_float, check_like
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.conv_ops import Conv2D
 from msops.primitives.elementwise_ops import BiasAdd
