@@ -16,7 +16,40 @@ from msops.primitives.conv_ops import Conv2DBackpropInput, pad_list, pair
 __all__ = ["Conv2d", "Conv1d", "Conv2dTranspose"]
 
 
-class Conv2d(Cell):
+class _Conv(Cell):
+    """What the convolution layers share: the weight and the optional bias (out_channels,)
+    Parameters, the bias added by BiasAdd, their sharding and repr. BiasAdd, not Add of a
+    reshaped bias: the Parameter is never an op's first input, whose dim 0 the
+    data-parallel default splits (it would be held as a slice)."""
+
+    def _parameters(self, shape: tuple, has_bias: bool, weight_init: Any, bias_init: Any,
+                    dtype: mstype.Type) -> None:
+        name = self.cls_name
+        self.has_bias = validator.check_bool("has_bias", has_bias, name)
+        self.weight = Parameter(initializer(weight_init, shape, dtype, "weight_init", name),
+                                name="weight")
+        if has_bias:
+            self.bias = Parameter(initializer(bias_init, (self.out_channels,), dtype,
+                                              "bias_init", name), name="bias")
+            self.bias_add = ops.BiasAdd()
+
+    def _biased(self, y):
+        return self.bias_add(y, self.bias) if self.has_bias else y
+
+    def _shard_with_bias(self, op: Any, x: tuple, w: tuple, out_split: int,
+                         spatial: tuple) -> None:
+        """`op` sharded (x, w); the bias add as its output: (x's batch, out_split, spatial)."""
+        op.shard((x, w))
+        if self.has_bias:
+            self.bias_add.shard(((x[0], out_split) + tuple(spatial), (out_split,)))
+
+    def extend_repr(self) -> str:
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, pad_mode={self.pad_mode}, "
+                f"has_bias={self.has_bias}")
+
+
+class Conv2d(_Conv):
     """y = Conv2D(x, weight) (+ bias per output channel), NCHW.
 
     As `mindspore.nn.Conv2d`: pad_mode 'same' by default, `padding` an int or (top, bottom,
@@ -42,39 +75,21 @@ class Conv2d(Cell):
                              f"{group}, but got {in_channels}.")
         self.kernel_size = pair(name, "kernel_size", kernel_size, allow_nchw4=False)
         self.pad_mode, self.padding = pad_mode, padding
-        self.has_bias = validator.check_bool("has_bias", has_bias, name)
         self.conv2d = ops.Conv2D(out_channels, self.kernel_size, mode=1, pad_mode=pad_mode,
                                  pad=padding, stride=stride, dilation=dilation, group=group,
                                  data_format=data_format)
-        shape = (out_channels, in_channels // group) + self.kernel_size
-        self.weight = Parameter(initializer(weight_init, shape, dtype, "weight_init", name),
-                                name="weight")
-        if has_bias:
-            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
-                                              name), name="bias")
-            # BiasAdd, not Add of a reshaped bias: the Parameter is never an op's first input,
-            # whose dim 0 the data-parallel default splits (it would be held as a slice)
-            self.bias_add = ops.BiasAdd()
+        self._parameters((out_channels, in_channels // group) + self.kernel_size, has_bias,
+                         weight_init, bias_init, dtype)
 
     def construct(self, x):
-        y = self.conv2d(x, self.weight)
-        if self.has_bias:
-            y = self.bias_add(y, self.bias)
-        return y
+        return self._biased(self.conv2d(x, self.weight))
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
             return
         x = tuple(in_strategy[0])
         w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1], 1, 1)
-        self.conv2d.shard((x, w))
-        if self.has_bias:
-            self.bias_add.shard(((x[0], w[0], x[2], x[3]), (w[0],)))
-
-    def extend_repr(self) -> str:
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, pad_mode={self.pad_mode}, "
-                f"has_bias={self.has_bias}")
+        self._shard_with_bias(self.conv2d, x, w, w[0], x[2:])
 
 
 class Conv1d(Conv2d):
@@ -124,7 +139,7 @@ class Conv1d(Conv2d):
         super()._shard_primitives(with_height, out_strategy)
 
 
-class Conv2dTranspose(Cell):
+class Conv2dTranspose(_Conv):
     """The transposed 2-D convolution of x (N, in_channels, H, W) -> (N, out_channels, H',
     W'): the gradient of a Conv2D (out_channels -> in_channels, the same kernel, stride,
     dilation, pad_mode, padding and group) with respect to its input, as
@@ -160,18 +175,12 @@ class Conv2dTranspose(Cell):
         if output_padding not in (0, (0, 0)):
             raise ValueError(f"For '{name}', the 'output_padding' should be 0 (msops does not "
                              f"add output padding), but got {output_padding!r}.")
-        self.has_bias = validator.check_bool("has_bias", has_bias, name)
         # Conv2D's input gradient: its "out_channel" is this layer's in_channels
         self.conv2d_transpose = Conv2DBackpropInput(
             in_channels, self.kernel_size, mode=1, pad_mode=self.pad_mode, pad=self.padding,
             stride=self.stride, dilation=self.dilation, group=group)
-        shape = (in_channels, out_channels // group) + self.kernel_size
-        self.weight = Parameter(initializer(weight_init, shape, dtype, "weight_init", name),
-                                name="weight")
-        if has_bias:
-            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype, "bias_init",
-                                              name), name="bias")
-            self.bias_add = ops.BiasAdd()
+        self._parameters((in_channels, out_channels // group) + self.kernel_size, has_bias,
+                         weight_init, bias_init, dtype)
 
     def _out_length(self, size: int, d: int) -> int:
         """H' (d = 0) or W' (d = 1) for an input of `size` rows or columns."""
@@ -193,21 +202,11 @@ class Conv2dTranspose(Cell):
         if min(out[2:]) < 1:
             raise ValueError(f"For '{self.cls_name}', the output height and width should be "
                              f">= 1, but got {list(out[2:])} for x shape {list(shape)}.")
-        y = self.conv2d_transpose(x, self.weight, out)
-        if self.has_bias:
-            y = self.bias_add(y, self.bias)
-        return y
+        return self._biased(self.conv2d_transpose(x, self.weight, out))
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
             return
         x = tuple(in_strategy[0])
         w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (x[1], 1, 1, 1)
-        self.conv2d_transpose.shard((x, w))
-        if self.has_bias:
-            self.bias_add.shard(((x[0], w[1], 1, 1), (w[1],)))
-
-    def extend_repr(self) -> str:
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"pad_mode={self.pad_mode}, has_bias={self.has_bias}")
+        self._shard_with_bias(self.conv2d_transpose, x, w, w[1], (1, 1))
