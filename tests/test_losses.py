@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn
+from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(15)
 N, C = 5, 4
@@ -220,3 +221,86 @@ def test_l1_loss_and_its_gradient(reduction, mode):
     np.testing.assert_allclose(got, finite_differences(
         lambda x: {"mean": np.abs(x - b).mean(), "sum": np.abs(x - b).sum(),
                    "none": np.abs(x - b)}[reduction], a), rtol=1e-6)
+
+
+# -- the functions: ops.cross_entropy / ops.nll_loss are the layers' bodies -----------------
+def _functional_kwargs(kwargs):
+    return {k: Tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("case", list(CASES) + list(ND_CASES))
+def test_ops_cross_entropy_follows_numpy_and_finite_differences(case, mode):
+    ms.set_context(mode=mode)
+    logits, labels, kwargs = ND_CASES[case] if case in ND_CASES else (LOGITS, *CASES[case])
+    kw = _functional_kwargs(kwargs)
+    fn = Call(lambda x, y: ops.cross_entropy(x, y, **kw))
+    reference = lambda x: numpy_cross_entropy_nd(x, labels, **_numpy_kwargs(kwargs))
+    np.testing.assert_allclose(fn(Tensor(logits), Tensor(labels)).asnumpy(),
+                               reference(logits), rtol=1e-12)
+    grad = ms.grad(lambda x, y: fn(x, y), 0)(Tensor(logits), Tensor(labels)).asnumpy()
+    np.testing.assert_allclose(grad, finite_differences(reference, logits), rtol=1e-6,
+                               atol=1e-9)
+
+
+def numpy_nll_smoothed(x, y, weight=None, ignore_index=-100, reduction="mean", s=0.0):
+    """MindSpore's nll_loss with label smoothing: (1 - s) * nll + s / C * the weighted sum of
+    -x over the classes, each reduced alike ('mean' over the summed weights kept)."""
+    w = np.ones(x.shape[1]) if weight is None else weight
+    keep = y != ignore_index
+    yk = np.where(keep, y, 0)
+    nll = np.where(keep, -w[yk] * x[np.arange(len(y)), yk], 0.0)
+    smooth = np.where(keep, -(w * x).sum(1), 0.0)
+    loss = (1 - s) * nll + s / x.shape[1] * smooth
+    if reduction == "mean":
+        return loss.sum() / np.where(keep, w[yk], 0.0).sum()
+    return {"sum": loss.sum(), "none": loss}[reduction]
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+@pytest.mark.parametrize("kwargs", [
+    {}, {"weight": WEIGHT, "ignore_index": 3, "reduction": "sum"},
+    {"label_smoothing": 0.2, "ignore_index": 1, "reduction": "none"},
+    {"weight": WEIGHT, "label_smoothing": 0.1}], ids=["plain", "weight_ignore_sum",
+                                                       "smoothing_none", "weight_smoothing"])
+def test_ops_nll_loss_follows_numpy_and_finite_differences(kwargs, mode):
+    ms.set_context(mode=mode)
+    logp = numpy_log_softmax(LOGITS)
+    kw = _functional_kwargs(kwargs)
+    fn = Call(lambda x, y: ops.nll_loss(x, y, **kw))
+    reference = lambda x: numpy_nll_smoothed(x, INDICES, **_numpy_kwargs(kwargs))
+    np.testing.assert_allclose(fn(Tensor(logp), Tensor(INDICES)).asnumpy(), reference(logp),
+                               rtol=1e-12)
+    grad = ms.grad(lambda x, y: fn(x, y), 0)(Tensor(logp), Tensor(INDICES)).asnumpy()
+    np.testing.assert_allclose(grad, finite_differences(reference, logp), rtol=1e-6,
+                               atol=1e-9)
+    if not kwargs.get("label_smoothing"):                     # nn.NLLLoss: the same body
+        layer = nn.NLLLoss(**kw)
+        np.testing.assert_allclose(layer(Tensor(logp), Tensor(INDICES)).asnumpy(),
+                                   reference(logp), rtol=1e-12)
+
+
+def test_ops_class_loss_errors_name_the_function_and_its_arguments():
+    with pytest.raises(ValueError, match=r"For 'cross_entropy', the class-index 'target' "
+                                         r"should have shape \[5\], but got \[4\]"):
+        ops.cross_entropy(Tensor(LOGITS), Tensor(INDICES[:4]))
+    with pytest.raises(ValueError, match=r"For 'cross_entropy', the 'input' should be \(N, C\)"):
+        ops.cross_entropy(Tensor(LOGITS[0]), Tensor(INDICES[:1]))
+    with pytest.raises(ValueError, match=r"For 'cross_entropy', the 'label_smoothing' should "
+                                         r"be in \[0, 1\], but got -0.1"):
+        ops.cross_entropy(Tensor(LOGITS), Tensor(INDICES), label_smoothing=-0.1)
+    with pytest.raises(ValueError, match=r"For 'cross_entropy', the 'reduction'"):
+        ops.cross_entropy(Tensor(LOGITS), Tensor(INDICES), reduction="avg")
+    with pytest.raises(TypeError, match=r"For 'cross_entropy', the probability 'target' "
+                                        r"should have the dtype of 'input'"):
+        ops.cross_entropy(Tensor(LOGITS), Tensor(PROBS.astype(np.float32)))
+    with pytest.raises(ValueError, match=r"For 'nll_loss', the 'weight' should be 1-D"):
+        ops.nll_loss(Tensor(LOGITS), Tensor(INDICES), weight=Tensor(np.ones((4, 1))))
+    with pytest.raises(TypeError, match=r"For 'nll_loss', the 'target' should be class "
+                                        r"indices"):
+        ops.nll_loss(Tensor(LOGITS), Tensor(PROBS))
+    with pytest.raises(TypeError, match=r"For 'nll_loss', the type of 'ignore_index'"):
+        ops.nll_loss(Tensor(LOGITS), Tensor(INDICES), ignore_index=1.5)
+    with pytest.raises(TypeError, match=r"For 'NLLLoss', the 'weight' should have a float "
+                                        r"dtype"):
+        nn.NLLLoss(weight=Tensor(np.ones(4, np.int32)))

@@ -22,6 +22,10 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
 from msops.nn.grad_accumulation import GradAccumulationCell
+from msops.nn.losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, HuberLoss,
+                              KLDivLoss, SmoothL1Loss)
+from msops.nn.normalization import GroupNorm
+from msops.nn.conv import Conv1d, Conv2dTranspose
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
 from msops.nn.layers import get_activation
 
@@ -38,6 +42,8 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
             "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
             "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
 __all__ += ["NLLLoss"]
+__all__ += ["SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "GroupNorm",
+            "Conv1d", "CosineEmbeddingLoss", "Conv2dTranspose"]
 __all__ += ["GradAccumulationCell"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
 from msops.nn.attention import MultiheadAttention

@@ -1,5 +1,5 @@
-"""Normalization layers, as `mindspore.nn`: LayerNorm, and BatchNorm1d (N, C) and BatchNorm2d
-(NCHW or NHWC) over the BatchNorm primitive.
+"""Normalization layers, as `mindspore.nn`: LayerNorm, GroupNorm, and BatchNorm1d (N, C) and
+BatchNorm2d (NCHW or NHWC) over the BatchNorm primitive.
 
 BatchNorm training (`set_train()`, or `use_batch_statistics=True`) normalises with the batch's
 mean and biased variance and updates the moving statistics, MindSpore's momentum convention:
@@ -21,8 +21,9 @@ from msops.common import validator
 from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
+from msops.ops import nn_func
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"]
 
 
 class LayerNorm(Cell):
@@ -66,6 +67,45 @@ class LayerNorm(Cell):
         return (f"normalized_shape={list(self.normalized_shape)}, "
                 f"begin_norm_axis={self.begin_norm_axis}, "
                 f"begin_params_axis={self.begin_params_axis}, epsilon={self.epsilon}")
+
+
+class GroupNorm(Cell):
+    """`GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, gamma_init='ones',
+    beta_init='zeros', dtype=float32)`, as `mindspore.nn.GroupNorm`: x (N, C, *) normalised
+    per sample over each of num_groups groups of C / num_groups channels (biased variance),
+    times gamma plus beta (Parameters (C,), trained when `affine`): `ops.group_norm`, built
+    from Reshape / ReduceMean / Rsqrt, so a batch split shards it with no communication.
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
+                 dtype: mstype.Type = mstype.float32) -> None:
+        super().__init__()
+        name = self.cls_name
+        self.num_groups = validator.check_positive_int(num_groups, "num_groups", name)
+        self.num_channels = validator.check_positive_int(num_channels, "num_channels", name)
+        if num_channels % num_groups:
+            raise ValueError(f"For '{name}', the 'num_channels' should be divisible by "
+                             f"'num_groups' {num_groups}, but got {num_channels}.")
+        nn_func.check_groups(name, num_groups, eps)
+        self.eps = eps
+        self.affine = validator.check_bool("affine", affine, name)
+        shape = (num_channels,)
+        self.gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name),
+                               name="gamma", requires_grad=affine)
+        self.beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name),
+                              name="beta", requires_grad=affine)
+
+    def construct(self, x):
+        if len(x.shape) < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be (N, C, *) with C = "
+                             f"num_channels {self.num_channels}, but got shape {list(x.shape)}.")
+        return nn_func.group_norm_of(self.cls_name, x, self.num_groups, self.gamma, self.beta,
+                                     self.eps)
+
+    def extend_repr(self) -> str:
+        return (f"num_groups={self.num_groups}, num_channels={self.num_channels}, "
+                f"eps={self.eps}, affine={self.affine}")
 
 
 class _BatchNorm(Cell):

@@ -155,3 +155,6 @@ from msops.ops.slice_func import *  # noqa: E402,F401,F403
 from msops.ops.pad_func import *  # noqa: E402,F401,F403
 from msops.ops.norm_func import *  # noqa: E402,F401,F403
 from msops.ops.einsum_func import *  # noqa: E402,F401,F403
+from msops.ops.class_loss_func import *  # noqa: E402,F401,F403
+from msops.ops.loss_func import *  # noqa: E402,F401,F403
+from msops.ops.nn_func import *  # noqa: E402,F401,F403

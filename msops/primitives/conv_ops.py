@@ -369,8 +369,40 @@ def conv2d_local(prim: Conv2D, call: ShardedCall) -> Any:
     return call.apply(Conv2D(**prim.attrs_for(**changes)), [x, w])
 
 
-declare_without("sharding", Conv2DBackpropInput, Conv2DBackpropFilter,
+declare_without("sharding", Conv2DBackpropFilter,
                 reason="it is made only by autodiff, which runs on the rank-local graph")
+
+
+@sharding_rule(Conv2DBackpropInput)
+def conv2d_backprop_input_spec(prim: Conv2DBackpropInput, ins: list, outs: list,
+                               consts: dict) -> DimSpec:
+    """dout "no" + its H, W and weight "oc" + kernel -> "nc" + x's H, W: Conv2D's spec
+    transposed (nn.Conv2dTranspose's op). The batch and (group 1) the output channels c
+    split freely; a split o (group 1) leaves partial sums (AllReduced); the spatial and
+    kernel dims stay whole."""
+    grouped = prim.group > 1
+    c_w = "cg" if grouped else "c"
+    unsplittable = [("dh", SPATIAL_SPLIT), ("dw", SPATIAL_SPLIT), ("h", SPATIAL_SPLIT),
+                    ("w", SPATIAL_SPLIT), ("kh", "it is the kernel's height"),
+                    ("kw", "it is the kernel's width")]
+    if grouped:
+        why = f"it would cut Conv2DBackpropInput's {prim.group} channel groups"
+        unsplittable += [("c", why), ("cg", why), ("o", why)]
+    return DimSpec((("n", "o", "dh", "dw"), ("o", c_w, "kh", "kw")), (("n", "c", "h", "w"),),
+                   unsplittable=tuple(unsplittable),
+                   reduction_name="dout channel dim (Conv2D's output channels)")
+
+
+@expansion_rule(Conv2DBackpropInput)
+def conv2d_backprop_input_local(prim: Conv2DBackpropInput, call: ShardedCall) -> Any:
+    """Each rank's op makes its slice of the output (the x_shape input) from its slice of
+    dout's channels (out_channel)."""
+    local = tuple(call.out_shapes[0])
+    channels = call.nodes[0].shape[1]
+    if local == tuple(call.consts[2]) and channels == prim.out_channel:
+        return None
+    op = Conv2DBackpropInput(**prim.attrs_for(out_channel=channels))
+    return call.apply(op, call.args({2: local}))
 
 
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
