@@ -191,13 +191,17 @@ class Cell:
         return self
 
     def recompute(self, **kwargs: Any) -> None:
-        """Mark the cell (and its sub-cells) for recomputation, with MindSpore's options
-        `mp_comm_recompute` (default True), `parallel_optimizer_comm_recompute` and
-        `recompute_slice_activation` (default False).
+        """Recompute this cell's forward in the backward instead of keeping its activations
+        (MindSpore's options `mp_comm_recompute` (default True),
+        `parallel_optimizer_comm_recompute` and `recompute_slice_activation` (default False),
+        recorded in `_recompute`).
 
-        msops records the options (`_recompute`) and keeps the numerics; it does not yet
-        trade compute for memory: the backward reads the forward's activations as
-        without recompute (peak memory unchanged)."""
+        In a compiled gradient (GRAPH_MODE, ms.jit, TrainOneStepCell) each call of the cell
+        is re-emitted before its backward (graph/recompute.py): the same numbers, its inner
+        activations freed after the forward. Collectives, in-place writes and random draws
+        are not run twice (kept from the forward), which is what the comm options would
+        choose between. PYNATIVE_MODE gradients and parallel graphs (whose partitioned forward
+        is a new graph) keep the activations: the same numbers, no memory saved."""
         options = dict(_RECOMPUTE_DEFAULTS)
         for key, value in kwargs.items():
             if key not in _RECOMPUTE_DEFAULTS:
@@ -424,10 +428,28 @@ class Cell:
             hit = tracer.substituted(self, args)
             if hit is not MISS:              # already in the graph (a parallel step's forward)
                 return hit
+        if self._recompute is not None and tracer.is_tracing() and not _recomputing:
+            return self._recomputed(args)
+        return self._laid_out_construct(args)
+
+    def _laid_out_construct(self, args: tuple) -> Any:
         if self._pins_layouts():
             return self._laid_out(self._run_construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)
         return self._run_construct(*args)
+
+    def _recomputed(self, args: tuple) -> Any:
+        """A traced call of a recompute() cell: its op nodes form one span of the graph, re-
+        emitted in the backward (graph/recompute.py); a marked sub-cell is in its span."""
+        graph = tracer.active_graph()
+        start = len(graph.nodes)
+        _recomputing.append(self)
+        try:
+            out = self._laid_out_construct(args)
+        finally:
+            _recomputing.pop()
+        graph.recompute.append(frozenset(n.id for n in graph.nodes[start:]))
+        return out
 
     def _check_declared(self, args: tuple) -> None:
         if self._declared_inputs is not None:
@@ -491,6 +513,8 @@ class Cell:
 
 #: the flags that set a cell's mixed-precision type (`add_flags`, `to_float`)
 _MIXED_FLAGS = {"fp16": mstype.float16, "bf16": mstype.bfloat16, "fp32": mstype.float32}
+#: the recompute() cells being traced (a sub-cell inside one is part of its span)
+_recomputing: list["Cell"] = []
 #: `recompute`'s options and MindSpore's defaults
 _RECOMPUTE_DEFAULTS = {"mp_comm_recompute": True, "parallel_optimizer_comm_recompute": False,
                        "recompute_slice_activation": False}
