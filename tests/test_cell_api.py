@@ -373,16 +373,22 @@ def test_to_float_casts_constant_tensors_and_a_sub_cell_keeps_its_own_type(mode)
 
         def construct(self, x):
             h = x * self.scale
-            return self.dense(self.bn(h)), h
+            b = self.bn(h)
+            return self.dense(b), h, b
 
     net = Net()
+    fine = np.array([1.0 + 2 ** -12, 2.0 - 2 ** -11], np.float32)   # not float16 values
+    net.bn.gamma.set_data(fine)
     net.to_float(ms.float16)
     net.bn.to_float(ms.float32)
     x = RNG.randn(4, 2).astype(np.float32)
-    out, h = net(Tensor(x))
-    assert h.dtype == ms.float16 and out.dtype == ms.float16
+    out, h, b = net(Tensor(x))
+    assert h.dtype == ms.float16 and out.dtype == ms.float16 and b.dtype == ms.float32
     # the constant read in float16 rounds 1 + 2**-12 to 1
     np.testing.assert_array_equal(h.asnumpy(), _f16(x))
+    # BatchNorm (inference: moving mean 0, variance 1) in float32 with its float32 gamma
+    ref = _f16(x).astype(np.float32) / np.sqrt(np.float32(1 + 1e-5)) * fine
+    np.testing.assert_allclose(b.asnumpy(), ref, rtol=1e-6)
     if mode == ms.PYNATIVE_MODE:
         seen = []
         net.bn.register_forward_hook(lambda c, a, o: seen.append((a[0].dtype, o.dtype)))

@@ -58,7 +58,8 @@ def _cast(value: Any, dst: mstype.Type, hook: Callable | None) -> Any:
 
 class _CastingHook:
     """The primitive-call hook of one to_float cell's construct: its Parameters and constant
-    Tensors cast to `dst`, then the call goes on to `inner`, the hook it replaced."""
+    Tensors cast to `dst`, then the call goes on to `inner`, the tracer's or tape's hook
+    (None: eagerly)."""
 
     def __init__(self, dst: mstype.Type, constants: set[int], inner: Callable | None) -> None:
         self.dst, self.constants, self.inner = dst, constants, inner
@@ -109,14 +110,15 @@ def cast_inputs(args: tuple, dst: mstype.Type) -> tuple:
 @contextlib.contextmanager
 def scope(cell: Any, dst: mstype.Type) -> Iterator[None]:
     """Run the block (`cell`'s construct) with its reads cast to `dst`."""
-    hook = _CastingHook(dst, _constants(cell), _primitive._trace_hook)
+    prev = _primitive._trace_hook         # an enclosing cell's casting hook is replaced, not
+    hook = _CastingHook(dst, _constants(cell), inner_hook(prev))     # wrapped: innermost wins
     _primitive.set_trace_hook(hook)
     _scopes.append(hook)
     try:
         yield
     finally:
         _scopes.pop()
-        _primitive.set_trace_hook(hook.inner)
+        _primitive.set_trace_hook(prev)
 
 
 def inner_hook(hook: Any) -> Any:
