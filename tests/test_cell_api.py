@@ -526,6 +526,17 @@ def test_recompute_records_options_and_checks_them():
     assert net.first._recompute == {"mp_comm_recompute": True,
                                     "parallel_optimizer_comm_recompute": False,
                                     "recompute_slice_activation": True}
+    ms.set_context(mode=ms.GRAPH_MODE)        # a mark after a compile compiles anew
+    net = _blocks(False)
+    x = Tensor(RNG.randn(64, 16).astype(np.float32))
+    gf = ms.grad(lambda v: ops.ReduceSum()(net(v)), None, net.trainable_params())
+    gf(x)
+    before = len(next(iter(gf._cache._entries.values()))[0].nodes)
+    for block in net:
+        block.recompute()
+    gf(x)
+    assert gf._cache.traces == 2
+    assert len(next(iter(gf._cache._entries.values()))[0].nodes) > before
     with pytest.raises(ValueError, match="For 'recompute', the keyword 'fast' is not "
                                          "recognized"):
         net.recompute(fast=True)

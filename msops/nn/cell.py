@@ -213,6 +213,7 @@ class Cell:
             options[key] = value
         for _, cell in self.cells_and_names():
             cell.__dict__["_recompute"] = dict(options)
+        bump()                          # compiled gradients re-emit the cell's forward
 
     def set_comm_fusion(self, fusion_type: int, recurse: bool = True) -> "Cell":
         """Set the communication fusion id of this cell's Parameters (and its sub-cells' when
@@ -321,13 +322,15 @@ class Cell:
 
     def _tree_key(self) -> tuple:
         """What a compiled graph of this cell depends on besides its arguments: each
-        sub-cell's type, train flag, strategies and to_float type, its Parameters (by identity, with their
-        plans) and Primitives (by identity, with their strategies), so a layer, Parameter, Primitive or strategy put in
-        after a call compiles anew. Recomputed only when the state epoch moved (assigning
-        any of them, or `shard`, bumps it)."""
+        sub-cell's type, train flag, strategies, to_float type and recompute mark, its
+        Parameters (by identity, with their plans and comm fusion ids) and Primitives (by
+        identity, with their strategies), so a layer, Parameter, Primitive, strategy or type
+        put in after a call compiles anew. Recomputed only when the state epoch moved (assigning any of
+        them, `shard`, `to_float`, `recompute` or `set_comm_fusion` bumps it)."""
         epoch, key = self._tree
         if epoch != EPOCH[0]:
             key = tuple((type(c), c.training, c.in_strategy, c.out_strategy, c._mixed_type,
+                         c._recompute is not None,
                          tuple((id(p), plan_of(p), getattr(p, "comm_fusion", 1))
                                for p in c._params.values()),
                          tuple((id(p), p.in_strategy, p.out_strategy)
