@@ -396,6 +396,24 @@ def test_to_float_casts_constant_tensors_and_a_sub_cell_keeps_its_own_type(mode)
         assert seen == [(ms.float16, ms.float32)]     # BatchNorm computes in float32
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_to_float16_batchnorm_training_writes_its_float32_statistics(mode):
+    """A Parameter written in place keeps its dtype: the batch mean (computed in float16)
+    is converted to the float32 moving mean."""
+    ms.set_context(mode=mode)
+    bn = nn.BatchNorm1d(3, momentum=0.9)
+    bn.set_train()
+    bn.to_float(ms.float16)
+    x = RNG.randn(8, 3).astype(np.float32)
+    out = bn(Tensor(x))
+    assert out.dtype == ms.float16 and bn.moving_mean.dtype == ms.float32
+    x16 = _f16(x).astype(np.float32)
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.1 * x16.mean(0), rtol=1e-2,
+                               atol=1e-3)
+    ref = (x16 - x16.mean(0)) / np.sqrt(x16.var(0) + 1e-5)
+    np.testing.assert_allclose(out.asnumpy().astype(np.float32), ref, rtol=1e-2, atol=1e-2)
+
+
 def test_to_float_is_part_of_the_tree_key_and_checks_dst_type():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = nn.Dense(3, 2)

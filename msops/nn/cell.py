@@ -325,8 +325,9 @@ class Cell:
         sub-cell's type, train flag, strategies, to_float type and recompute mark, its
         Parameters (by identity, with their plans and comm fusion ids) and Primitives (by
         identity, with their strategies), so a layer, Parameter, Primitive, strategy or type
-        put in after a call compiles anew. Recomputed only when the state epoch moved (assigning any of
-        them, `shard`, `to_float`, `recompute` or `set_comm_fusion` bumps it)."""
+        put in after a call compiles anew. Recomputed only when the state epoch moved
+        (assigning any of them, `shard`, `to_float`, `recompute` or `set_comm_fusion` bumps
+        it)."""
         epoch, key = self._tree
         if epoch != EPOCH[0]:
             key = tuple((type(c), c.training, c.in_strategy, c.out_strategy, c._mixed_type,

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from msops.common.tensor import Tensor
+from msops.common.tensor import Parameter, Tensor
 from msops.graph.tape import Tape
 from msops.nn.mixed_precision import inner_hook
 from msops.primitives import primitive as _primitive
@@ -133,7 +133,9 @@ class _Boundary:
         self.slots: list[int] = []
 
     def enter(self, inputs: tuple) -> tuple:
-        self.slots = [k for k, a in enumerate(inputs) if isinstance(a, Tensor)]
+        # a Parameter passed in stays itself (the cell may write it in place)
+        self.slots = [k for k, a in enumerate(inputs)
+                      if isinstance(a, Tensor) and not isinstance(a, Parameter)]
         if not self.slots:
             return inputs
         passed = CellBackwardHook(self, "input")(*[inputs[k] for k in self.slots])

@@ -68,7 +68,14 @@ class _CastingHook:
         return isinstance(a, Parameter) or (isinstance(a, Tensor) and id(a) in self.constants)
 
     def __call__(self, prim: Any, args: Any) -> Any:
-        if not isinstance(prim, Cast):
+        written = prim.assigns_input
+        if written is not None and isinstance(args[written], Parameter):
+            # a Parameter written in place keeps its dtype: the values written into it are
+            # converted to it (MindSpore's implicit conversion of a write's inputs)
+            dtype = args[written].dtype
+            args = [a if k == written or isinstance(a, Parameter) else _cast(a, dtype, self.inner)
+                    for k, a in enumerate(args)]
+        elif not isinstance(prim, Cast):
             out = []
             for a in args:
                 if isinstance(a, (tuple, list)) and any(self._read(t) for t in a):
@@ -95,16 +102,14 @@ def _constants(cell: Any) -> set[int]:
 
 def cast_inputs(args: tuple, dst: mstype.Type) -> tuple:
     """The cell's floating Tensor inputs (in tuples too) cast to `dst` (through the hook in
-    place: traced or recorded)."""
+    place: traced or recorded). A Parameter passed in stays itself (a cell may write it in
+    place); its reads are cast by the scope."""
     hook = _primitive._trace_hook
-    out = []
-    for a in args:
-        if isinstance(a, (tuple, list)):
-            a = type(a)(_cast(t, dst, hook) for t in a)
-        else:
-            a = _cast(a, dst, hook)
-        out.append(a)
-    return tuple(out)
+
+    def cast(t: Any) -> Any:
+        return t if isinstance(t, Parameter) else _cast(t, dst, hook)
+    return tuple(type(a)(cast(t) for t in a) if isinstance(a, (tuple, list)) else cast(a)
+                 for a in args)
 
 
 @contextlib.contextmanager
