@@ -2,7 +2,8 @@
 the backward instead of keeping its activations from the forward.
 
 While a graph is traced, the op nodes a recomputed cell's construct made form one span
-(`graph.recompute`; the outermost marked cell's, one per call). After `differentiate`
+(`graph.recompute`; the outermost marked cell's, one per call; the partition pass maps
+each to the local nodes it made). After `differentiate`
 appended the backward, `recompute_spans` clones, for each span, the nodes the backward
 reads (and what they need inside the span) and places the clones right before the first
 backward node reading any of them; the backward reads the clones. The originals then die

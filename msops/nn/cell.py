@@ -196,12 +196,12 @@ class Cell:
         `parallel_optimizer_comm_recompute` and `recompute_slice_activation` (default False),
         recorded in `_recompute`).
 
-        In a compiled gradient (GRAPH_MODE, ms.jit, TrainOneStepCell) each call of the cell
-        is re-emitted before its backward (graph/recompute.py): the same numbers, its inner
-        activations freed after the forward. Collectives, in-place writes and random draws
-        are not run twice (kept from the forward), which is what the comm options would
-        choose between. PYNATIVE_MODE gradients and parallel graphs (whose partitioned forward
-        is a new graph) keep the activations: the same numbers, no memory saved."""
+        In a compiled gradient (GRAPH_MODE, ms.jit, TrainOneStepCell; stand-alone or
+        partitioned) each call of the cell is re-emitted before its backward
+        (graph/recompute.py): the same numbers, its inner activations freed after the
+        forward. Collectives, in-place writes and random draws are not run twice (kept from
+        the forward), so the comm options have no effect. PYNATIVE_MODE gradients keep the
+        activations (the tape holds every value): the same numbers, no memory saved."""
         options = dict(_RECOMPUTE_DEFAULTS)
         for key, value in kwargs.items():
             if key not in _RECOMPUTE_DEFAULTS:
