@@ -1,7 +1,6 @@
 """nn.Cell's MindSpore methods beyond construct/shard: bookkeeping, flags, set_inputs,
 PYNATIVE hooks, to_float, recompute and set_comm_fusion -- against numpy references and
 hand-computed gradients, eager and compiled."""
-import warnings
 from collections import OrderedDict
 
 import numpy as np

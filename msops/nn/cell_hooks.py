@@ -26,8 +26,8 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.primitive import Primitive
 from msops.primitives.rules import bprop, declare_without
 
-__all__ = ["HookHandle", "CellBackwardHook", "HOOK_KINDS", "add_hook", "run_hooked",
-           "warn_not_run"]
+__all__ = ["HookHandle", "CellBackwardHook", "HOOK_KINDS", "add_hook", "has_hooks",
+           "run_hooked", "warn_not_run"]
 
 #: the hook tables of a Cell: the attribute holding each and the method registering it
 HOOK_KINDS = {"_forward_pre_hooks": "register_forward_pre_hook",
@@ -98,8 +98,8 @@ def run_hooked(cell: Any, args: tuple, kwargs: dict, forward: Callable[[tuple], 
                     raise TypeError(f"For 'register_forward_pre_hook', a hook with "
                                     f"with_kwargs=True should return None or (args, kwargs), "
                                     f"but got {type(got).__name__}.")
-                args, kwargs = tuple(got[0]) if isinstance(got[0], (tuple, list)) else \
-                    (got[0],), got[1]
+                new_args, kwargs = got
+                args = tuple(new_args) if isinstance(new_args, (tuple, list)) else (new_args,)
         else:
             got = fn(cell, args)
             if got is not None:
