@@ -10,6 +10,7 @@ and a new shape (or `set_train`) retraces.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -37,8 +38,14 @@ __all__ = ["compile_graph", "compile_function", "partition", "CompileCache", "si
 
 
 def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
-    """Trace `cell.construct(*args)` and build this rank's executor for it."""
-    return compile_function(cell.construct, args, type(cell).__name__, cell)
+    """Trace `cell.construct(*args)` and build this rank's executor for it (a cell with a
+    `to_float` type: its construct run in that type, `_run_construct`)."""
+    fn = cell.construct
+    if getattr(cell, "_mixed_type", None) is not None:
+        def fn(*a: Any) -> Any:
+            return cell._run_construct(*a)
+        functools.update_wrapper(fn, cell.construct)     # the inputs keep their names
+    return compile_function(fn, args, type(cell).__name__, cell)
 
 
 def compile_function(fn: Callable, args: Sequence[Any], name: str,

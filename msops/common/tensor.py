@@ -81,6 +81,12 @@ class Tensor:
         elif input_data is None:
             if shape is None or dtype is None:
                 raise ValueError("Tensor() needs 'input_data', or both 'shape' and 'dtype'.")
+            dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+            if any(d is None or d in (-1, -2) for d in dims):
+                # a placeholder of free dims (None or -1; [-2]: any rank) for Cell.set_inputs,
+                # holding no data: its declared shape, and an empty array of the fixed dims
+                self.__dict__["_declared_shape"] = tuple(-1 if d is None else d for d in dims)
+                shape = tuple(0 if d is None or d < 0 else d for d in dims)
             input_data = np.zeros(shape, mstype.dtype_to_nptype(dtype))
         if device is not None and not isinstance(device, str):
             raise TypeError(f"For 'Tensor', the 'device' should be a str or None, but got "

@@ -10,7 +10,9 @@ into one graph and run through the executor like any other. The pass names no op
   elements nobody differentiated are zeros when the op's rule runs;
 * only floating-point values carry gradients; a rule's None means "no gradient";
 * communication nodes run their rule even when no gradient reaches them (zeros): the
-  partner ranks of a Send, Receive or collective take part in the backward too.
+  partner ranks of a Send, Receive or collective take part in the backward too;
+* the activations of recomputed cells are emitted again before their backward use
+  (graph/recompute.py).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from msops.graph.ir import Graph, GraphError, Node
+from msops.graph.recompute import recompute_spans
 from msops.primitives.math_ops import AddN
 from msops.primitives.rules import reason_without, rule_of
 
@@ -167,4 +170,7 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         for i, g in zip(node.inputs, in_grads):
             if i.id in requires:
                 grads.add(i, g)
-    return [grads.total(n) if grads.has(n) else _zeros(graph, n.shape, n.dtype) for n in wrt]
+    out = [grads.total(n) if grads.has(n) else _zeros(graph, n.shape, n.dtype) for n in wrt]
+    if getattr(graph, "recompute", None):       # a Graph with recomputed cells (not a Tape)
+        recompute_spans(graph, len(forward))
+    return out

@@ -153,6 +153,8 @@ class Graph:
         #: host callables the executor runs before each step (an optimizer writing this
         #: step's learning rate into its Parameter); passes carry them to the graphs they build
         self.pre_run: list[Callable[[], Any]] = []
+        #: the op-node ids of each recomputed cell call (Cell.recompute; graph/recompute.py)
+        self.recompute: list[frozenset[int]] = []
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Any, Iterator
+from collections import OrderedDict
+from typing import Any, Callable, Iterator
 
 from msops import context
+from msops.common import dtype as mstype
 from msops.common.codegen import MISS
 from msops.common.shard_layout import Layout
 from msops.common.state_epoch import EPOCH, bump
@@ -22,6 +24,12 @@ from msops.graph.ir import Graph
 from msops.parallel.context import is_parallel
 from msops.parallel.param_layout import ParameterLayout, layouts_of
 from msops.parallel.param_plan import check_plan, plan_of, set_plan
+from msops.nn.cell_hooks import HOOK_KINDS, HookHandle, add_hook, has_hooks, run_hooked, \
+    warn_not_run
+from msops.nn.cell_inputs import check_call, check_declared
+from msops.nn.mixed_precision import cast_inputs, check_dst_type
+from msops.nn.mixed_precision import current as mixed_current
+from msops.nn.mixed_precision import scope as mixed_scope
 from msops.pipeline import CompileCache
 from msops.primitives.array_ops import Identity
 from msops.primitives.primitive import Primitive, _check_strategy
@@ -46,6 +54,12 @@ class Cell:
         d["out_strategy"] = None
         d["_compile_cache"] = CompileCache()
         d["_tree"] = (-1, ())
+        d["_flags"] = {}
+        d["_mixed_type"] = None          # to_float's dtype (None: the enclosing cell's)
+        d["_recompute"] = None           # recompute()'s options (None: not recomputed)
+        d["_declared_inputs"] = None     # set_inputs()'s placeholders
+        for kind in HOOK_KINDS:
+            d[kind] = {}
 
     @property
     def cls_name(self) -> str:
@@ -93,10 +107,164 @@ class Cell:
         """Register `child_cell` under `child_name` (names that are not identifiers: "0")."""
         setattr(self, child_name, child_cell)
 
-    def update_parameters_name(self, prefix: str = "") -> None:
-        """Prepend `prefix` to the name of every Parameter of this cell tree."""
-        for p in self.get_parameters():
+    def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
+        """Prepend `prefix` to the name of every Parameter of this cell (and of its sub-cells
+        when `recurse`)."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"For 'update_parameters_name', the 'prefix' should be a str, but "
+                            f"got {type(prefix).__name__}.")
+        for p in self.get_parameters(expand=recurse):
             p.name = prefix + p.name
+
+    def insert_param_to_cell(self, param_name: str, param: Parameter | None,
+                             check_name_contain_dot: bool = True) -> None:
+        """Register `param` as this cell's Parameter `param_name` (as assigning the attribute
+        does; a name with dots only when `check_name_contain_dot` is False). A Parameter
+        without a name takes `param_name`."""
+        api = "insert_param_to_cell"
+        if not isinstance(param_name, str) or not param_name:
+            raise KeyError(f"For '{api}', the 'param_name' should be a non-empty str, but got "
+                           f"{param_name!r}.")
+        if check_name_contain_dot and "." in param_name:
+            raise KeyError(f"For '{api}', the 'param_name' should not contain '.', but got "
+                           f"'{param_name}'.")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"For '{api}', the 'param' should be a Parameter or None, but got "
+                            f"{type(param).__name__}.")
+        if hasattr(self, param_name) and param_name not in self._params:
+            raise KeyError(f"For '{api}', the 'param_name' '{param_name}' is already an "
+                           f"attribute of '{self.cls_name}' that is not a Parameter.")
+        if param is None:
+            self._unregister(param_name)
+            object.__setattr__(self, param_name, None)
+            return
+        setattr(self, param_name, param)
+
+    def parameters_dict(self, recurse: bool = True) -> "OrderedDict[str, Parameter]":
+        """Parameter name -> Parameter, for this cell's (and its sub-cells' when `recurse`)."""
+        return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
+
+    def init_parameters_data(self, auto_parallel_mode: bool = False) -> dict:
+        """{Parameter: its initialised Parameter}: msops draws every initializer when the
+        Parameter is made, so each maps to itself (MindSpore replaces lazily initialised
+        ones). `auto_parallel_mode` is accepted: a parallel compile slices Parameters."""
+        return {p: p for p in self.get_parameters()}
+
+    def apply(self, fn: Callable[["Cell"], Any]) -> "Cell":
+        """Call `fn` on every sub-cell (depth first), then on this cell; returns the cell."""
+        for cell in self.cells():
+            cell.apply(fn)
+        fn(self)
+        return self
+
+    # -- flags and mixed precision ------------------------------------------------------
+    def add_flags(self, **flags: Any) -> "Cell":
+        """Set flags on this cell (read back by `get_flags`, and as attributes). As MindSpore,
+        `fp16=True` / `bf16=True` / `fp32=True` set the cell's mixed-precision type
+        (`to_float`, this cell only)."""
+        self._flags.update(flags)
+        for name, value in flags.items():
+            object.__setattr__(self, name, value)
+        mixed = [t for flag, t in _MIXED_FLAGS.items() if flags.get(flag)]
+        if mixed:
+            self.__dict__["_mixed_type"] = mixed[-1]
+            bump()                        # the tree key holds the mixed type
+        return self
+
+    def add_flags_recursive(self, **flags: Any) -> "Cell":
+        """`add_flags` on this cell and every sub-cell."""
+        for _, cell in self.cells_and_names():
+            cell.add_flags(**flags)
+        return self
+
+    def get_flags(self) -> dict:
+        """The flags `add_flags` set."""
+        return self._flags
+
+    def to_float(self, dst_type: Any) -> "Cell":
+        """Run this cell and its sub-cells in `dst_type` (float16, bfloat16 or float32): in
+        each construct the floating inputs, and the Parameters and constant Tensors read, are
+        cast to it (gradients reach the Parameters through the Cast, in their own dtype).
+        A sub-cell's own later `to_float` wins (`bn.to_float(ms.float32)`). Returns the cell."""
+        dst = check_dst_type(dst_type, self.cls_name)
+        self.add_flags_recursive(**{flag: t == dst for flag, t in _MIXED_FLAGS.items()})
+        return self
+
+    def recompute(self, **kwargs: Any) -> None:
+        """Recompute this cell's forward in the backward instead of keeping its activations
+        (MindSpore's options `mp_comm_recompute` (default True),
+        `parallel_optimizer_comm_recompute` and `recompute_slice_activation` (default False),
+        recorded in `_recompute`).
+
+        In a compiled gradient (GRAPH_MODE, ms.jit, TrainOneStepCell; stand-alone or
+        partitioned) each call of the cell is re-emitted before its backward
+        (graph/recompute.py): the same numbers, its inner activations freed after the
+        forward. Collectives, in-place writes and random draws are not run twice (kept from
+        the forward), so the comm options have no effect. PYNATIVE_MODE gradients keep the
+        activations (the tape holds every value): the same numbers, no memory saved."""
+        options = dict(_RECOMPUTE_DEFAULTS)
+        for key, value in kwargs.items():
+            if key not in _RECOMPUTE_DEFAULTS:
+                raise ValueError(f"For 'recompute', the keyword '{key}' is not recognized: it "
+                                 f"should be one of {list(_RECOMPUTE_DEFAULTS)}.")
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'recompute', the '{key}' should be a bool, but got "
+                                f"{type(value).__name__}.")
+            options[key] = value
+        for _, cell in self.cells_and_names():
+            cell.__dict__["_recompute"] = dict(options)
+        bump()                          # compiled gradients re-emit the cell's forward
+
+    def set_comm_fusion(self, fusion_type: int, recurse: bool = True) -> "Cell":
+        """Set the communication fusion id of this cell's Parameters (and its sub-cells' when
+        `recurse`): a parallel backward fuses the AllReduces of gradients into one bucket only
+        when their Parameters share the id (`Parameter.comm_fusion`, default 1). Returns the
+        cell."""
+        if not isinstance(fusion_type, int) or isinstance(fusion_type, bool) or fusion_type < 0:
+            raise TypeError(f"For 'set_comm_fusion', the 'fusion_type' should be a "
+                            f"non-negative int, but got {fusion_type!r}.")
+        for p in self.get_parameters(expand=recurse):
+            p.comm_fusion = fusion_type
+        bump()                          # compiled backwards bucket by the ids
+        return self
+
+    # -- dynamic-shape declaration ------------------------------------------------------
+    def set_inputs(self, *inputs: Any) -> None:
+        """Declare the inputs of later calls (MindSpore's dynamic shape): Tensors whose
+        `None` dims are free (`Tensor(shape=[None, 3], dtype=ms.float32)`). msops compiles
+        per call signature, so a call is only checked against the declaration: the same
+        number of inputs, each of the declared dtype, rank and fixed dims."""
+        check_declared(self.cls_name, inputs)
+        self.__dict__["_declared_inputs"] = tuple(inputs)
+        bump()                          # the next call checks its inputs again
+
+    def get_inputs(self) -> tuple | None:
+        """The inputs `set_inputs` declared (None: none)."""
+        return self._declared_inputs
+
+    # -- hooks (PYNATIVE_MODE) --------------------------------------------------------------
+    def register_forward_pre_hook(self, hook_fn: Callable, with_kwargs: bool = False
+                                  ) -> HookHandle:
+        """`hook_fn(cell, args)` (with_kwargs: `hook_fn(cell, args, kwargs)`) before each
+        PYNATIVE_MODE call; it may return new args (or (args, kwargs)). Not run in GRAPH_MODE
+        or under ms.jit (as MindSpore). Returns a handle whose `remove()` removes it."""
+        return add_hook(self, "_forward_pre_hooks", hook_fn, with_kwargs)
+
+    def register_forward_hook(self, hook_fn: Callable, with_kwargs: bool = False) -> HookHandle:
+        """`hook_fn(cell, args, output)` (with_kwargs: `hook_fn(cell, args, kwargs, output)`)
+        after each PYNATIVE_MODE call; it may return a new output."""
+        return add_hook(self, "_forward_hooks", hook_fn, with_kwargs)
+
+    def register_backward_pre_hook(self, hook_fn: Callable) -> HookHandle:
+        """`hook_fn(cell, grad_output)` when the gradients of the cell's outputs are known in
+        a PYNATIVE_MODE gradient; it may return new ones (a tuple, one per output)."""
+        return add_hook(self, "_backward_pre_hooks", hook_fn)
+
+    def register_backward_hook(self, hook_fn: Callable) -> HookHandle:
+        """`hook_fn(cell, grad_input, grad_output)` when the gradients of the cell's Tensor
+        inputs are known in a PYNATIVE_MODE gradient (grad_output: its outputs'); it may
+        return new gradients of the inputs (a tuple, one per Tensor input)."""
+        return add_hook(self, "_backward_hooks", hook_fn)
 
     # -- traversal --------------------------------------------------------------------
     def cells_and_names(self, cells: set | None = None,
@@ -154,14 +322,18 @@ class Cell:
 
     def _tree_key(self) -> tuple:
         """What a compiled graph of this cell depends on besides its arguments: each
-        sub-cell's type, train flag and strategies, its Parameters (by identity, with their
-        plans) and Primitives (by identity, with their strategies), so a layer, Parameter, Primitive or strategy put in
-        after a call compiles anew. Recomputed only when the state epoch moved (assigning
-        any of them, or `shard`, bumps it)."""
+        sub-cell's type, train flag, strategies, to_float type and recompute mark, its
+        Parameters (by identity, with their plans and comm fusion ids) and Primitives (by
+        identity, with their strategies), so a layer, Parameter, Primitive, strategy or type
+        put in after a call compiles anew. Recomputed only when the state epoch moved
+        (assigning any of them, `shard`, `to_float`, `recompute` or `set_comm_fusion` bumps
+        it)."""
         epoch, key = self._tree
         if epoch != EPOCH[0]:
-            key = tuple((type(c), c.training, c.in_strategy, c.out_strategy,
-                         tuple((id(p), plan_of(p)) for p in c._params.values()),
+            key = tuple((type(c), c.training, c.in_strategy, c.out_strategy, c._mixed_type,
+                         c._recompute is not None,
+                         tuple((id(p), plan_of(p), getattr(p, "comm_fusion", 1))
+                               for p in c._params.values()),
                          tuple((id(p), p.in_strategy, p.out_strategy)
                                for p in c._primitives.values()))
                         for _, c in self.cells_and_names())
@@ -239,19 +411,62 @@ class Cell:
             out = cache.fast(args)
             if out is not MISS:
                 return out
+        graph = context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing()
+        if has_hooks(self):
+            if not graph and not tracer.is_tracing():
+                return run_hooked(self, args, kwargs, self._checked_call)
+            warn_not_run(self)
         if kwargs:
             args = self._positional(args, kwargs)
-        if context.get_context("mode") == context.GRAPH_MODE and not tracer.is_tracing():
+        if graph:
+            self._check_declared(args)
             return cache.run(self, args, self._tree_key())
+        return self._checked_call(args)
+
+    def _checked_call(self, args: tuple) -> Any:
+        """A call inlined in a trace, or run eagerly: the declared inputs checked, the
+        construct run (under its to_float type)."""
+        self._check_declared(args)
         if tracer.is_tracing():
             tracer.note_cell(self)           # the compile cache watches its tree
             hit = tracer.substituted(self, args)
             if hit is not MISS:              # already in the graph (a parallel step's forward)
                 return hit
+        if self._recompute is not None and tracer.is_tracing() and not _recomputing:
+            return self._recomputed(args)
+        return self._laid_out_construct(args)
+
+    def _laid_out_construct(self, args: tuple) -> Any:
         if self._pins_layouts():
-            return self._laid_out(self.construct(*self._laid_out(args, self.in_strategy)),
+            return self._laid_out(self._run_construct(*self._laid_out(args, self.in_strategy)),
                                   self.out_strategy)
-        return self.construct(*args)
+        return self._run_construct(*args)
+
+    def _recomputed(self, args: tuple) -> Any:
+        """A traced call of a recompute() cell: its op nodes form one span of the graph, re-
+        emitted in the backward (graph/recompute.py); a marked sub-cell is in its span."""
+        graph = tracer.active_graph()
+        start = len(graph.nodes)
+        _recomputing.append(self)
+        try:
+            out = self._laid_out_construct(args)
+        finally:
+            _recomputing.pop()
+        graph.recompute.append(frozenset(n.id for n in graph.nodes[start:]))
+        return out
+
+    def _check_declared(self, args: tuple) -> None:
+        if self._declared_inputs is not None:
+            check_call(self.cls_name, self._declared_inputs, args)
+
+    def _run_construct(self, *args: Any) -> Any:
+        """`construct(*args)`, in this cell's to_float type (its own, else the enclosing
+        cell's): inputs cast, and its reads cast by the scope."""
+        dst = self._mixed_type or mixed_current()
+        if dst is None:
+            return self.construct(*args)
+        with mixed_scope(self, dst):
+            return self.construct(*cast_inputs(args, dst))
 
     def _pins_layouts(self) -> bool:
         """A plain Cell's shard() lays its inputs/outputs out while traced (a layer cell
@@ -299,6 +514,14 @@ class Cell:
                          for n, c in self._cells.items())
         return f"{head}\n{body}"
 
+
+#: the flags that set a cell's mixed-precision type (`add_flags`, `to_float`)
+_MIXED_FLAGS = {"fp16": mstype.float16, "bf16": mstype.bfloat16, "fp32": mstype.float32}
+#: the recompute() cells being traced (a sub-cell inside one is part of its span)
+_recomputing: list["Cell"] = []
+#: `recompute`'s options and MindSpore's defaults
+_RECOMPUTE_DEFAULTS = {"mp_comm_recompute": True, "parallel_optimizer_comm_recompute": False,
+                       "recompute_slice_activation": False}
 
 #: MindSpore's `shard` devices and search levels (msops runs on the CPU with one cost model)
 SHARD_DEVICES = ("CPU", "GPU", "Ascend")

@@ -71,9 +71,10 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
     """Each leaf's gradient summed over the leaf's replica group and laid out as the leaf
     (this rank's slice of the serial gradient).
 
-    Gradients reduced over the same group with the same dtype are fused into buckets of
-    at most `bucket_bytes` (a gradient larger than that is a bucket alone), in the order
-    the backward completes them (the last layer's first): one AllReduce of the flattened,
+    Gradients reduced over the same group with the same dtype (and Parameters' fusion id)
+    are fused into buckets of at most `bucket_bytes` (a gradient larger than that is a
+    bucket alone), in the order the backward completes them (the last layer's first): one
+    AllReduce of the flattened,
     concatenated bucket, sliced and reshaped back. Each bucket's reduction is scheduled
     right after the node completing its last gradient, so it is issued while the
     backward of the earlier layers is still to run.
@@ -86,9 +87,12 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
         if layout is not None and replica_count(layout) > 1:
             group = create_group_partition(groups_over(layout.device_matrix,
                                                        layout.replica_axes()))
-            pending.setdefault((group, grads[k].dtype), []).append(k)
+            # a Parameter's comm_fusion id (Cell.set_comm_fusion; MindSpore's default 1):
+            # only gradients of Parameters sharing one are fused
+            fusion = getattr(leaf.value, "comm_fusion", 1) if leaf.kind == "parameter" else 1
+            pending.setdefault((group, grads[k].dtype, fusion), []).append(k)
     first = len(graph.nodes)
-    for (group, _), ks in pending.items():
+    for (group, _, _), ks in pending.items():
         ks = sorted(ks, key=lambda k: done_at.get(grads[k].id, -1))     # stable: ties in leaf order
         for bucket in _buckets(ks, [_nbytes(grads[k]) for k in ks], bucket_bytes):
             for k, g in zip(bucket, _all_reduce(graph, group, [grads[k] for k in bucket])):

@@ -94,8 +94,14 @@ class _Partitioner:
         for k, node in enumerate(self.g.inputs):
             if not self.full_batch:               # each rank feeds its own batch slice
                 self._bind_leaf(node, self._fed_layout(k, node.shape), feed=None)
+        made: dict[int, list[int]] = {}          # global node id -> the local op nodes
         for node in self.g.nodes:
+            start = len(self.local.nodes)
             self._visit(node)
+            made[node.id] = [n.id for n in self.local.nodes[start:]]
+        # a recomputed cell's span (Cell.recompute): the local nodes made for its nodes
+        self.local.recompute = [frozenset(k for g in span for k in made.get(g, ()))
+                                for span in self.g.recompute]
         self.local.outputs = [self._value(o) for o in self.g.outputs]
         self.local.output_is_tuple = self.g.output_is_tuple
         # inputs never consumed still need a local node so the executor can bind them
