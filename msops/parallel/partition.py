@@ -28,6 +28,7 @@ from msops.common.tensor import contiguous
 from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
+from msops.parallel.batch_dims import BatchDims
 from msops.parallel.context import ParallelMode, is_parallel, parallel_device_num
 from msops.parallel.device_matrix import groups_over
 from msops.common.shard_layout import Layout
@@ -41,7 +42,7 @@ from msops.parallel.redistribution_emit import Redistributor
 from msops.parallel.op_sharding import (batch_layout, fed_layout, resolve, strategy_shapes,
                                         tensor_inputs)
 from msops.parallel.propagation import propagate
-from msops.parallel.strategy import OpSharding, data_parallel_strategy
+from msops.parallel.strategy import OpSharding, data_parallel_strategy, letter_strategy
 from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
@@ -88,6 +89,7 @@ class _Partitioner:
         self.env: dict[int, Node] = {}            # global node id -> local node
         self.global_of: dict[int, int] = {}       # local input id -> global input id
         self.gathered: dict[int, Node] = {}       # opt-sharded parameter id -> its gather
+        self.batch = BatchDims(graph.inputs) if mode == ParallelMode.DATA_PARALLEL else None
 
     # -- leaves ------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -207,6 +209,8 @@ class _Partitioner:
             out = self.local.getitem(src, index, node.source)
             out.layout = src.layout[index]
             self.env[node.id] = out
+            if self.batch is not None:
+                self.batch.getitem(node, node.inputs[0], index)
             return
         if isinstance(prim, MakeTuple):           # consumers unpack it (see _tensor_inputs)
             return
@@ -214,7 +218,8 @@ class _Partitioner:
         in_shapes = strategy_shapes(node, tensors)
         lead = len(in_shapes) - len(tensors)          # a shape input's entry comes first
         out_shapes = list(node.shape) if node.is_tuple else [node.shape]
-        spec, sh, out_maps, scattered = self._sharding(node, in_shapes, out_shapes, consts)
+        spec, sh, out_maps, scattered = self._sharding(node, tensors, in_shapes, out_shapes,
+                                                       consts)
         dm = sh.device_matrix
         in_layouts = [TensorLayout(dm, m, t.shape) for t, m in zip(tensors, sh.in_maps[lead:])]
         locals_ = [self._input_as(t, lay) for t, lay in zip(tensors, in_layouts)]
@@ -237,7 +242,7 @@ class _Partitioner:
         out.layout = tuple(layouts) if node.is_tuple else layouts[0]
         self.env[node.id] = out
 
-    def _sharding(self, node: Node, in_shapes: list, out_shapes: list,
+    def _sharding(self, node: Node, tensors: list, in_shapes: list, out_shapes: list,
                   consts: dict) -> tuple[DimSpec, OpSharding, tuple, tuple]:
         """(spec, sharding, output maps, ReduceScatter axes) of one op, from its rules and
         its strategy (or the data-parallel default); errors name the user's line."""
@@ -250,6 +255,11 @@ class _Partitioner:
                 strategy, out_s = self.chosen[node.id], None
             elif self.use_strategies and prim.in_strategy:
                 strategy, out_s = prim.in_strategy, prim.out_strategy
+            elif self.batch is not None:            # data_parallel: split the batch only
+                letter = self.batch.letter(tensors, spec, len(in_shapes) - len(tensors))
+                self.batch.record(node, spec, letter)
+                strategy = letter_strategy(spec, in_shapes, self.n, out_shapes, letter)
+                out_s = None
             else:
                 strategy, out_s = data_parallel_strategy(spec, in_shapes, self.n, out_shapes), None
             sh, out_maps, scattered = resolve(prim, spec, strategy, out_s, in_shapes,

@@ -87,17 +87,22 @@ def check_divisible(name: str, strategy: tuple, shapes: Sequence[Sequence[int]])
 def data_parallel_strategy(spec: DimSpec, shapes: Sequence[Sequence[int]],
                            device_num: int, out_shapes: Sequence[Sequence[int]] = ()) -> tuple:
     """The default strategy: the first input's dim-0 letter (or the spec's `batch_letter`)
-    split over all devices when it divides every dim it names, inputs' and `out_shapes`'
-    (a Reshape's (16, 8) -> (2, 64) shares its rows' letter with the 2), and may be split;
-    everything else whole."""
+    split over all devices (`letter_strategy`)."""
+    letter = spec.batch_letter or (spec.ins[0][0] if spec.ins and spec.ins[0] else None)
+    return letter_strategy(spec, shapes, device_num, out_shapes, letter)
+
+
+def letter_strategy(spec: DimSpec, shapes: Sequence[Sequence[int]], device_num: int,
+                    out_shapes: Sequence[Sequence[int]], letter: str | None) -> tuple:
+    """`letter` split over all devices when it divides every dim it names, inputs' and
+    `out_shapes`' (a Reshape's (16, 8) -> (2, 64) shares its rows' letter with the 2), and
+    may be split; everything else whole (all of it when `letter` is None)."""
     split = {}
-    forbidden = {letter for letter, _ in spec.unsplittable}
-    if (spec.batch_letter or (spec.ins and spec.ins[0])) and device_num > 1:
-        letter = spec.batch_letter or spec.ins[0][0]
+    forbidden = {name for name, _ in spec.unsplittable}
+    if letter is not None and letter not in forbidden and device_num > 1:
         sizes = [shp[d] for ins, shp in zip(spec.ins + spec.outs, list(shapes) + list(out_shapes))
                  for d, l in enumerate(ins) if l == letter]
-        if letter is not None and letter not in forbidden and \
-                all(n >= 0 and n % device_num == 0 for n in sizes):
+        if all(n >= 0 and n % device_num == 0 for n in sizes):
             split[letter] = device_num
     return tuple(tuple(split.get(l, 1) for l in ins) for ins in spec.ins)
 
