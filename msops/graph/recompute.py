@@ -22,9 +22,8 @@ __all__ = ["recompute_spans"]
 def _recomputable(node: Node) -> bool:
     prim = node.prim
     attrs = prim.attrs
-    return not (prim.is_communication or prim.assigns_input is not None or
-                attrs.get("side_effect_mem") or attrs.get("side_effect_io") or
-                any(k.lower().startswith("seed") for k in attrs))
+    return not (prim.is_communication or prim.assigns_input is not None or prim.draws_random
+                or attrs.get("side_effect_mem") or attrs.get("side_effect_io"))
 
 
 def recompute_spans(graph: Graph, n_forward: int) -> int:

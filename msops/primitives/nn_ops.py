@@ -403,6 +403,8 @@ class Dropout(PrimitiveWithInfer):
     (array([1., 1., 1.], dtype=float32), array([1., 1., 1.], dtype=float32))
     """
 
+    draws_random = True
+
     @prim_attr_register
     def __init__(self, keep_prob: float = 0.5, Seed0: int = 0, Seed1: int = 0) -> None:
         validator.check_value_type("keep_prob", keep_prob, float, self.name)

@@ -195,6 +195,9 @@ class Primitive:
     #: the input position of a Parameter the op writes in place (Assign), else None: the
     #: tracer makes later reads of that Parameter read the op's output (the new value)
     assigns_input: int | None = None
+    #: True when each call draws new random values (advancing the draw counter): a pass
+    #: must not run such a node twice (a recomputation would draw other values)
+    draws_random: bool = False
     #: the eager call of a signature called twice in a row (`_fast_call`), else MISS for
     #: every call; `_next_fast`: the signature lowered last, and its `_fast_call` arguments
     _fast: Callable = staticmethod(miss)

@@ -62,6 +62,7 @@ class _RandomOp(PrimitiveWithInfer):
     `window` (None, or (global shape, starts)) is set only on the local op of a sharded
     call: its kernel draws the values of that block of the global output."""
 
+    draws_random = True
     const_inputs = (0,)
     #: input 0 is the output shape; a strategy's first entry splits it like a tensor of it
     shape_input = True
