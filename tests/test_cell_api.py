@@ -5,6 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from numeric import finite_differences
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
@@ -269,7 +270,6 @@ def test_backward_hook_matches_finite_differences_without_replacement():
 
     def f(v):
         return np.tanh(v @ w1.T + b1) @ w2.T + b2
-    from tests.numeric import finite_differences
     gx = ms.grad(net)(Tensor(x)).asnumpy()
     np.testing.assert_allclose(gx, finite_differences(f, x.astype(np.float64)), rtol=1e-4,
                                atol=1e-6)
