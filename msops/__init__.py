@@ -31,6 +31,7 @@ from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 
 from msops.nn.shard_fn import shard  # noqa: E402
+from msops.nn.recompute_fn import recompute  # noqa: E402
 
 parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below nn
 

@@ -423,16 +423,18 @@ class Cell:
             return cache.run(self, args, self._tree_key())
         return self._checked_call(args)
 
-    def _checked_call(self, args: tuple) -> Any:
+    def _checked_call(self, args: tuple, recompute: bool = False) -> Any:
         """A call inlined in a trace, or run eagerly: the declared inputs checked, the
-        construct run (under its to_float type)."""
+        construct run (under its to_float type); recomputed in the backward when the cell
+        or this call (`ms.recompute(cell, ...)`) asks for it."""
         self._check_declared(args)
         if tracer.is_tracing():
             tracer.note_cell(self)           # the compile cache watches its tree
             hit = tracer.substituted(self, args)
             if hit is not MISS:              # already in the graph (a parallel step's forward)
                 return hit
-        if self._recompute is not None and tracer.is_tracing() and not _recomputing:
+        if (recompute or self._recompute is not None) and tracer.is_tracing() and \
+                not _recomputing:
             return self._recomputed(args)
         return self._laid_out_construct(args)
 
