@@ -9,9 +9,18 @@ import sys
 import pytest
 from mpi4py import MPI
 
+import msops as ms
 from msops.communication import init
 
 init()
+
+
+@pytest.fixture(autouse=True)
+def _stand_alone_after_each_test():
+    """The files of one rank count share these processes (test_ranks.py): no test leaves
+    its auto-parallel context to the next file's tests."""
+    yield
+    ms.reset_auto_parallel_context()
 
 
 #: where test_ranks.py reads each rank's outcomes ("<nodeid> <outcome>" a line)
