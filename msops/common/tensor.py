@@ -128,6 +128,11 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def __array_function__(self, func, types, args, kwargs):
+        # numpy functions see the values, as through __array__: without this, np.sum(t)
+        # would call the MindSpore-style t.sum(axis=, out=) method and fail on `out`.
+        return func(*_as_arrays(args), **_as_arrays(kwargs))
+
     def astype(self, dtype: mstype.Type) -> "Tensor":
         return Tensor(self._data.astype(mstype.dtype_to_nptype(dtype)))
 
@@ -172,6 +177,17 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return t
 
 
+def _as_arrays(value: Any) -> Any:
+    """`value` with every Tensor inside (tuples, lists, dicts) replaced by its array."""
+    if isinstance(value, Tensor):
+        return np.asarray(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_as_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _as_arrays(v) for k, v in value.items()}
+    return value
+
+
 def _operator(name: str, reflected: bool = False):
     def method(self, other):
         fn = _OPERATORS.get(name)
@@ -193,6 +209,17 @@ for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
     setattr(Tensor, _name, _operator(_name))
     setattr(Tensor, "__r" + _name[2:], _operator(_name, reflected=True))
 Tensor.__neg__ = _unary("__neg__")
+
+
+def register_methods(methods: dict[str, Any]) -> None:
+    """Attach MindSpore's Tensor methods (`x.view(...)`, `x.mean()`) that a layer above
+    defines over its functional forms, so this layer never imports that one. An existing
+    attribute (shape, dtype, astype, asnumpy, ...) is never replaced."""
+    for name, method in methods.items():
+        if name in vars(Tensor):
+            raise ValueError(f"For 'register_methods', the Tensor attribute '{name}' already "
+                             f"exists and is not replaced.")
+        setattr(Tensor, name, method)
 
 
 #: filled by msops.parallel.param_store (a layer above): `relayout(param, layout)` makes

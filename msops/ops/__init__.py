@@ -53,3 +53,6 @@ __all__ += list(_loss_func_all) + list(_class_loss_func_all) + list(_nn_func_all
 def stop_gradient(x: Any) -> Any:
     """x itself, through which no gradient flows (`StopGradient()(x)`)."""
     return StopGradient()(x)
+
+
+from msops.ops import tensor_methods as _tensor_methods  # noqa: E402,F401  (attaches x.view(), ...)
