@@ -10,6 +10,7 @@ from msops import Tensor, nn
 from msops.common.tensor import register_methods
 from msops.graph import GraphError
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(2024)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -132,21 +133,17 @@ CASES = [
 ]
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
+def _graph_mode(thunk):
+    """thunk() run with GRAPH_MODE set (compiled), PYNATIVE_MODE restored."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        return thunk()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def _compiled(fn, *tensors):
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        return Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return _graph_mode(lambda: Call(fn)(*tensors))
 
 
 @pytest.mark.parametrize("name,fn,inputs,want", CASES, ids=[c[0] for c in CASES])
@@ -187,11 +184,7 @@ def test_methods_differentiate_like_finite_differences(fn):
     want = finite_differences(lambda a: fn(Tensor(a)).asnumpy(), x64)
     grad = ms.grad(loss)
     np.testing.assert_allclose(grad(Tensor(x64)).asnumpy(), want, rtol=1e-6, atol=1e-8)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = grad(Tensor(x64))                                # on the graph
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    compiled = _graph_mode(lambda: grad(Tensor(x64)))              # on the graph
     np.testing.assert_allclose(compiled.asnumpy(), want, rtol=1e-6, atol=1e-8)
 
 
@@ -246,11 +239,7 @@ def test_attention_written_with_methods_matches_numpy_compiled():
     want = (softmax(np.where(mask, -1e9, scores), -1) @ split(v)).transpose(0, 2, 1, 3).reshape(b, s, d)
     args = [Tensor(q), Tensor(k), Tensor(v), Tensor(mask)]
     np.testing.assert_allclose(Attention(h)(*args).asnumpy(), want, rtol=1e-5, atol=1e-5)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        got = Attention(h)(*args)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    got = _graph_mode(lambda: Attention(h)(*args))
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-5)
 
 
