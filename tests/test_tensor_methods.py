@@ -162,6 +162,7 @@ def test_cast_methods_give_mindspore_dtypes():
     assert (x.float().dtype, x.half().dtype, x.double().dtype) == (ms.float32, ms.float16, ms.float64)
     assert (x.int().dtype, x.long().dtype, x.bool().dtype) == (ms.int32, ms.int64, ms.bool_)
     assert x.clip(-1, 1, ms.float64).dtype == ms.float64
+    assert x.argmax().dtype == ms.int64                          # MindSpore 2.x's index dtype
 
 
 def test_value_methods_are_eager_only():
