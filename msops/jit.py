@@ -106,8 +106,10 @@ class _JitFunction:
     each instance with its own compiled graphs."""
 
     def __init__(self, fn: Callable) -> None:
+        # the name and docstring only: merging fn's __dict__ would let a callable object's
+        # own attributes (a gradient function's `fn`) replace this wrapper's
+        functools.update_wrapper(self, fn, updated=())
         self.fn = fn
-        functools.update_wrapper(self, fn)
         self._cache = CompileCache(self._compile)
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -130,3 +130,24 @@ def test_a_data_dependent_branch_is_a_graph_error():
 
     with pytest.raises(GraphError, match="data-dependent"):
         branchy(Tensor(X))
+
+
+def test_jit_of_a_gradient_function_returns_its_gradients():
+    """ms.jit(ms.grad(f)) is the gradient, compiled (a callable object's attributes must not
+    replace the wrapper's: it returned f's value)."""
+    def f(x, w):
+        return ops.ReduceSum()(ops.tanh(x * w))
+
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    w = np.array([1.5, 0.25, -0.5], np.float32)
+    dx = (1 - np.tanh(x * w) ** 2) * w
+    dw = (1 - np.tanh(x * w) ** 2) * x
+    got = ms.jit(ms.grad(f))(Tensor(x), Tensor(w))
+    np.testing.assert_allclose(got.asnumpy(), dx, rtol=1e-6)
+    both = ms.jit(ms.grad(f, (0, 1)))(Tensor(x), Tensor(w))
+    np.testing.assert_allclose(both[1].asnumpy(), dw, rtol=1e-6)
+    value, grad = ms.jit(ms.value_and_grad(f))(Tensor(x), Tensor(w))
+    np.testing.assert_allclose(value.asnumpy(), np.tanh(x * w).sum(), rtol=1e-6)
+    np.testing.assert_allclose(grad.asnumpy(), dx, rtol=1e-6)
+    op = ms.jit(ops.GradOperation()(f))(Tensor(x), Tensor(w))
+    np.testing.assert_allclose(op.asnumpy(), dx, rtol=1e-6)
