@@ -29,6 +29,7 @@ from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
                          TopKCategoricalAccuracy)
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
+ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too
 
 from msops.nn.shard_fn import shard  # noqa: E402
 from msops.nn.recompute_fn import recompute  # noqa: E402

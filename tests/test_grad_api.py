@@ -303,3 +303,16 @@ def test_backward_nodes_carry_the_users_line():
     assert {n.op for n in graph.nodes} >= {"Exp", "ReduceSum", "Add", "Mul"}
     assert all("test_grad_api.py" in n.source and "ops.Exp()(x)" in n.source
                for n in graph.nodes)
+
+
+def test_the_ops_spellings_of_grad_and_value_and_grad():
+    """MindSpore 2.0's tutorials write `ops.value_and_grad(...)` and `ops.grad(...)`."""
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+
+    def cube(t):
+        return ops.ReduceSum()(t * t * t)
+
+    np.testing.assert_allclose(ops.grad(cube)(Tensor(x)).asnumpy(), 3 * x ** 2, rtol=1e-6)
+    value, grad = ops.value_and_grad(cube)(Tensor(x))
+    np.testing.assert_allclose(value.asnumpy(), (x ** 3).sum(), rtol=1e-6)
+    np.testing.assert_allclose(grad.asnumpy(), 3 * x ** 2, rtol=1e-6)
