@@ -29,7 +29,7 @@ from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.fusion import fuse_communication
-from msops.graph.ir import Graph, Node
+from msops.graph.ir import Graph, Node, flatten_outputs, nest_outputs
 from msops.graph.tape import Tape
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
@@ -193,6 +193,8 @@ class _GradFunction:
         self.single_position, self.single_weight = single_position, single_weight
         self._cache = CompileCache(self._compile)
         self._out_is_tuple: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # a graph's nesting of fn's outputs (None: as they are)
+        self._out_tree: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # a graph's outputs' layouts: a sens is fed as this rank's slice of each
         self._sens_layouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -289,6 +291,8 @@ class _GradFunction:
             (lambda leaves, gs: reduce_leaf_gradients(graph, leaves, gs, grad_bucket_bytes()))
             if parallel else None)
         out_is_tuple = graph.output_is_tuple
+        # fn's outputs and the gradients, flat: `_results` arranges them (fn's nesting too)
+        self._out_tree[graph], graph.output_tree = graph.output_tree, None
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         self._sens_layouts[graph] = [o.layout for o in outputs]
         fuse_communication(graph, comm_fusion_bytes())    # after autodiff: see graph/fusion
@@ -307,11 +311,12 @@ class _GradFunction:
         with tape.recording():
             result = self.fn(*call_args)
         out_is_tuple = isinstance(result, (tuple, list))
-        outputs = [tape.node_of(r) for r in (result if out_is_tuple else (result,))]
+        items, tree = flatten_outputs(result)
+        outputs = [tape.node_of(r) for r in items]
         grads = self._backward(tape, _name(self.fn), args, outputs, out_is_tuple, by_position,
                                tape.parameter, lambda k, o, s: tape.add_const(s._data))
         values = [Tensor._wrap(n.value) for n in outputs + grads]
-        return self._results(values, len(outputs), out_is_tuple)
+        return self._results(values, len(outputs), out_is_tuple, tree)
 
     def _run_inline(self, args: Sequence[Any]) -> Any:
         """Called inside a graph being traced (`ms.jit`, a construct): fn's forward and its
@@ -324,11 +329,12 @@ class _GradFunction:
                        if isinstance(a, Tensor) and not isinstance(a, Parameter)}
         result = self.fn(*fn_args)
         out_is_tuple = isinstance(result, (tuple, list))
-        outputs = [tracer.node_of(r) for r in (result if out_is_tuple else (result,))]
+        items, tree = flatten_outputs(result)
+        outputs = [tracer.node_of(r) for r in items]
         grads = self._backward(graph, _name(self.fn), args, outputs, out_is_tuple, by_position,
                                tracer.node_of, lambda k, o, s: tracer.node_of(s))
         values = [tracer.as_traced(n) for n in outputs + grads]
-        return self._results(values, len(outputs), out_is_tuple)
+        return self._results(values, len(outputs), out_is_tuple, tree)
 
     # -- inside a parallel step (ms.jit, a Cell's construct) ----------------------------
     def _in_parallel_step(self, args: Sequence[Any]) -> Any:
@@ -438,11 +444,15 @@ class _GradFunction:
                                          layouts)]
         values = executor(arrays)
         return self._results(values, len(graph.outputs) - self._grad_count(),
-                             self._out_is_tuple[graph])
+                             self._out_is_tuple[graph], self._out_tree.get(graph))
 
-    def _results(self, values: Sequence[Tensor], n_outputs: int, out_is_tuple: bool) -> Any:
-        """fn's outputs and the gradients arranged as MindSpore returns them."""
+    def _results(self, values: Sequence[Tensor], n_outputs: int, out_is_tuple: bool,
+                 tree: Any = None) -> Any:
+        """fn's outputs (nested as `tree` says, when fn nested them) and the gradients,
+        arranged as MindSpore returns them."""
         outs, grads = tuple(values[:n_outputs]), list(values[n_outputs:])
+        if tree is not None:
+            outs = tuple(nest_outputs(list(outs), tree))
         inputs_grads = weights_grads = None
         if self.positions is not None:
             k = len(self.positions)

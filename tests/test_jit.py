@@ -151,3 +151,48 @@ def test_jit_of_a_gradient_function_returns_its_gradients():
     np.testing.assert_allclose(grad.asnumpy(), dx, rtol=1e-6)
     op = ms.jit(ops.GradOperation()(f))(Tensor(x), Tensor(w))
     np.testing.assert_allclose(op.asnumpy(), dx, rtol=1e-6)
+
+
+class _Nested(nn.Cell):
+    def construct(self, v):
+        return v * 2, (v + 1, (v - 1,)), [v * 3]
+
+
+def _assert_nested(got, x):
+    assert isinstance(got, tuple) and isinstance(got[1], tuple) and isinstance(got[1][1], tuple)
+    assert isinstance(got[2], list)
+    np.testing.assert_allclose(got[0].asnumpy(), x * 2)
+    np.testing.assert_allclose(got[1][0].asnumpy(), x + 1)
+    np.testing.assert_allclose(got[1][1][0].asnumpy(), x - 1)
+    np.testing.assert_allclose(got[2][0].asnumpy(), x * 3)
+
+
+def test_nested_outputs_keep_their_structure_compiled():
+    """A construct or jit function may return tuples of tuples (MindSpore's `(loss, grads)`
+    of a value_and_grad with weights, has_aux outputs): the graph's outputs are flat, the
+    result keeps the nesting, on the generated fast call too."""
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = _Nested()
+    for _ in range(3):                                  # the third call is the fast path
+        _assert_nested(net(Tensor(x)), x)
+    _assert_nested(ms.jit(lambda v: _Nested()(v))(Tensor(x)), x)
+
+    def loss_and_aux(v):
+        return ops.ReduceSum()(v * v), (v * 2, v * 3)
+
+    grad, aux = ms.jit(ms.grad(loss_and_aux, has_aux=True))(Tensor(x))
+    np.testing.assert_allclose(grad.asnumpy(), 2 * x)
+    np.testing.assert_allclose(aux[0][1].asnumpy(), 3 * x)
+    for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE):
+        ms.set_context(mode=mode)
+        (value, (a2, a3)), grad = ms.value_and_grad(loss_and_aux, has_aux=True)(Tensor(x))
+        np.testing.assert_allclose(value.asnumpy(), (x * x).sum(), rtol=1e-6)
+        np.testing.assert_allclose(a3.asnumpy(), 3 * x)
+        np.testing.assert_allclose(grad.asnumpy(), 2 * x)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    dense = nn.Dense(3, 2)
+    value, grads = ms.jit(ms.value_and_grad(lambda v: ops.ReduceSum()(dense(v)), None,
+                                            dense.trainable_params()))(Tensor(x[None]))
+    np.testing.assert_allclose(grads[0].asnumpy(), np.ones((2, 1)) * x[None], rtol=1e-6)
+    np.testing.assert_allclose(grads[1].asnumpy(), np.ones(2), rtol=1e-6)

@@ -32,7 +32,7 @@ from msops.common.tensor import _TYPE_OF_NP, Tensor
 from msops.communication import watchdog
 from msops.graph.buffers import (FRESH, BufferPlan, alias_roots, check_parameter_writes,
                                  plan_buffers)
-from msops.graph.ir import Graph, Node, TupleGetItem
+from msops.graph.ir import Graph, Node, TupleGetItem, nest_outputs
 
 __all__ = ["Executor"]
 
@@ -374,6 +374,8 @@ class Executor:
             if layout is not None and t is not None:
                 t.layout = layout
             outs.append(t)
+        if self.graph.output_tree is not None:
+            return nest_outputs(outs, self.graph.output_tree)
         return tuple(outs) if self.graph.output_is_tuple else outs[0]
 
     def __len__(self) -> int:

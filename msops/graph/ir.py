@@ -139,6 +139,30 @@ def _describe(inputs: Sequence[Node]) -> str:
     return ", ".join(parts)
 
 
+def flatten_outputs(result: Any) -> tuple[list, Any]:
+    """(`result`'s leaves in order, its nesting for `nest_outputs`, or None when `result` is
+    a leaf or a flat tuple/list)."""
+    items: list = []
+
+    def walk(r: Any) -> Any:
+        if isinstance(r, (tuple, list)):
+            return type(r)(walk(v) for v in r)
+        items.append(r)
+        return len(items) - 1
+    tree = walk(result)
+    nested = isinstance(result, (tuple, list)) and any(isinstance(r, (tuple, list))
+                                                        for r in result)
+    return items, tree if nested else None
+
+
+def nest_outputs(values: Sequence[Any], tree: Any) -> Any:
+    """`values` (one per flat output) arranged as `tree`: an int is that output, a tuple or
+    list their arrangement."""
+    if isinstance(tree, int):
+        return values[tree]
+    return type(tree)(nest_outputs(values, t) for t in tree)
+
+
 class Graph:
     """A traced network: `inputs`, `parameters`, op `nodes` in execution order, `outputs`."""
 
@@ -150,6 +174,9 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.output_is_tuple = False
+        #: the nesting of a construct's result when its tuples hold tuples (output indices in
+        #: that structure, `nest_outputs`); None: the outputs as they are
+        self.output_tree: Any = None
         #: host callables the executor runs before each step (an optimizer writing this
         #: step's learning rate into its Parameter); passes carry them to the graphs they build
         self.pre_run: list[Callable[[], Any]] = []

@@ -18,7 +18,7 @@ from msops.common.codegen import MISS
 from msops.common.source import user_source
 from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor
-from msops.graph.ir import Graph, GraphError, Node
+from msops.graph.ir import Graph, GraphError, Node, flatten_outputs
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
@@ -200,7 +200,7 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     """Trace `fn(*args)`: Tensors (and tuples of them) in `args` become graph inputs.
 
     Other arguments are passed through as static values. The graph's outputs are the
-    Tensor (or flat tuple of Tensors) that `fn` returns.
+    Tensors `fn` returns (a tuple's, nested tuples' flattened: `graph.output_tree`).
     """
     if _active is not None:
         raise GraphError(f"'{name}' is compiled while '{_active.graph.name}' is traced; a "
@@ -364,7 +364,7 @@ def _symbolic_arg(graph: Graph, state: _Trace, a: Any, name: str) -> Any:
 
 def _set_outputs(graph: Graph, state: _Trace, result: Any) -> None:
     graph.output_is_tuple = isinstance(result, (tuple, list))
-    items = list(result) if graph.output_is_tuple else [result]
+    items, graph.output_tree = flatten_outputs(result)   # nested: rebuilt on return
     outs = []
     for k, r in enumerate(items):
         if isinstance(r, SymbolicTensor):
@@ -376,5 +376,6 @@ def _set_outputs(graph: Graph, state: _Trace, result: Any) -> None:
         else:
             what = f"output {k}" if graph.output_is_tuple else "output"
             raise GraphError(f"For '{graph.name}', the construct {what} should be a Tensor "
-                             f"(or a flat tuple of Tensors), but got {type(r).__name__}.")
+                             f"(or a tuple of Tensors and such tuples), but got "
+                             f"{type(r).__name__}.")
     graph.outputs = outs

@@ -106,6 +106,7 @@ class _Partitioner:
                                 for span in self.g.recompute]
         self.local.outputs = [self._value(o) for o in self.g.outputs]
         self.local.output_is_tuple = self.g.output_is_tuple
+        self.local.output_tree = self.g.output_tree
         # inputs never consumed still need a local node so the executor can bind them
         for node in self.g.inputs:
             if node.id not in self.env:
