@@ -627,3 +627,15 @@ def test_set_comm_fusion_splits_the_gradient_buckets_by_fusion_id():
     assert _gradient_allreduces(True) == [(second,), (first,)]    # one per fusion id
     with pytest.raises(TypeError, match="set_comm_fusion.*non-negative int, but got -1"):
         nn.Dense(2, 2).set_comm_fusion(-1)
+
+
+def test_a_set_inputs_placeholder_is_not_data():
+    """`Tensor(shape=[None, 3], dtype=...)` declares inputs; computing on it (an empty
+    array) would return an empty answer: eager ops and compiles refuse it by name."""
+    placeholder = Tensor(shape=[None, 3], dtype=ms.float32)
+    match = r"shape placeholder \(Tensor\(shape=\[None, 3\], dtype=Float32\), for Cell.set_inputs\)"
+    with pytest.raises(TypeError, match="For 'Exp', the input 0 is a " + match):
+        ops.exp(placeholder)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    with pytest.raises(TypeError, match="For 'Dense', the input 'x' is a " + match):
+        nn.Dense(3, 2)(placeholder)

@@ -155,6 +155,17 @@ class Tensor:
         return bool(self._data)
 
 
+def refuse_placeholder(t: "Tensor", where: str, what: str) -> None:
+    """A TypeError when `t` is a shape placeholder (`Tensor(shape=[None, 3], dtype=...)`,
+    for `Cell.set_inputs`): it holds no data to compute on."""
+    declared = t.__dict__.get("_declared_shape")
+    if declared is not None:
+        shape = [None if d == -1 else d for d in declared]
+        raise TypeError(f"For '{where}', the {what} is a shape placeholder (Tensor(shape="
+                        f"{shape}, dtype={t.dtype}), for Cell.set_inputs), which holds no "
+                        f"data; pass a Tensor of values.")
+
+
 def tensor(input_data: Any = None, dtype: mstype.Type | None = None, shape: Any = None,
            init: Any = None, const_arg: bool = False, device: str | None = None) -> Tensor:
     """`mindspore.tensor(...)`: `Tensor(...)` with the same arguments."""

@@ -17,7 +17,7 @@ from msops.common import dtype as mstype
 from msops.common.codegen import MISS
 from msops.common.source import user_source
 from msops.common.state_epoch import bump
-from msops.common.tensor import Parameter, Tensor
+from msops.common.tensor import Parameter, Tensor, refuse_placeholder
 from msops.graph.ir import Graph, GraphError, Node, flatten_outputs
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
@@ -354,6 +354,8 @@ def _arg_names(fn: Callable, n: int) -> list[str]:
 
 
 def _symbolic_arg(graph: Graph, state: _Trace, a: Any, name: str) -> Any:
+    if isinstance(a, Tensor):
+        refuse_placeholder(a, graph.name, f"input '{name}'")
     if isinstance(a, (Tensor, np.ndarray)):
         dtype = a.dtype if isinstance(a, Tensor) else mstype.from_numpy(a.dtype)
         return SymbolicTensor(graph.add_input(a.shape, dtype, name), state)

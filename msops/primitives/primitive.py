@@ -30,7 +30,7 @@ from msops.common import dtype as mstype
 from msops.common.shard_layout import Layout
 from msops.common.codegen import MISS, Source, inline_lines, miss
 from msops.common.state_epoch import bump
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, refuse_placeholder
 from msops.primitives.lowering import Abstract
 
 __all__ = ["Primitive", "PrimitiveWithInfer", "prim_attr_register", "set_trace_hook",
@@ -308,6 +308,7 @@ class Primitive:
                 values.append([t._data for t in a])      # a tuple input (Broadcast, AddN)
                 continue
             if isinstance(a, Tensor):
+                refuse_placeholder(a, self.name, f"input {i}")
                 arr = a._data
             elif isinstance(a, np.ndarray):     # (np.ascontiguousarray would make 0-d 1-d)
                 arr = self._eager_array(i, a)
