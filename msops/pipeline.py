@@ -42,9 +42,9 @@ def compile_graph(cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
     `to_float` type: its construct run in that type, `_run_construct`)."""
     fn = cell.construct
     if getattr(cell, "_mixed_type", None) is not None:
-        def fn(*a: Any) -> Any:
+        def mixed(*a: Any) -> Any:
             return cell._run_construct(*a)
-        functools.update_wrapper(fn, cell.construct)     # the inputs keep their names
+        fn = functools.update_wrapper(mixed, cell.construct)   # the inputs keep their names
     return compile_function(fn, args, type(cell).__name__, cell)
 
 

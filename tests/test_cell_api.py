@@ -490,19 +490,27 @@ def _value_and_grads(net, x):
     return out.asnumpy(), [gx.asnumpy()] + [g.asnumpy() for g in grads], graph, executor
 
 
+def _compare_recompute(plain, marked, x):
+    """value_and_grad of both nets compiled: the same outputs and gradients, and the
+    recomputed forward in the marked one's backward (more MatMuls); (graph, executor) each."""
+    out0, grads0, graph0, exe0 = _value_and_grads(plain, x)
+    out1, grads1, graph1, exe1 = _value_and_grads(marked, x)
+    np.testing.assert_array_equal(out1, out0)
+    for a, b in zip(grads1, grads0):
+        np.testing.assert_array_equal(a, b)
+
+    def matmuls(g):
+        return sum(n.op == "MatMul" for n in g.nodes)
+    assert matmuls(graph1) > matmuls(graph0)
+    return graph0, exe0, graph1, exe1
+
+
 @pytest.mark.parametrize("dropout", [False, True])
 def test_recompute_keeps_outputs_and_gradients_and_lowers_the_planned_bytes(dropout):
     ms.set_context(mode=ms.GRAPH_MODE)
     x = Tensor(RNG.randn(64, 16).astype(np.float32))
-    out0, grads0, graph0, exe0 = _value_and_grads(_blocks(False, dropout), x)
-    out1, grads1, graph1, exe1 = _value_and_grads(_blocks(True, dropout), x)
-    np.testing.assert_array_equal(out1, out0)
-    for a, b in zip(grads1, grads0):
-        np.testing.assert_array_equal(a, b)
-    # the recomputed forward is in the backward: more MatMuls, fewer bytes kept
-    def matmuls(g):
-        return sum(n.op == "MatMul" for n in g.nodes)
-    assert matmuls(graph1) > matmuls(graph0)
+    graph0, exe0, graph1, exe1 = _compare_recompute(_blocks(False, dropout),
+                                                    _blocks(True, dropout), x)
     if dropout:             # a random draw is never made twice: its output is kept instead
         assert [sum(n.op == "Dropout" for n in g.nodes) for g in (graph0, graph1)] == [4, 4]
     else:
@@ -557,17 +565,12 @@ def test_functional_recompute_marks_the_call():
     re-emitted in the backward (same numbers, fewer bytes kept); eagerly, the same numbers."""
     x = Tensor(RNG.randn(64, 16).astype(np.float32))
     ms.set_context(mode=ms.GRAPH_MODE)
-    out0, grads0, graph0, exe0 = _value_and_grads(BlockChain(False), x)
-    out1, grads1, graph1, exe1 = _value_and_grads(BlockChain(True), x)
-    np.testing.assert_array_equal(out1, out0)
-    for a, b in zip(grads1, grads0):
-        np.testing.assert_array_equal(a, b)
-    assert sum(n.op == "MatMul" for n in graph1.nodes) > sum(n.op == "MatMul"
-                                                             for n in graph0.nodes)
+    _, exe0, _, exe1 = _compare_recompute(BlockChain(False), BlockChain(True), x)
     assert sum(exe1.plan.nbytes) < 0.75 * sum(exe0.plan.nbytes)
+    compiled = _value_and_grads(BlockChain(False), x)[0]
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager, _, _, _ = _pynative_value_and_grads(BlockChain(True), x)
-    np.testing.assert_allclose(eager, out0, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(eager, compiled, rtol=1e-6, atol=1e-5)
     with pytest.raises(TypeError, match="For 'recompute', the 'block' should be a Cell, but "
                                         "got function"):
         ms.recompute(lambda v: v, x)

@@ -14,7 +14,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.state_epoch import bump
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor", "from_numpy"]
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor", "from_numpy", "check_tensor"]
 
 _TYPE_OF_NP = mstype._BY_NP      # hot path of Tensor._wrap: numpy dtype -> Type
 
@@ -153,6 +153,15 @@ class Tensor:
 
     def __bool__(self) -> bool:
         return bool(self._data)
+
+
+def check_tensor(where: str, arg: str, value: Any) -> "Tensor":
+    """`value` if it is a Tensor (a traced one included), else a TypeError naming `where`
+    and `arg`."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"For '{where}', the '{arg}' should be a Tensor, but got "
+                        f"{type(value).__name__}.")
+    return value
 
 
 def refuse_placeholder(t: "Tensor", where: str, what: str) -> None:

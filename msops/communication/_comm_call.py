@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.communication.group import Group
 from msops.communication.management import get_group
 from msops.ops._dispatch import _prim
@@ -58,13 +58,6 @@ class CommHandle:
 def handle(async_op: bool) -> CommHandle | None:
     """What a call returns beside its result: a (completed) CommHandle when asked for."""
     return CommHandle() if async_op else None
-
-
-def check_tensor(api: str, arg: str, value: Any) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"For '{api}', the '{arg}' should be a Tensor, but got "
-                        f"{type(value).__name__}.")
-    return value
 
 
 def check_tensors(api: str, arg: str, values: Any, count: int | None = None) -> list:

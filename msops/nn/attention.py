@@ -17,12 +17,12 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.initializer import HeUniform, Uniform, XavierNormal, XavierUniform
-from msops.common.tensor import Parameter, Tensor
+from msops.common.tensor import Parameter, Tensor, check_tensor
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.nn.layers import Dense
 
-__all__ = ["MultiheadAttention", "check_dropout", "check_float_dtype", "check_tensor"]
+__all__ = ["MultiheadAttention", "check_dropout", "check_float_dtype"]
 
 FLOAT_DTYPES = (mstype.float16, mstype.float32, mstype.float64)
 
@@ -39,13 +39,6 @@ def check_float_dtype(dtype: Any, name: str) -> mstype.Type:
     """The Parameters' dtype: float16, float32 or float64."""
     validator.check_value_type("dtype", dtype, mstype.Type, name)
     return validator.check_type_name("dtype", dtype, FLOAT_DTYPES, name)
-
-
-def check_tensor(arg: str, value: Any, name: str) -> None:
-    """A TypeError naming `name` unless `value` is a Tensor (a traced one included)."""
-    if not isinstance(value, Tensor):
-        raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
-                        f"{type(value).__name__}.")
 
 
 class MultiheadAttention(Cell):
@@ -162,7 +155,7 @@ class MultiheadAttention(Cell):
         """(batch, target length, source length), after checking ranks, dtypes and dims."""
         name = self.cls_name
         for arg, t in (("query", query), ("key", key), ("value", value)):
-            check_tensor(arg, t, name)
+            check_tensor(name, arg, t)
         if query.ndim not in (2, 3):
             raise ValueError(f"For '{name}', the 'query' should be 3-D (batched) or 2-D "
                              f"(unbatched), but got shape {list(query.shape)}.")
@@ -245,7 +238,7 @@ class MultiheadAttention(Cell):
         """The additive mask broadcasting against the scores (N, H, L, S + extra), or None."""
         name, total = self.cls_name, None
         if attn_mask is not None:
-            check_tensor("attn_mask", attn_mask, name)
+            check_tensor(name, "attn_mask", attn_mask)
             shape = tuple(attn_mask.shape)
             if shape == (tgt, src):
                 total = self._additive(attn_mask, "attn_mask")
@@ -257,7 +250,7 @@ class MultiheadAttention(Cell):
                                  f"{(tgt, src)} or (N * num_heads, L, S) = "
                                  f"{(n * self.num_heads, tgt, src)}, but got {shape}.")
         if key_padding_mask is not None:
-            check_tensor("key_padding_mask", key_padding_mask, name)
+            check_tensor(name, "key_padding_mask", key_padding_mask)
             want = (n, src) if batched else (src,)
             if tuple(key_padding_mask.shape) != want:
                 raise ValueError(f"For '{name}', the shape of 'key_padding_mask' should be "

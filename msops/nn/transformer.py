@@ -13,9 +13,9 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.initializer import HeUniform, Uniform
+from msops.common.tensor import check_tensor
 from msops.nn.activation import GELU
-from msops.nn.attention import (MultiheadAttention, check_dropout, check_float_dtype,
-                                 check_tensor)
+from msops.nn.attention import MultiheadAttention, check_dropout, check_float_dtype
 from msops.nn.cell import Cell
 from msops.nn.containers import CellList
 from msops.nn.initializer import initializer
@@ -85,7 +85,7 @@ class _TransformerLayer(Cell):
                                   batch_first=self.batch_first, dtype=self.dtype)
 
     def _check_input(self, arg: str, x) -> None:
-        check_tensor(arg, x, self.cls_name)
+        check_tensor(self.cls_name, arg, x)
         if x.ndim not in (2, 3) or x.shape[-1] != self.d_model:
             raise ValueError(f"For '{self.cls_name}', the '{arg}' should be (S, N, E), (N, S, "
                              f"E) or (S, E) with E = d_model = {self.d_model}, but got shape "

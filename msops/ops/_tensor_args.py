@@ -9,16 +9,14 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 
 __all__ = ["check_float", "check_like", "check_broadcast", "const"]
 
 
 def check_float(name: str, arg: str, x: Any) -> Any:
     """x is a Tensor of a float dtype."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
+    check_tensor(name, arg, x)
     if x.dtype not in mstype.float_type:
         raise TypeError(f"For '{name}', the '{arg}' should have a float dtype, but got "
                         f"{x.dtype}.")

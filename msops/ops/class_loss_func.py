@@ -22,7 +22,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_float, check_like, const
 from msops.ops.loss_func import check_reduction, reduce
@@ -60,9 +60,7 @@ def _rows(name: str, names: tuple, logits: Any, labels: Any, weight: Any) -> tup
     """(logits as (M, C) rows, labels as (M,) or (M, C), the shape of 'none', C)."""
     what, target = names
     check_float(name, what, logits)
-    if not isinstance(labels, Tensor):
-        raise TypeError(f"For '{name}', the '{target}' should be a Tensor, but got "
-                        f"{type(labels).__name__}.")
+    check_tensor(name, target, labels)
     shape = tuple(logits.shape)
     if len(shape) < 2:
         raise ValueError(f"For '{name}', the '{what}' should be (N, C) or (N, C, d1, ..., "

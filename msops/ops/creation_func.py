@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.value_func import _shape
 from msops.primitives.array_ops import Reshape
@@ -131,9 +131,7 @@ def full(size: Any, fill_value: Any, *, dtype: mstype.Type | None = None) -> Ten
 
 def full_like(input: Any, fill_value: Any, *, dtype: mstype.Type | None = None) -> Tensor:
     """`full(input.shape, fill_value)` in input's dtype unless `dtype` is given."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"For 'full_like', the 'input' should be a Tensor, but got "
-                        f"{type(input).__name__}.")
+    check_tensor("full_like", "input", input)
     return full(tuple(input.shape), fill_value, dtype=input.dtype if dtype is None else dtype)
 
 

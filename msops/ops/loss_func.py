@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from msops.common import validator
-from msops.common.tensor import Tensor
+from msops.common.tensor import check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_broadcast, check_float, check_like, const
 from msops.primitives.math_ops import (Add, Cast, Equal, Log, Mul, Neg, ReduceMean, ReduceSum,
@@ -254,9 +254,7 @@ def cosine_embedding_loss_of(name: str, names: tuple, x1: Any, x2: Any, labels: 
     """1 - cos(x1, x2) where labels == 1, max(0, cos(x1, x2) - margin) where labels == -1
     (0 elsewhere), the cosine over dim 1; labels have x1's shape without dim 1."""
     check_pair(name, names[:2], x1, x2)
-    if not isinstance(labels, Tensor):
-        raise TypeError(f"For '{name}', the '{names[2]}' should be a Tensor, but got "
-                        f"{type(labels).__name__}.")
+    check_tensor(name, names[2], labels)
     shape = tuple(x1.shape)
     want = shape[:1] + shape[2:]
     if len(shape) < 2 or tuple(labels.shape) != want:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.creation_func import broadcast_to
 from msops.primitives.elementwise_ops import Select
@@ -18,18 +18,11 @@ from msops.primitives.math_ops import Cast
 __all__ = ["masked_fill", "tril", "triu"]
 
 
-def _tensor(name: str, arg: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the '{arg}' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
-    return x
-
-
 def masked_fill(input_x: Any, mask: Any, value: Any) -> Any:
     """input_x with `value` (a number or a 0-d Tensor, cast to input_x's dtype) where the bool
     `mask` is True; input_x and mask broadcast together."""
-    _tensor("masked_fill", "input_x", input_x)
-    _tensor("masked_fill", "mask", mask)
+    check_tensor("masked_fill", "input_x", input_x)
+    check_tensor("masked_fill", "mask", mask)
     if mask.dtype != mstype.bool_:
         raise TypeError(f"For 'masked_fill', the 'mask' should be a bool Tensor, but got "
                         f"{mask.dtype}.")
@@ -55,7 +48,7 @@ def masked_fill(input_x: Any, mask: Any, value: Any) -> Any:
 
 
 def _triangle(name: str, input: Any, diagonal: int, lower: bool) -> Any:
-    _tensor(name, "input", input)
+    check_tensor(name, "input", input)
     if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
         raise TypeError(f"For '{name}', the 'diagonal' should be an int, but got "
                         f"{type(diagonal).__name__}.")

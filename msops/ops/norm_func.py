@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import check_tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import NotEqual, Pow, Sqrt
@@ -23,9 +23,7 @@ _INF = math.inf
 
 def _input(name: str, A: Any, dtype: mstype.Type | None) -> Any:
     """A as a float Tensor (cast to `dtype` first when given)."""
-    if not isinstance(A, Tensor):
-        raise TypeError(f"For '{name}', the 'A' should be a Tensor, but got "
-                        f"{type(A).__name__}.")
+    check_tensor(name, "A", A)
     if dtype is not None:
         if dtype not in mstype.float_type:
             raise TypeError(f"For '{name}', the 'dtype' should be a float dtype, but got "

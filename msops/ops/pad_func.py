@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.slice_func import slice_along
 from msops.primitives.array_ops import Concat
@@ -71,9 +71,7 @@ def pad(input_x: Any, padding: Any, mode: str = "constant", value: Any = None) -
     """input_x padded by `padding` = (left, right) for the last dim, then (top, bottom) for
     the one before, ...; negative amounts crop. mode 'constant' fills `value` (0 when None),
     'reflect' mirrors without the edge, 'replicate' repeats the edge, 'circular' wraps."""
-    if not isinstance(input_x, Tensor):
-        raise TypeError(f"For 'pad', the 'input_x' should be a Tensor, but got "
-                        f"{type(input_x).__name__}.")
+    check_tensor("pad", "input_x", input_x)
     if mode not in _MODES:
         raise ValueError(f"For 'pad', the 'mode' should be one of {list(_MODES)}, but got "
                          f"{mode!r}.")

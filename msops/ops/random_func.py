@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import Add, Mul, Sub
 from msops.primitives.random_ops import (RandpermDraw, StandardNormal, StandardNormalOf,
@@ -49,13 +49,6 @@ def _dtype(name: str, dtype: Any, valid: tuple, default: mstype.Type) -> mstype.
         raise ValueError(f"For '{name}', the 'dtype' should be one of {list(valid)}, but got "
                          f"{dtype!r}.")
     return dtype
-
-
-def _tensor(name: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the 'input' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
-    return x
 
 
 def uniform(shape: tuple, minval: Tensor, maxval: Tensor, seed: int | None = None,
@@ -114,7 +107,7 @@ def _randint(name: str, low: Any, high: Any, size: Any, seed: Any, dtype: Any,
 def rand_like(input: Tensor, seed: int | None = None, *,  # noqa: A002
               dtype: mstype.Type | None = None) -> Tensor:
     """rand of input's shape, in input's dtype unless `dtype` (float types)."""
-    x = _tensor("rand_like", input)
+    x = check_tensor("rand_like", "input", input)
     return rand(tuple(x.shape), dtype=_dtype("rand_like", dtype or x.dtype, mstype.float_type,
                                              mstype.float32), seed=seed)
 
@@ -122,7 +115,7 @@ def rand_like(input: Tensor, seed: int | None = None, *,  # noqa: A002
 def randn_like(input: Tensor, seed: int | None = None, *,  # noqa: A002
                dtype: mstype.Type | None = None) -> Tensor:
     """randn of input's shape, in input's dtype unless `dtype` (float types)."""
-    x = _tensor("randn_like", input)
+    x = check_tensor("randn_like", "input", input)
     return randn(tuple(x.shape), dtype=_dtype("randn_like", dtype or x.dtype,
                                               mstype.float_type, mstype.float32), seed=seed)
 
@@ -130,7 +123,7 @@ def randn_like(input: Tensor, seed: int | None = None, *,  # noqa: A002
 def randint_like(input: Tensor, low: int, high: int, seed: int | None = None, *,  # noqa: A002
                  dtype: mstype.Type | None = None) -> Tensor:
     """randint of input's shape, in input's dtype unless `dtype` (int types)."""
-    x = _tensor("randint_like", input)
+    x = check_tensor("randint_like", "input", input)
     return _randint("randint_like", low, high, tuple(x.shape), seed, dtype or x.dtype, x.dtype)
 
 

@@ -8,20 +8,13 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.array_ops import Concat, Reshape, StridedSlice
 from msops.primitives.gather_ops import Gather
 from msops.primitives.shape_ops import Tile
 
 __all__ = ["chunk", "narrow", "index_select", "repeat_interleave", "flip", "roll"]
-
-
-def _tensor(name: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the 'input' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
-    return x
 
 
 def _int(name: str, arg: str, v: Any) -> int:
@@ -60,7 +53,7 @@ def slice_along(x: Any, axis: int, begin: int, end: int, stride: int = 1) -> Any
 def chunk(input: Any, chunks: int, axis: int = 0) -> tuple:
     """`input` cut along `axis` into pieces of ceil(size / chunks) (the last one smaller, so
     there may be fewer than `chunks` pieces)."""
-    _tensor("chunk", input)
+    check_tensor("chunk", "input", input)
     chunks = _int("chunk", "chunks", chunks)
     if chunks <= 0:
         raise ValueError(f"For 'chunk', the 'chunks' should be a positive int, but got "
@@ -75,7 +68,7 @@ def chunk(input: Any, chunks: int, axis: int = 0) -> tuple:
 
 def narrow(input: Any, axis: int, start: int, length: int) -> Any:
     """input[..., start:start + length, ...] on dim `axis` (start may be negative)."""
-    _tensor("narrow", input)
+    check_tensor("narrow", "input", input)
     axis = _axis("narrow", "axis", axis, len(input.shape))
     n = input.shape[axis]
     start, length = _int("narrow", "start", start), _int("narrow", "length", length)
@@ -91,10 +84,8 @@ def narrow(input: Any, axis: int, start: int, length: int) -> Any:
 
 def index_select(input: Any, axis: int, index: Any) -> Any:
     """The slices of `input` along `axis` at the int32/int64 1-D `index`, in its order."""
-    _tensor("index_select", input)
-    if not isinstance(index, Tensor):
-        raise TypeError(f"For 'index_select', the 'index' should be a Tensor, but got "
-                        f"{type(index).__name__}.")
+    check_tensor("index_select", "input", input)
+    check_tensor("index_select", "index", index)
     if index.dtype not in (mstype.int32, mstype.int64):
         raise TypeError(f"For 'index_select', the 'index' should be an int32 or int64 Tensor, "
                         f"but got {index.dtype}.")
@@ -142,7 +133,7 @@ def repeat_interleave(input: Any, repeats: Any, axis: int | None = None) -> Any:
     """Each element repeated `repeats` times along `axis` (the flattened input when None):
     [a, b] -> [a, a, b, b]. Per-element counts (a list or a known Tensor) gather by a
     constant index."""
-    _tensor("repeat_interleave", input)
+    check_tensor("repeat_interleave", "input", input)
     if axis is None:
         input, axis = _prim(Reshape)(input, (-1,)), 0
     axis = _axis("repeat_interleave", "axis", axis, len(input.shape))
@@ -178,7 +169,7 @@ def _dims(name: str, arg: str, dims: Any, ndim: int) -> list:
 
 def flip(input: Any, dims: Any) -> Any:
     """input with the order of its elements reversed along each of `dims`."""
-    _tensor("flip", input)
+    check_tensor("flip", "input", input)
     for d in _dims("flip", "dims", dims, len(input.shape)):
         input = slice_along(input, d, None, None, -1)
     return input
@@ -187,7 +178,7 @@ def flip(input: Any, dims: Any) -> Any:
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     """input's elements shifted by `shifts` along `dims`, those pushed off one end coming
     back at the other (the flattened input when dims is None, the shape kept)."""
-    _tensor("roll", input)
+    check_tensor("roll", "input", input)
     shape = tuple(input.shape)
     if dims is None:
         flat = roll(_prim(Reshape)(input, (-1,)), shifts, 0)

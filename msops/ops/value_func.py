@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 
 __all__ = ["fill", "ones", "zeros", "shape", "dtype", "rank", "size", "numel", "depend",
            "Fill", "Ones", "Zeros", "Shape", "DType", "Rank", "Size", "Depend"]
@@ -65,31 +65,24 @@ def zeros(size: Any, dtype: mstype.Type | None = None) -> Tensor:
     return Tensor(np.zeros(_shape("zeros", size), _dtype("zeros", dtype or mstype.float32)))
 
 
-def _tensor(name: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"For '{name}', the 'input' should be a Tensor, but got "
-                        f"{type(x).__name__}.")
-    return x
-
-
 def shape(input: Any) -> tuple:  # noqa: A002
     """The shape of a Tensor, as a tuple of ints."""
-    return tuple(_tensor("shape", input).shape)
+    return tuple(check_tensor("shape", "input", input).shape)
 
 
 def dtype(input: Any) -> mstype.Type:  # noqa: A002
     """The dtype of a Tensor."""
-    return _tensor("dtype", input).dtype
+    return check_tensor("dtype", "input", input).dtype
 
 
 def rank(input_x: Any) -> int:
     """The number of dims of a Tensor."""
-    return len(_tensor("rank", input_x).shape)
+    return len(check_tensor("rank", "input", input_x).shape)
 
 
 def size(input_x: Any) -> int:
     """The number of elements of a Tensor."""
-    return int(np.prod(_tensor("size", input_x).shape, dtype=np.int64))
+    return int(np.prod(check_tensor("size", "input", input_x).shape, dtype=np.int64))
 
 
 numel = size
