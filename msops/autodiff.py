@@ -23,7 +23,6 @@ import numpy as np
 
 from msops import context
 from msops.common.tensor import Parameter, Tensor, contiguous
-from msops.communication import get_rank
 from msops.graph.autodiff import differentiable, differentiate
 from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
@@ -39,10 +38,12 @@ from msops.parallel.context import (ParallelMode, comm_fusion_bytes,
                                     get_auto_parallel_context, grad_bucket_bytes,
                                     is_parallel)
 from msops.parallel.slices import local_slice
+from msops.parallel.stage_split import split_stages
+from msops.parallel.stages import layout_rank
 from msops.pipeline import (CompileCache, DeferredGradient, partition, tensor_arrays,
                             trace_inputs)
 
-__all__ = ["grad", "value_and_grad", "GradOperation"]
+__all__ = ["grad", "value_and_grad", "GradOperation", "finish_graph"]
 
 
 def _check_positions(api: str, grad_position: Any) -> tuple[int, ...] | None:
@@ -127,7 +128,7 @@ def _local_sens(sens: Tensor, out: Node) -> np.ndarray:
     lay = out.layout
     if lay is not None and tuple(data.shape) == tuple(lay.tensor_shape) and \
             tuple(data.shape) != tuple(out.shape):
-        return contiguous(local_slice(data, lay, get_rank()))
+        return contiguous(local_slice(data, lay, layout_rank()))
     return data
 
 
@@ -257,12 +258,14 @@ class _GradFunction:
         self._out_is_tuple[graph] = out_is_tuple
         return graph, Executor(graph)
 
-    def build_graph(self, args: Sequence[Any],
-                    const_sens: bool = False) -> tuple[Graph, int, bool]:
+    def build_graph(self, args: Sequence[Any], const_sens: bool = False,
+                    finish: bool = True) -> tuple[Graph, int, bool]:
         """(graph, n, out_is_tuple): fn traced on `args` (partitioned in a parallel context)
         with its backward; the graph's outputs are fn's n outputs, then the gradients.
         `const_sens`: the sens (the last of `args`) is a constant of the graph, not an
-        input (a parallel step's, made in its construct)."""
+        input (a parallel step's, made in its construct). `finish`: this rank's pipeline
+        stage taken and communication fused (else left to the caller, which traces more
+        of the step after it)."""
         fn = self.fn
         fn_args = args[:-1] if self.sens_param else args
         parallel = is_parallel()
@@ -295,7 +298,8 @@ class _GradFunction:
         self._out_tree[graph], graph.output_tree = graph.output_tree, None
         graph.outputs, graph.output_is_tuple = outputs + grads, True
         self._sens_layouts[graph] = [o.layout for o in outputs]
-        fuse_communication(graph, comm_fusion_bytes())    # after autodiff: see graph/fusion
+        if finish:
+            finish_graph(graph)
         return graph, len(outputs), out_is_tuple
 
     def _run_eagerly(self, args: Sequence[Any]) -> Any:
@@ -398,7 +402,7 @@ class _GradFunction:
         the rest of `step` traced after it (the optimizer's update on each rank's slices)."""
         flat = _flat_tensors(step_args, [])
         graph, n_outputs, out_is_tuple = self.build_graph(
-            [_substitute(a, flat) for a in grad_args], const_sens=self.sens_param)
+            [_substitute(a, flat) for a in grad_args], const_sens=self.sens_param, finish=False)
         graph.name = name
         node_args = [_substitute(a, graph.inputs) for a in _marked(step_args)]
         outputs = list(graph.outputs)
@@ -423,7 +427,7 @@ class _GradFunction:
             raise NotImplementedError(f"For '{self.api}', {name} called its gradient function "
                                       f"once while traced, but not when traced again: a "
                                       f"parallel step should call it unconditionally.")
-        return eliminate_dead_nodes(graph)
+        return finish_graph(eliminate_dead_nodes(graph))
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
@@ -438,7 +442,7 @@ class _GradFunction:
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])
         if self.sens_param:
             sens = args[-1]
-            layouts, rank = self._sens_layouts[graph], get_rank() if is_parallel() else 0
+            layouts, rank = self._sens_layouts[graph], layout_rank() if is_parallel() else 0
             arrays += [s._data if lay is None else local_slice(s._data, lay, rank)
                        for s, lay in zip(sens if isinstance(sens, (tuple, list)) else [sens],
                                          layouts)]
@@ -474,6 +478,14 @@ class _GradFunction:
 
     def _grad_count(self) -> int:
         return len(self.positions or ()) + len(self.weights or ())
+
+
+def finish_graph(graph: Graph) -> Graph:
+    """This rank's pipeline stage of a differentiated graph, its communication fused (after
+    autodiff, see graph/fusion; after the stage split, so a bucket holds one stage's)."""
+    graph = split_stages(graph)
+    fuse_communication(graph, comm_fusion_bytes())
+    return graph
 
 
 def grad(fn: Callable, grad_position: int | tuple | None = 0, weights: Any = None,

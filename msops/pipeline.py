@@ -1,5 +1,5 @@
 """The compile pipeline: trace -> dead-node elimination -> SPMD check -> partition pass ->
-executor, cached per call signature.
+this rank's pipeline stage -> communication fusion -> executor, cached per call signature.
 
 It sits above both graph/ (IR, tracer, executor) and parallel/ (the partition pass),
 which therefore never import each other upward. A Cell keeps one `CompileCache`; its
@@ -30,6 +30,7 @@ from msops.graph.tracer import trace
 from msops.parallel.context import (comm_fusion_bytes, global_input_shape, is_parallel,
                                     parallel_snapshot)
 from msops.parallel.partition import apply_parallel
+from msops.parallel.stage_split import split_stages
 from msops.parallel.spmd_check import check_same_program
 from msops.parallel.strategy_ckpt import after_compile, apply_strategy_file
 
@@ -57,7 +58,7 @@ def compile_function(fn: Callable, args: Sequence[Any], name: str,
     except DeferredGradient as deferred:   # a parallel training step: compiled around it
         graph = deferred.compile_step(fn, args, name)
     else:
-        graph = partition(eliminate_dead_nodes(graph), name, cell)
+        graph = split_stages(partition(eliminate_dead_nodes(graph), name, cell))
         fuse_communication(graph, comm_fusion_bytes())
     save_graph(graph)                   # set_context(save_graphs=True): to save_graphs_path
     return graph, Executor(graph)

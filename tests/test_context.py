@@ -108,8 +108,12 @@ def test_an_accelerator_target_is_recorded_with_a_warning(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"pipeline_stages": 2}, r"'pipeline_stages' should be 1 \(pipeline parallelism is not "
-                             r"implemented in msops\), but got 2"),
+    ({"pipeline_stages": 0}, r"'pipeline_stages' should be .*positive"),
+    ({"pipeline_config": {"pipeline_interleave": True}}, r"'pipeline_config' "
+                                                         r"'pipeline_interleave' should be False"),
+    ({"pipeline_config": {"pipeline_scheduler": "zb"}}, r"'pipeline_scheduler'"),
+    ({"pipeline_config": {"stages": 2}}, r"'pipeline_config' keys should be in"),
+    ({"auto_pipeline": True}, r"'auto_pipeline' should be False \(automatic stage assignment"),
     ({"dump_local_norm": True}, r"'dump_local_norm' should be False"),
     ({"search_mode": "greedy"}, r"'search_mode'"),
     ({"dataset_strategy": "model_parallel"}, r"'dataset_strategy' should be 'data_parallel', "

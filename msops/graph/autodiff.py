@@ -12,7 +12,8 @@ into one graph and run through the executor like any other. The pass names no op
 * communication nodes run their rule even when no gradient reaches them (zeros): the
   partner ranks of a Send, Receive or collective take part in the backward too;
 * the activations of recomputed cells are emitted again before their backward use
-  (graph/recompute.py).
+  (graph/recompute.py);
+* a node's backward nodes run on its pipeline stage (`graph.stage_of`).
 """
 from __future__ import annotations
 
@@ -146,10 +147,12 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
     for out, seed in seeds:
         if out.id in requires:
             grads.add(out, seed)
+    stage_of = getattr(graph, "stage_of", None)      # a Graph's (a Tape has none)
     for node in reversed(forward):
         if node.id not in requires or not (grads.has(node) or node.is_communication):
             continue
         rule = _rule(node)
+        start = len(graph.nodes)
         dout = grads.total(node)
         try:
             in_grads = rule(node.prim, node.inputs, node, dout, _At(graph, node.source))
@@ -170,6 +173,9 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         for i, g in zip(node.inputs, in_grads):
             if i.id in requires:
                 grads.add(i, g)
+        if stage_of and node.id in stage_of:          # a node's backward runs on its stage
+            for b in graph.nodes[start:]:
+                stage_of[b.id] = stage_of[node.id]
     out = [grads.total(n) if grads.has(n) else _zeros(graph, n.shape, n.dtype) for n in wrt]
     if getattr(graph, "recompute", None):       # a Graph with recomputed cells (not a Tape)
         recompute_spans(graph, len(forward))

@@ -182,6 +182,9 @@ class Graph:
         self.pre_run: list[Callable[[], Any]] = []
         #: the op-node ids of each recomputed cell call (Cell.recompute; graph/recompute.py)
         self.recompute: list[frozenset[int]] = []
+        #: op-node id -> the pipeline stage it runs on, for the nodes whose stage is set (a
+        #: Cell's `pipeline_stage`, carried through passes; parallel/stage_split.py)
+        self.stage_of: dict[int, int] = {}
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

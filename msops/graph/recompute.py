@@ -48,6 +48,8 @@ def recompute_spans(graph: Graph, n_forward: int) -> int:
                 c = graph._new("op", prim=n.prim, inputs=[clones.get(i.id, i) for i in n.inputs],
                                shape=n.shape, dtype=n.dtype, source=n.source)
                 c.layout = n.layout
+                if n.id in graph.stage_of:
+                    graph.stage_of[c.id] = graph.stage_of[n.id]
                 clones[n.id] = c
         first = next(k for k in range(n_forward, len(graph.nodes))
                      if any(i.id in used for i in graph.nodes[k].inputs))

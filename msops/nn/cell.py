@@ -58,12 +58,31 @@ class Cell:
         d["_mixed_type"] = None          # to_float's dtype (None: the enclosing cell's)
         d["_recompute"] = None           # recompute()'s options (None: not recomputed)
         d["_declared_inputs"] = None     # set_inputs()'s placeholders
+        d["_pipeline_stage"] = -1        # pipeline_stage (-1: unset, the caller's)
         for kind in HOOK_KINDS:
             d[kind] = {}
 
     @property
     def cls_name(self) -> str:
         return type(self).__name__
+
+    @property
+    def pipeline_stage(self) -> int:
+        """The pipeline stage this cell's ops run on (`pipeline_stages` > 1): -1 (the
+        default) leaves them to the enclosing cell's stage, or to the stage their inputs
+        come from (parallel/stage_split.py)."""
+        return self._pipeline_stage
+
+    @pipeline_stage.setter
+    def pipeline_stage(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"For 'Cell', the property 'pipeline_stage' should be an int, but "
+                            f"got {type(value).__name__}.")
+        if value < 0:
+            raise ValueError(f"For 'Cell', the property 'pipeline_stage' should be >= 0, but "
+                             f"got {value}.")
+        self.__dict__["_pipeline_stage"] = value
+        bump()
 
     # -- attribute registration ------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -331,7 +350,7 @@ class Cell:
         epoch, key = self._tree
         if epoch != EPOCH[0]:
             key = tuple((type(c), c.training, c.in_strategy, c.out_strategy, c._mixed_type,
-                         c._recompute is not None,
+                         c._recompute is not None, c._pipeline_stage,
                          tuple((id(p), plan_of(p), getattr(p, "comm_fusion", 1))
                                for p in c._params.values()),
                          tuple((id(p), p.in_strategy, p.out_strategy)
@@ -433,10 +452,25 @@ class Cell:
             hit = tracer.substituted(self, args)
             if hit is not MISS:              # already in the graph (a parallel step's forward)
                 return hit
+        if self._pipeline_stage >= 0 and tracer.is_tracing():
+            return self._staged(args, recompute)
+        return self._construct_call(args, recompute)
+
+    def _construct_call(self, args: tuple, recompute: bool) -> Any:
         if (recompute or self._recompute is not None) and tracer.is_tracing() and \
                 not _recomputing:
             return self._recomputed(args)
         return self._laid_out_construct(args)
+
+    def _staged(self, args: tuple, recompute: bool) -> Any:
+        """A traced call of a cell with a `pipeline_stage`: the op nodes it made run on that
+        stage, except those a sub-cell with its own stage made (tagged first)."""
+        graph = tracer.active_graph()
+        start = len(graph.nodes)
+        out = self._construct_call(args, recompute)
+        for n in graph.nodes[start:]:
+            graph.stage_of.setdefault(n.id, self._pipeline_stage)
+        return out
 
     def _laid_out_construct(self, args: tuple) -> Any:
         if self._pins_layouts():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from msops import ops
-from msops.autodiff import GradOperation, value_and_grad
+from msops.autodiff import GradOperation, finish_graph, value_and_grad
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication.management import GlobalComm, get_group_size
@@ -163,7 +163,8 @@ class TrainOneStepCell(Cell):
         if self._mini is not None:
             self._mini.gathered.clear()
         with gathering(self._gather_policy()):
-            graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args)
+            graph, n_outputs, out_is_tuple = self._value_and_grad.build_graph(args,
+                                                                              finish=False)
         outputs, grads = graph.outputs[:n_outputs], graph.outputs[n_outputs:]
         self.optimizer.bind_state(graph)
         if self._mini is not None:
@@ -173,7 +174,7 @@ class TrainOneStepCell(Cell):
                    [tuple(grads)])
         complete_local_tail(graph, start, self.cls_name)
         graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
-        graph = eliminate_dead_nodes(graph)
+        graph = finish_graph(eliminate_dead_nodes(graph))
         return graph, Executor(graph)
 
 

@@ -26,7 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from msops.communication import create_group_partition
+from msops.parallel.stage_split import infer_stages
+from msops.parallel.stages import create_stage_groups, stage_num
 from msops.graph.ir import Graph, Node
 from msops.graph.schedule import schedule_early
 from msops.parallel.device_matrix import groups_over
@@ -71,8 +72,8 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
     """Each leaf's gradient summed over the leaf's replica group and laid out as the leaf
     (this rank's slice of the serial gradient).
 
-    Gradients reduced over the same group with the same dtype (and Parameters' fusion id)
-    are fused into buckets of at most `bucket_bytes` (a gradient larger than that is a
+    Gradients reduced over the same group with the same dtype (and Parameters' fusion id,
+    and pipeline stage) are fused into buckets of at most `bucket_bytes` (a gradient larger than that is a
     bucket alone), in the order the backward completes them (the last layer's first): one
     AllReduce of the flattened,
     concatenated bucket, sliced and reshaped back. Each bucket's reduction is scheduled
@@ -81,18 +82,21 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
     """
     out = list(grads)
     done_at = {n.id: k for k, n in enumerate(graph.nodes)}   # where each gradient completes
-    pending: dict[tuple, list[int]] = {}          # (group, dtype) -> leaf indices
+    pending: dict[tuple, list[int]] = {}          # (group, dtype, ...) -> leaf indices
+    stages = infer_stages(graph) if stage_num() > 1 else {}
     for k, leaf in enumerate(leaves):
         layout = leaf.layout
         if layout is not None and replica_count(layout) > 1:
-            group = create_group_partition(groups_over(layout.device_matrix,
+            group = create_stage_groups(groups_over(layout.device_matrix,
                                                        layout.replica_axes()))
             # a Parameter's comm_fusion id (Cell.set_comm_fusion; MindSpore's default 1):
             # only gradients of Parameters sharing one are fused
             fusion = getattr(leaf.value, "comm_fusion", 1) if leaf.kind == "parameter" else 1
-            pending.setdefault((group, grads[k].dtype, fusion), []).append(k)
+            # a bucket holds one pipeline stage's gradients (each stage reduces its own)
+            stage = stages.get(grads[k].id)
+            pending.setdefault((group, grads[k].dtype, fusion, stage), []).append(k)
     first = len(graph.nodes)
-    for (group, _, _), ks in pending.items():
+    for (group, _, _, _), ks in pending.items():
         ks = sorted(ks, key=lambda k: done_at.get(grads[k].id, -1))     # stable: ties in leaf order
         for bucket in _buckets(ks, [_nbytes(grads[k]) for k in ks], bucket_bytes):
             for k, g in zip(bucket, _all_reduce(graph, group, [grads[k] for k in bucket])):

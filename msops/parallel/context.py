@@ -57,10 +57,13 @@ _DEFAULTS: dict[str, Any] = {
     "all_reduce_fusion_config": None,
     "grad_accumulation_step": 1,
     "force_fp32_communication": False,
-    # features msops does not have: only their "off" value is accepted
+    # pipeline parallelism (msops.parallel.stages): the number of stages the devices form
     "pipeline_stages": 1,
+    # {"pipeline_interleave": False, "pipeline_scheduler": "gpipe" | "1f1b"}
     "pipeline_config": None,
+    # accepted: a compiled pipeline returns its outputs on every stage either way
     "pipeline_result_broadcast": False,
+    # features msops does not have: only their "off" value is accepted
     "auto_pipeline": False,
     "dump_local_norm": False,
     "dump_local_norm_path": "",
@@ -75,18 +78,43 @@ _ctx: dict[str, Any] = dict(_DEFAULTS)
 _snapshot: list = [None]        # the context as a hashable tuple, made again after a change
 _API = "set_auto_parallel_context"
 _BOOLS = ("full_batch", "gradients_mean", "enable_parallel_optimizer", "enable_alltoall",
+          "pipeline_result_broadcast",
           "gradient_fp32_sync", "loss_repeated_mean", "parameter_broadcast",
           "optimizer_weight_shard_aggregated_save", "force_fp32_communication")
 _PATHS = ("strategy_ckpt_load_file", "strategy_ckpt_save_file", "group_ckpt_save_file")
 _DICTS = ("strategy_ckpt_config", "parallel_optimizer_config")
 #: key -> the one value accepted (a feature msops does not implement) and why
-_ONLY_OFF = {"pipeline_stages": (1, "pipeline parallelism is not implemented"),
-             "pipeline_config": (None, "pipeline parallelism is not implemented"),
-             "pipeline_result_broadcast": (False, "pipeline parallelism is not implemented"),
-             "auto_pipeline": (False, "pipeline parallelism is not implemented"),
+_ONLY_OFF = {"auto_pipeline": (False, "automatic stage assignment is not implemented"),
              "dump_local_norm": (False, "local-norm dumps are not implemented"),
              "dump_local_norm_path": ("", "local-norm dumps are not implemented"),
              "dump_device_local_norm": (False, "local-norm dumps are not implemented")}
+
+
+_SCHEDULERS = ("1f1b", "gpipe")
+
+
+def _check_pipeline_config(value: Any, api: str) -> dict | None:
+    """{"pipeline_interleave": bool, "pipeline_scheduler": "1f1b" | "gpipe"} (MindSpore's
+    keys); interleaving (virtual stages) is not implemented."""
+    if value is None:
+        return None
+    validator.check_value_type("pipeline_config", value, dict, api)
+    out = {"pipeline_interleave": False, "pipeline_scheduler": "1f1b"}
+    for key, v in value.items():
+        if key not in out:
+            raise ValueError(f"For '{api}', the 'pipeline_config' keys should be in "
+                             f"{sorted(out)}, but got '{key}'.")
+        if key == "pipeline_interleave":
+            validator.check_bool(key, v, api)
+            if v:
+                raise ValueError(f"For '{api}', the 'pipeline_config' 'pipeline_interleave' "
+                                 f"should be False (virtual pipeline stages are not implemented "
+                                 f"in msops), but got True.")
+        else:
+            validator.check_value_type(key, v, str, api)
+            validator.check_string(key, v, _SCHEDULERS, api)
+        out[key] = v
+    return out
 
 
 def _check(key: str, value: Any) -> Any:
@@ -120,8 +148,10 @@ def _check(key: str, value: Any) -> Any:
             raise ValueError(f"For '{api}', the '{key}' should be -1 or a positive int, "
                              f"but got {value}.")
         return value
-    if key == "grad_accumulation_step":
+    if key in ("grad_accumulation_step", "pipeline_stages"):
         return validator.check_positive_int(value, key, api)
+    if key == "pipeline_config":
+        return _check_pipeline_config(value, api)
     if key == "all_reduce_fusion_config":
         ok = isinstance(value, (list, tuple)) and all(
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value) and \
@@ -278,13 +308,19 @@ def is_parallel() -> bool:
 
 
 def parallel_device_num() -> int:
-    """The stage's device count: the context's device_num, which must equal the world size."""
+    """The stage's device count: the world size (the context's device_num, which must equal
+    it) over `pipeline_stages`."""
     world = get_group_size()
     n = _ctx["device_num"]
     if n is not None and n != world:
         raise ValueError(f"For 'set_auto_parallel_context', the 'device_num' should equal the "
                          f"world size {world} (ranks started), but got {n}.")
-    return world
+    stages = _ctx["pipeline_stages"]
+    if world % stages:
+        raise ValueError(f"For 'set_auto_parallel_context', the 'pipeline_stages' should divide "
+                         f"the world size {world} (each stage holds as many devices), but got "
+                         f"{stages}.")
+    return world // stages
 
 
 def dataset_input_strategy(index: int) -> tuple | None:

@@ -17,7 +17,7 @@ from math import prod
 
 import numpy as np
 
-from msops.communication import create_group_partition
+from msops.parallel.stages import create_stage_groups
 from msops.graph.ir import Graph, Node
 from msops.parallel.device_matrix import groups_over
 from msops.parallel.layout import TensorLayout
@@ -106,7 +106,7 @@ def _combine(graph: Graph, node: Node, spec: DimSpec, dm: tuple, axes: tuple,
              parts: int) -> None:
     """Replace `node`'s uses by its partial result combined over the device `axes`."""
     op = ReduceOp.SUM if spec.partial_op == "mean" else spec.partial_op
-    group = create_group_partition(groups_over(dm, axes))
+    group = create_stage_groups(groups_over(dm, axes))
     made = [graph.apply(AllReduce(op, group), [node], node.source)]
     if spec.partial_op == "mean":
         scale = graph.add_const(np.asarray(1.0 / parts, dtype=node.dtype.np_dtype))

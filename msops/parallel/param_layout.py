@@ -6,7 +6,8 @@ from typing import Any, Iterable, NamedTuple
 
 from msops.parallel.layout import TensorLayout
 
-__all__ = ["ParameterLayout", "record_layout", "record_opt_shard_group", "record_layout_like",
+__all__ = ["ParameterLayout", "record_layout", "forget_layout", "record_opt_shard_group",
+           "record_layout_like",
            "layouts_of",
            "without_opt_shard"]
 
@@ -24,6 +25,12 @@ def record_layout(param: Any, layout: TensorLayout) -> None:
     """Remember `layout` as `param`'s (called by the partition pass); a layout recorded
     later without `record_opt_shard_group` clears the opt-shard group."""
     _latest[param] = layout
+    _opt_groups.pop(param, None)
+
+
+def forget_layout(param: Any) -> None:
+    """`param` is not laid out by this rank's latest graph (another pipeline stage's)."""
+    _latest.pop(param, None)
     _opt_groups.pop(param, None)
 
 

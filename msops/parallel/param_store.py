@@ -15,12 +15,12 @@ import numpy as np
 
 from msops.common import tensor as _tensor
 from msops.common.tensor import Parameter
-from msops.communication import get_rank
 from msops.parallel.context import get_auto_parallel_context
 from msops.parallel.layout import TensorLayout
 from msops.parallel.redistribution_emit import run_plan
 from msops.parallel.redistribution_plan import plan
 from msops.parallel.slices import is_split
+from msops.parallel.stages import layout_rank
 
 __all__ = ["relayout", "stored_layout", "state_like"]
 
@@ -42,7 +42,7 @@ def _moved(data: np.ndarray, src: TensorLayout, dst: TensorLayout | None) -> np.
     if dst is not None and dst.device_num == src.device_num:
         return run_plan(plan(src, dst, itemsize, alltoall), data)
     whole = run_plan(plan(src, _replicated(src), itemsize, alltoall), data)
-    return whole if dst is None else whole[dst.slice_of(get_rank())]
+    return whole if dst is None else whole[dst.slice_of(layout_rank())]
 
 
 def relayout(param: Parameter, layout: TensorLayout | None) -> None:
@@ -67,7 +67,7 @@ def relayout(param: Parameter, layout: TensorLayout | None) -> None:
         data = _moved(data, have, want)
     index = None
     if want is not None:
-        index = want.slice_of(get_rank())
+        index = want.slice_of(layout_rank())
         if have is None:
             data = data[index]
     # an array the Parameter owns alone: not a view (of its old array, of a gathered whole)

@@ -25,7 +25,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from msops.common.tensor import contiguous
-from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
 from msops.parallel.batch_dims import BatchDims
@@ -43,6 +42,8 @@ from msops.parallel.op_sharding import (batch_layout, fed_layout, resolve, strat
                                         tensor_inputs)
 from msops.parallel.propagation import propagate
 from msops.parallel.strategy import OpSharding, data_parallel_strategy, letter_strategy
+from msops.parallel.stage_split import infer_stages
+from msops.parallel.stages import create_stage_groups, layout_rank, stage_num
 from msops.parallel.strategy_ckpt import record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
@@ -59,7 +60,7 @@ def apply_parallel(graph: Graph) -> Graph:
     mode = pctx.get_auto_parallel_context("parallel_mode")
     n = parallel_device_num()
     chosen = propagate(graph, n) if mode == ParallelMode.AUTO_PARALLEL else {}
-    return _Partitioner(graph, n, get_rank(), mode, chosen).run()
+    return _Partitioner(graph, n, layout_rank(), mode, chosen).run()
 
 
 def _is_make_tuple(node: Node) -> bool:
@@ -104,6 +105,10 @@ class _Partitioner:
         # a recomputed cell's span (Cell.recompute): the local nodes made for its nodes
         self.local.recompute = [frozenset(k for g in span for k in made.get(g, ()))
                                 for span in self.g.recompute]
+        # pipeline stages: the local nodes made for a node run on its stage (stage_split)
+        if stage_num() > 1:
+            self.local.stage_of = {k: s for g, s in infer_stages(self.g).items()
+                                   for k in made.get(g, ())}
         self.local.outputs = [self._value(o) for o in self.g.outputs]
         self.local.output_is_tuple = self.g.output_is_tuple
         self.local.output_tree = self.g.output_tree
@@ -184,7 +189,7 @@ class _Partitioner:
         one AllGather along dim 0 over the shard group, whose axes are dim 0's minor ones."""
         stored = plan.stored
         local = self._bind_leaf(node, stored, None)        # it holds its shard once built
-        group = create_group_partition(groups_over(stored.device_matrix, plan.shard_axes))
+        group = create_stage_groups(groups_over(stored.device_matrix, plan.shard_axes))
         record_opt_shard_group(node.value, group)
         prim, z = shard_gather(node.value, group)
         # fusion id 1 (MindSpore's for these gathers): one bucket at step start, and their
@@ -301,7 +306,7 @@ class _Partitioner:
 
     # -- op-internal communication -----------------------------------------------------
     def _group(self, dm: tuple, axes: Sequence[int]) -> str:
-        return create_group_partition(groups_over(dm, tuple(axes)))
+        return create_stage_groups(groups_over(dm, tuple(axes)))
 
     def _combine_partial(self, node: Node, out: Node, spec: DimSpec, sh: OpSharding,
                          scattered: tuple[int, ...]) -> Node:

@@ -19,10 +19,10 @@ import numpy as np
 
 from msops.common import validator
 from msops.common.tensor import Tensor, contiguous
-from msops.communication import create_group_partition, get_rank
 from msops.graph.ir import Graph, Node
 from msops.parallel.context import get_auto_parallel_context
 from msops.parallel.layout import TensorLayout
+from msops.parallel.stages import create_stage_groups, layout_rank
 from msops.parallel.redistribution_plan import (AllGatherDim, AllToAllDims, Slice, Step,
                                                 _check_in_shape, plan)
 from msops.primitives import array_ops, comm_ops
@@ -55,7 +55,7 @@ class Redistributor:
         return node
 
     def _group(self, step: Step) -> str:
-        return create_group_partition(step.groups())
+        return create_stage_groups(step.groups())
 
     def _slice(self, step: Slice, x: Node, source: str | None) -> Node:
         size = step.out_shape[step.dim]
@@ -116,7 +116,7 @@ class _EagerBuilder:
 def run_step(step: Step, local: np.ndarray, rank: int | None = None) -> np.ndarray:
     """Execute one planned step on this rank's slice `local` (shape `step.in_shape`) over MPI,
     with the primitives the compiler would insert. Returns the new slice."""
-    rank = get_rank() if rank is None else rank
+    rank = layout_rank() if rank is None else rank
     validator.check_int_range(rank, 0, prod(step.device_matrix), validator.Rel.INC_LEFT,
                               "rank", "run_plan")
     _check_in_shape(step, np.shape(local), "run_plan")

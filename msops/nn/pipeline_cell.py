@@ -1,0 +1,56 @@
+"""Pipeline parallelism's training cell: `nn.PipelineCell` (as MindSpore's).
+
+It is the micro-batch loop of `GradAccumulationCell` (the sum of the micro-batches'
+losses) with the stages of its cells: with `pipeline_stages=S` in the auto-parallel
+context, each rank keeps the ops of its stage and the micro-batches flow through the
+stages (parallel/stage_split.py). `stage_config` sets `pipeline_stage` by cell name.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from msops.common import validator
+from msops.nn.cell import Cell
+from msops.nn.grad_accumulation import GradAccumulationCell
+from msops.parallel.stages import stage_num
+
+__all__ = ["PipelineCell"]
+
+
+class PipelineCell(GradAccumulationCell):
+    """`PipelineCell(network, micro_size, stage_config=None, segment_config=None)`: `network`
+    (returning the loss) run on `micro_size` equal dim-0 slices of its inputs, returning
+    the sum of the micro losses; `micro_size` should be at least `pipeline_stages`.
+
+    stage_config: {cell name: stage}, names as `network.cells_and_names()` gives them
+    (or prefixed with "network.", the name inside this cell).
+
+    >>> net.layer1.pipeline_stage, net.layer2.pipeline_stage = 0, 1
+    >>> step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, loss), 4), opt)
+    """
+
+    def __init__(self, network: Cell, micro_size: int, stage_config: dict | None = None,
+                 segment_config: dict | None = None) -> None:
+        super().__init__(network, micro_size)
+        if segment_config is not None:
+            raise ValueError(f"For '{self.cls_name}', the 'segment_config' should be None "
+                             f"(virtual pipeline segments are not implemented in msops), but "
+                             f"got {segment_config!r}.")
+        if stage_config is not None:
+            validator.check_value_type("stage_config", stage_config, dict, self.cls_name)
+            cells = dict(network.cells_and_names())
+            for name, stage in stage_config.items():
+                key = name[len("network."):] if name not in cells and \
+                    name.startswith("network.") else name
+                if key not in cells:
+                    raise ValueError(f"For '{self.cls_name}', the 'stage_config' should name "
+                                     f"cells of the network, but got '{name}' (cells: "
+                                     f"{sorted(k for k in cells if k)[:8]}...).")
+                cells[key].pipeline_stage = stage
+
+    def construct(self, *inputs: Any) -> Any:
+        stages = stage_num()
+        if self.micro_size < stages:
+            raise ValueError(f"For '{self.cls_name}', the 'micro_size' should be >= "
+                             f"pipeline_stages: {stages}, but got {self.micro_size}.")
+        return super().construct(*inputs)
