@@ -219,3 +219,15 @@ def test_save_graphs_writes_ir_and_dot(tmp_path):
     ms.set_context(save_graphs=False)
     net(Tensor(np.ones((5, 3), np.float32)))                          # a new compile
     assert len(os.listdir(tmp_path)) == 4
+
+
+def test_pipeline_config_is_checked_and_the_schedule_named():
+    ms.set_auto_parallel_context(pipeline_stages=2,
+                                 pipeline_config={"pipeline_scheduler": "gpipe"})
+    assert ms.get_auto_parallel_context("pipeline_stages") == 2
+    assert ms.get_auto_parallel_context("pipeline_config") == {
+        "pipeline_interleave": False, "pipeline_scheduler": "gpipe"}
+    with pytest.warns(UserWarning, match="GPipe order"):
+        ms.set_auto_parallel_context(pipeline_config={"pipeline_scheduler": "1f1b"})
+    ms.reset_auto_parallel_context()
+    assert ms.get_auto_parallel_context("pipeline_stages") == 1

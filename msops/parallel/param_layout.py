@@ -6,7 +6,8 @@ from typing import Any, Iterable, NamedTuple
 
 from msops.parallel.layout import TensorLayout
 
-__all__ = ["ParameterLayout", "record_layout", "forget_layout", "record_opt_shard_group",
+__all__ = ["ParameterLayout", "record_layout", "forget_layout", "on_other_stage",
+           "record_opt_shard_group",
            "record_layout_like",
            "layouts_of",
            "without_opt_shard"]
@@ -26,12 +27,24 @@ def record_layout(param: Any, layout: TensorLayout) -> None:
     later without `record_opt_shard_group` clears the opt-shard group."""
     _latest[param] = layout
     _opt_groups.pop(param, None)
+    _elsewhere.discard(param)
+
+
+# Parameters of another pipeline stage than this rank's, in their latest compiled graph
+_elsewhere: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def forget_layout(param: Any) -> None:
-    """`param` is not laid out by this rank's latest graph (another pipeline stage's)."""
+    """`param` belongs to another pipeline stage in this rank's latest graph: it has no
+    layout here, and this rank's copy is not trained (`on_other_stage`)."""
     _latest.pop(param, None)
     _opt_groups.pop(param, None)
+    _elsewhere.add(param)
+
+
+def on_other_stage(param: Any) -> bool:
+    """Whether `param` belongs to another pipeline stage than this rank's."""
+    return param in _elsewhere
 
 
 def record_opt_shard_group(param: Any, group: str) -> None:

@@ -18,8 +18,9 @@ from msops.nn.cell import Cell
 from msops.parallel._cell_wrapper import destroy_allgather_cell, get_allgather_cell
 from msops.parallel.context import is_parallel
 from msops.parallel.layout import TensorLayout
-from msops.parallel.param_layout import without_opt_shard
+from msops.parallel.param_layout import on_other_stage, without_opt_shard
 from msops.parallel.slices import is_split, local_slice, place_slices
+from msops.parallel.stages import layout_rank, stage_num
 from msops.primitives.comm_ops import Broadcast
 from msops.train.ckpt_format import read_ckpt, write_ckpt
 from msops.train.safetensors_io import CheckpointError, read_tensors, write_tensors
@@ -183,12 +184,23 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
     every rank its own file name). Stand-alone, the caller writes. `choice_func(name)` keeps a
     parameter when true; `append_dict` adds entries (saved whole). `format` "safetensors"
     or "ckpt" (MindSpore's protobuf file; with `crc_check`, its crc32 trailer); None: by
-    the file's suffix."""
+    the file's suffix. With pipeline stages each rank saves its own stage's parameters
+    (`integrated_save=False`)."""
     write = _writer(resolve_format(ckpt_file_name, format, "save_checkpoint"), crc_check)
     data, layouts, groups = _entries(save_obj)
     if choice_func is not None:
         data = {n: v for n, v in data.items() if choice_func(n)}
     rank, size = _world()
+    if stage_num() > 1:       # each rank saves its stage's parameters (MindSpore's per rank)
+        if integrated_save:
+            raise NotImplementedError(
+                "For 'save_checkpoint', integrated_save=True with pipeline_stages > 1 is not "
+                "implemented in msops (each stage holds other Parameters): save each rank's "
+                "stage with integrated_save=False.")
+        if isinstance(save_obj, Cell):
+            data = {p.name: data[p.name] for p in save_obj.get_parameters()
+                    if p.name in data and not on_other_stage(p)}
+        rank = layout_rank()      # a layout slices by the rank's position in its stage
     tensors, extra = {}, {}
     for name, arr in data.items():
         layout = layouts.get(name)
