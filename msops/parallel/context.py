@@ -79,10 +79,6 @@ AUTO_FUSION_MB = 64
 _ctx: dict[str, Any] = dict(_DEFAULTS)
 _snapshot: list = [None]        # the context as a hashable tuple, made again after a change
 _API = "set_auto_parallel_context"
-_BOOLS = ("full_batch", "gradients_mean", "enable_parallel_optimizer", "enable_alltoall",
-          "pipeline_result_broadcast",
-          "gradient_fp32_sync", "loss_repeated_mean", "parameter_broadcast",
-          "optimizer_weight_shard_aggregated_save", "force_fp32_communication")
 _PATHS = ("strategy_ckpt_load_file", "strategy_ckpt_save_file", "group_ckpt_save_file")
 _DICTS = ("strategy_ckpt_config", "parallel_optimizer_config")
 #: key -> the one value accepted (a feature msops does not implement) and why

@@ -7,10 +7,7 @@ from typing import Any, Iterable, NamedTuple
 from msops.parallel.layout import TensorLayout
 
 __all__ = ["ParameterLayout", "record_layout", "forget_layout", "on_other_stage",
-           "record_opt_shard_group",
-           "record_layout_like",
-           "layouts_of",
-           "without_opt_shard"]
+           "record_opt_shard_group", "record_layout_like", "layouts_of", "without_opt_shard"]
 
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
 # call, a gradient or training step): after parallel training only that slice of the

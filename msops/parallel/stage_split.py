@@ -104,17 +104,12 @@ def split_stages(graph: Graph) -> Graph:
     _check_written_parameters(graph, stage)
     me = stage_of_rank()
     everywhere = tuple(range(stages))
-    # producer id -> the other stages reading it
+    # producer id -> the other stages reading it (an op reading a staged value is staged)
     readers: dict[int, set[int]] = {}
     for n in graph.nodes:
         for i in n.inputs:
-            t = stage.get(i.id)
-            if t is None:
-                continue
-            s = stage.get(n.id)
-            for w in (everywhere if s is None else (s,)):
-                if w != t:
-                    readers.setdefault(i.id, set()).add(w)
+            if i.id in stage and stage[i.id] != stage[n.id]:
+                readers.setdefault(i.id, set()).add(stage[n.id])
     tags = itertools.count()
     received: dict[int, Node] = {}
     kept: list[Node] = []

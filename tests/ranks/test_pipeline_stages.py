@@ -157,8 +157,9 @@ def test_each_rank_saves_its_stage(tmp_path):
     mine = {b.w.name: (b, want) for b, want in zip(net.blocks, serial.blocks)
             if b.pipeline_stage == my_stage(stages)}
     assert {n for n in saved if n.startswith("blocks.")} == set(mine)
-    for name, (b, want) in mine.items():
-        np.testing.assert_allclose(saved[name].asnumpy(), b.w.asnumpy())
+    for name, (b, want) in mine.items():        # the serial weights (replicated in a stage)
+        np.testing.assert_allclose(saved[name].asnumpy(), want.w.asnumpy(), rtol=2e-5,
+                                   atol=1e-6)
     check_stage_params(net, serial, stages)
     with pytest.raises(NotImplementedError, match=r"integrated_save=True with "
                                                   r"pipeline_stages > 1"):
