@@ -10,6 +10,7 @@ from typing import Any
 
 from msops.communication import GlobalComm
 from msops.nn.cell import Cell
+from msops.parallel.stages import stage_group
 from msops.primitives.comm_ops import AllGather
 
 __all__ = ["AllGatherCell", "SaveOptShardCkptCell", "get_allgather_cell",
@@ -39,29 +40,31 @@ class AllGatherCell(_EagerCell):
 
 
 class SaveOptShardCkptCell(_EagerCell):
-    """AllGather over `group` (the optimizer-shard group), then over the world.
+    """AllGather over `group` (the optimizer-shard group), then over the world (a pipeline
+    stage's devices when pipelined).
 
-    `(x1, ...) -> (W*x1, ...)` with W the world size: the blocks of the first gather,
-    gathered again. Optimizer-sharded weights: their group rebuilds the model-parallel
-    slice, the world the whole parameter."""
+    `(x1, ...) -> (W*x1, ...)` with W the world (stage) size: the blocks of the first
+    gather, gathered again. Optimizer-sharded weights: their group rebuilds the
+    model-parallel slice, the world the whole parameter."""
 
     def __init__(self, group: str) -> None:
         super().__init__(auto_prefix=False)
         self.allgather1 = AllGather(group)
-        self.allgather2 = AllGather()
+        self.allgather2 = AllGather(stage_group())
 
     def construct(self, x: Any) -> Any:
         return self.allgather2(self.allgather1(x))
 
 
 def get_allgather_cell(group: str | None, need_merge_twice: bool = False) -> Cell:
-    """The gathering cell for `group` (the world when empty), kept until
-    `destroy_allgather_cell()`; a SaveOptShardCkptCell when `need_merge_twice`."""
+    """The gathering cell for `group` (empty: the world, or this rank's pipeline stage's
+    devices, which lay out its parameters), kept until `destroy_allgather_cell()`; a
+    SaveOptShardCkptCell when `need_merge_twice`."""
     global _allgather_cell
     if need_merge_twice:
-        _allgather_cell = SaveOptShardCkptCell(group or GlobalComm.WORLD_COMM_GROUP)
+        _allgather_cell = SaveOptShardCkptCell(group or stage_group())
     else:
-        _allgather_cell = AllGatherCell(group or GlobalComm.WORLD_COMM_GROUP)
+        _allgather_cell = AllGatherCell(group or stage_group())
     return _allgather_cell
 
 

@@ -5,8 +5,10 @@ import weakref
 from typing import Any, Iterable, NamedTuple
 
 from msops.parallel.layout import TensorLayout
+from msops.parallel.stages import stage_of_rank
 
-__all__ = ["ParameterLayout", "record_layout", "forget_layout", "on_other_stage",
+__all__ = ["ParameterLayout", "record_layout", "forget_layout", "record_stages",
+           "on_other_stage", "home_stage",
            "record_opt_shard_group", "record_layout_like", "layouts_of", "without_opt_shard"]
 
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
@@ -24,24 +26,35 @@ def record_layout(param: Any, layout: TensorLayout) -> None:
     later without `record_opt_shard_group` clears the opt-shard group."""
     _latest[param] = layout
     _opt_groups.pop(param, None)
-    _elsewhere.discard(param)
+    _stages.pop(param, None)
 
 
-# Parameters of another pipeline stage than this rank's, in their latest compiled graph
-_elsewhere: "weakref.WeakSet[Any]" = weakref.WeakSet()
+# Parameter -> the pipeline stages holding it in its latest compiled graph (absent: every
+# stage holds it, or the graph was not pipelined)
+_stages: "weakref.WeakKeyDictionary[Any, frozenset]" = weakref.WeakKeyDictionary()
 
 
 def forget_layout(param: Any) -> None:
-    """`param` belongs to another pipeline stage in this rank's latest graph: it has no
-    layout here, and this rank's copy is not trained (`on_other_stage`)."""
+    """`param` has no layout on this rank: its stage's ops are another rank's."""
     _latest.pop(param, None)
     _opt_groups.pop(param, None)
-    _elsewhere.add(param)
+
+
+def record_stages(param: Any, stages: frozenset) -> None:
+    """Remember which pipeline stages hold `param` (read it; the one updating it among them)
+    in the latest split graph. Every rank records every Parameter's stages alike."""
+    _stages[param] = frozenset(stages)
 
 
 def on_other_stage(param: Any) -> bool:
-    """Whether `param` belongs to another pipeline stage than this rank's."""
-    return param in _elsewhere
+    """Whether only other pipeline stages than this rank's hold `param` (this rank's copy
+    is not trained)."""
+    return param in _stages and stage_of_rank() not in _stages[param]
+
+
+def home_stage(param: Any) -> int:
+    """The first stage holding `param`: whose copy a whole checkpoint takes."""
+    return min(_stages[param]) if param in _stages else 0
 
 
 def record_opt_shard_group(param: Any, group: str) -> None:

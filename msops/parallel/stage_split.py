@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
-from msops.parallel.param_layout import forget_layout
+from msops.parallel.param_layout import forget_layout, record_stages
 from msops.parallel.stages import stage_num, stage_of_rank, stage_peer
 from msops.primitives.comm_ops import Receive, Send
 
@@ -106,10 +106,14 @@ def split_stages(graph: Graph) -> Graph:
     everywhere = tuple(range(stages))
     # producer id -> the other stages reading it (an op reading a staged value is staged)
     readers: dict[int, set[int]] = {}
+    holders: dict[int, set[int]] = {}          # Parameter id -> the stages reading it
     for n in graph.nodes:
         for i in n.inputs:
             if i.id in stage and stage[i.id] != stage[n.id]:
                 readers.setdefault(i.id, set()).add(stage[n.id])
+            if i.kind == "parameter":
+                holders.setdefault(i.id, set()).update(
+                    (stage[n.id],) if n.id in stage else everywhere)
     tags = itertools.count()
     received: dict[int, Node] = {}
     kept: list[Node] = []
@@ -151,6 +155,7 @@ def split_stages(graph: Graph) -> Graph:
     graph.outputs = outputs
     used = {i.id for n in kept for i in n.inputs} | {o.id for o in outputs}
     for p in graph.parameters:
+        record_stages(p.value, frozenset(holders.get(p.id, everywhere)))
         if p.id not in used:           # another stage's: this rank neither reads nor lays it out
             forget_layout(p.value)
     graph.parameters = [p for p in graph.parameters if p.id in used]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from msops.communication import create_group_partition, get_rank
+from msops.communication import GlobalComm, create_group_partition, get_rank
 from msops.parallel.context import get_auto_parallel_context, is_parallel, parallel_device_num
 
-__all__ = ["stage_num", "stage_of_rank", "layout_rank", "stage_peer", "create_stage_groups"]
+__all__ = ["stage_num", "stage_of_rank", "layout_rank", "stage_peer", "create_stage_groups",
+           "stage_group"]
 
 
 def stage_num() -> int:
@@ -50,3 +51,13 @@ def create_stage_groups(parts: Sequence[Sequence[int]]) -> str | None:
     n = parallel_device_num()
     return create_group_partition([tuple(s * n + r for r in p)
                                    for s in range(stages) for p in parts])
+
+
+def stage_group() -> str:
+    """The group of this rank's stage (every rank calls it alike): the world when the run
+    is not pipelined."""
+    if stage_num() == 1:
+        return GlobalComm.WORLD_COMM_GROUP
+    group = create_stage_groups([tuple(range(parallel_device_num()))])
+    assert group is not None
+    return group

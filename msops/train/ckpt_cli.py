@@ -56,7 +56,7 @@ def _show(ns: argparse.Namespace) -> int:
         sh = _shards(ns.path, ns.strategy)
         print(f"{ns.path}: {len(sh.files)} rank files")
         for name in sh.names:
-            arr, lay = sh.arrays[0][name], sh.layouts[name]
+            arr, lay = sh.first(name), sh.layouts[name]
             shape = lay.tensor_shape if lay is not None else arr.shape
             extra = f" slice={list(lay.slice_shape)}" if lay is not None else ""
             print(f"  {name}  {list(shape)}  {arr.dtype.name}  {_layout_text(lay)}{extra}")
@@ -76,30 +76,24 @@ def _show(ns: argparse.Namespace) -> int:
 
 
 def _coverage(sh: Shards, name: str) -> None:
-    """Every element of `name` covered exactly once by the distinct slices; ranks that
-    hold the same slice (replicas) hold the same values."""
+    """Every element of `name` covered exactly once by the distinct slices; files that hold
+    the same slice (replicas, or the same slice in several pipeline stages) hold the same
+    values."""
     lay = sh.layouts[name]
-    if lay is None:
-        first = sh.arrays[0][name]
-        for f, a in zip(sh.files[1:], sh.arrays[1:]):
-            if not np.array_equal(a[name], first, equal_nan=True):
-                raise CheckpointError(f"For 'msops ckpt verify', the whole tensor '{name}' "
-                                      f"in '{f}' should equal the one in '{sh.files[0]}', "
-                                      f"but it differs.")
-        return
-    count = np.zeros(lay.tensor_shape, np.uint8)
-    owner: dict[tuple, int] = {}
-    for r in range(lay.device_num):
-        index = lay.slice_of(r)
+    seen: dict[tuple, tuple[int, np.ndarray]] = {}
+    count = np.zeros(lay.tensor_shape if lay is not None else (), np.uint8)
+    for i, (r, arr) in zip(sh.holders[name], sh.copies(name)):
+        index = lay.slice_of(r) if lay is not None else ()
         key = tuple((s.start, s.stop) for s in index)
-        if key in owner:
-            if not np.array_equal(sh.arrays[r][name], sh.arrays[owner[key]][name],
-                                  equal_nan=True):
-                raise CheckpointError(f"For 'msops ckpt verify', rank {r} ('{sh.files[r]}') "
-                                      f"and rank {owner[key]} should hold the same slice of "
-                                      f"'{name}' (replicas), but their values differ.")
+        if key in seen:
+            other, first = seen[key]
+            if not np.array_equal(arr, first, equal_nan=True):
+                what = "the same slice of" if lay is not None else "the same whole tensor"
+                raise CheckpointError(f"For 'msops ckpt verify', rank {i} ('{sh.files[i]}') "
+                                      f"and rank {other} should hold {what} '{name}' "
+                                      f"(replicas), but their values differ.")
             continue
-        owner[key] = r
+        seen[key] = (i, arr)
         count[index] += 1
     if count.min() != 1 or count.max() != 1:
         raise CheckpointError(f"For 'msops ckpt verify', every element of '{name}' should be "

@@ -16,12 +16,12 @@ from msops.common.tensor import Parameter, Tensor
 from msops.communication import get_group_size, get_rank, is_initialized
 from msops.nn.cell import Cell
 from msops.parallel._cell_wrapper import destroy_allgather_cell, get_allgather_cell
-from msops.parallel.context import is_parallel
+from msops.parallel.context import is_parallel, parallel_device_num
 from msops.parallel.layout import TensorLayout
-from msops.parallel.param_layout import on_other_stage, without_opt_shard
+from msops.parallel.param_layout import home_stage, on_other_stage, without_opt_shard
 from msops.parallel.slices import is_split, local_slice, place_slices
-from msops.parallel.stages import layout_rank, stage_num
-from msops.primitives.comm_ops import Broadcast
+from msops.parallel.stages import layout_rank, stage_num, stage_of_rank
+from msops.primitives.comm_ops import Broadcast, Receive, Send
 from msops.train.ckpt_format import read_ckpt, write_ckpt
 from msops.train.safetensors_io import CheckpointError, read_tensors, write_tensors
 
@@ -172,6 +172,26 @@ def _write_on_root(path: str, tensors: dict, extra: dict, rank: int, size: int,
         raise failure
 
 
+def _from_stages(tensors: dict[str, np.ndarray], params: Mapping[str, Parameter],
+                 homes: Mapping[str, int], rank: int) -> dict[str, np.ndarray]:
+    """Rank 0's tensors in `params`' order: each Parameter whose first holding stage is
+    another is sent whole by that stage's first rank (one message each, in one order on
+    every rank, so the stages' sends queue behind one another without crossing)."""
+    n = parallel_device_num()
+    out = {}
+    for name, p in params.items():
+        home = homes[name]
+        if home == 0:
+            if name in tensors:
+                out[name] = tensors[name]
+        elif rank == 0:
+            out[name] = Receive(0, home * n, tuple(p._full_shape), p.dtype)().asnumpy()
+        elif rank == home * n:
+            Send(0, 0)(Tensor(tensors[name]))
+    out.update((k, v) for k, v in tensors.items() if k not in params)
+    return out
+
+
 def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = True,
                     append_dict: Mapping[str, Any] | None = None,
                     choice_func: Callable[[str], bool] | None = None,
@@ -184,36 +204,41 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
     every rank its own file name). Stand-alone, the caller writes. `choice_func(name)` keeps a
     parameter when true; `append_dict` adds entries (saved whole). `format` "safetensors"
     or "ckpt" (MindSpore's protobuf file; with `crc_check`, its crc32 trailer); None: by
-    the file's suffix. With pipeline stages each rank saves its own stage's parameters
-    (`integrated_save=False`)."""
+    the file's suffix. With pipeline stages, an integrated save gathers each Parameter on
+    the first stage holding it and sends it to rank 0; `integrated_save=False` writes the
+    rank's own stage's Parameters (its slices)."""
     write = _writer(resolve_format(ckpt_file_name, format, "save_checkpoint"), crc_check)
     data, layouts, groups = _entries(save_obj)
     if choice_func is not None:
         data = {n: v for n, v in data.items() if choice_func(n)}
     rank, size = _world()
-    if stage_num() > 1:       # each rank saves its stage's parameters (MindSpore's per rank)
+    position = layout_rank() if size > 1 else rank    # the rank a layout slices for
+    homes: dict[str, int] = {}                 # a pipelined Parameter -> its saving stage
+    if stage_num() > 1 and isinstance(save_obj, Cell):
+        params = {p.name: p for p in save_obj.get_parameters() if p.name in data}
         if integrated_save:
-            raise NotImplementedError(
-                "For 'save_checkpoint', integrated_save=True with pipeline_stages > 1 is not "
-                "implemented in msops (each stage holds other Parameters): save each rank's "
-                "stage with integrated_save=False.")
-        if isinstance(save_obj, Cell):
-            data = {p.name: data[p.name] for p in save_obj.get_parameters()
-                    if p.name in data and not on_other_stage(p)}
-        rank = layout_rank()      # a layout slices by the rank's position in its stage
+            homes = {n: home_stage(p) for n, p in params.items()}
+        else:
+            data = {n: v for n, v in data.items()
+                    if n not in params or not on_other_stage(params[n])}
+    me = stage_of_rank() if homes else 0
     tensors, extra = {}, {}
     for name, arr in data.items():
+        if homes.get(name, me) != me:         # another stage gathers it
+            continue
         layout = layouts.get(name)
         if layout is None or not is_split(layout):
             tensors[name] = arr
         elif integrated_save:
-            tensors[name] = _gathered(arr, layout, rank, groups.get(name, "")) \
+            tensors[name] = _gathered(arr, layout, position, groups.get(name, "")) \
                 if size > 1 else arr
         else:
-            tensors[name] = local_slice(arr, layout, rank)
+            tensors[name] = local_slice(arr, layout, position)
         split = layout is not None and is_split(layout)
         extra[name] = layout_meta(layout, slice_saved=split and not integrated_save,
                                   opt_shard_group=groups.get(name, "") if split else "")
+    if homes:
+        tensors = _from_stages(tensors, params, homes, rank)
     destroy_allgather_cell()
     for name, value in (append_dict or {}).items():
         tensors[str(name)] = _array(value, str(name))

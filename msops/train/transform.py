@@ -73,63 +73,86 @@ def strategy_layouts(strategy_file: str | None, api: str) -> dict[str, TensorLay
 class Shards:
     """The files of a distributed checkpoint and each parameter's layout.
 
-    `layouts[name]` is the layout its slices were saved under, None when every file holds
-    it whole. Arrays are read file by file on demand (`arrays(rank)`)."""
+    `layouts[name]` is the layout its slices were saved under, None when every file holding
+    it holds it whole; `holders[name]` the indices of the files holding it, in rank order
+    (all of them, or a pipeline stage's: then one run of `device_num` files per stage
+    holding it, the k-th of each run holding slice k)."""
 
     def __init__(self, files: list[str], layouts: dict[str, TensorLayout | None],
                  names: list[str], arrays: list[dict[str, np.ndarray]],
-                 entries: list[dict]) -> None:
+                 entries: list[dict], holders: dict[str, list[int]]) -> None:
         self.files, self.layouts, self.names = files, layouts, names
-        self.arrays, self.entries = arrays, entries
+        self.arrays, self.entries, self.holders = arrays, entries, holders
+
+    def first(self, name: str) -> np.ndarray:
+        """`name`'s array in the first file holding it."""
+        return self.arrays[self.holders[name][0]][name]
+
+    def copies(self, name: str) -> list[tuple[int, np.ndarray]]:
+        """(layout rank, array) of every file holding `name` (a whole tensor: rank 0)."""
+        layout = self.layouts[name]
+        n = layout.device_num if layout is not None else len(self.holders[name])
+        return [(k % n if layout is not None else 0, self.arrays[i][name])
+                for k, i in enumerate(self.holders[name])]
+
+    def slices(self, name: str) -> np.ndarray:
+        """The slices of a split `name`, stacked in layout-rank order."""
+        n = self.layouts[name].device_num
+        return np.stack([self.arrays[i][name] for i in self.holders[name][:n]])
 
 
 def read_shards(files: list[str], strategy_file: str | None = None,
                 api: str = "transform_checkpoints", format: str | None = None) -> Shards:
     """Read every rank's file (each checksum checked) and settle each parameter's layout:
-    the files' own, else the strategy file's, else whole. Files that disagree on the
-    parameters or layouts, or hold a slice of the wrong shape, are errors naming them."""
+    the files' own, else the strategy file's, else whole. A pipelined run's files hold
+    their stage's parameters only. Files that disagree on a layout or a whole tensor, or
+    hold a slice of the wrong shape, or too few of a parameter's slices, are errors naming
+    them."""
     from_strategy = strategy_layouts(strategy_file, api)
     arrays, entries = [], []
     for f in files:
         a, e = read_checkpoint_file(f, format, api)
         arrays.append(a)
         entries.append(e)
-    names = list(arrays[0])
-    for f, a in zip(files, arrays):
-        if sorted(a) != sorted(names):
-            extra = sorted(set(a) ^ set(names))
-            raise CheckpointError(f"For '{api}', every rank's file should hold the parameters "
-                                  f"of '{files[0]}', but '{f}' differs in {extra}.")
+    names = list(dict.fromkeys(n for a in arrays for n in a))
+    holders = {name: [i for i, a in enumerate(arrays) if name in a] for name in names}
     layouts: dict[str, TensorLayout | None] = {}
     for name in names:
-        own = [_file_layout(e.get(name, {})) for e in entries]
+        held = holders[name]
+        own = [_file_layout(entries[i].get(name, {})) for i in held]
         layout = own[0] if own[0] is not None else from_strategy.get(name)
         if any(o != own[0] for o in own):
             raise CheckpointError(f"For '{api}', every rank's file should record the same "
                                   f"layout of '{name}', but they differ.")
         if layout is not None and is_split(layout):
-            if layout.device_num != len(files):
+            if len(held) % layout.device_num:
+                which = "" if len(held) == len(files) else \
+                    f" ({len(held)} of the {len(files)} rank files hold it)"
                 raise CheckpointError(f"For '{api}', the layout of '{name}' ({layout}) has "
                                       f"{layout.device_num} ranks, so there should be "
-                                      f"{layout.device_num} rank files, but got {len(files)}.")
-            for f, a in zip(files, arrays):
-                if tuple(a[name].shape) != layout.slice_shape:
-                    raise CheckpointError(f"For '{api}', the slice of '{name}' in '{f}' should "
-                                          f"have the shape {layout.slice_shape} of {layout}, "
-                                          f"but got {tuple(a[name].shape)}.")
+                                      f"{layout.device_num} rank files, but got {len(held)}"
+                                      f"{which} (a pipelined run: {layout.device_num} per "
+                                      f"stage holding it).")
+            for i in held:
+                if tuple(arrays[i][name].shape) != layout.slice_shape:
+                    raise CheckpointError(f"For '{api}', the slice of '{name}' in "
+                                          f"'{files[i]}' should have the shape "
+                                          f"{layout.slice_shape} of {layout}, but got "
+                                          f"{tuple(arrays[i][name].shape)}.")
         else:
             layout = None
             # no layout: every rank must hold the same whole tensor (equal slices of a
             # split parameter saved without its layout would otherwise pass as whole)
-            for f, a in zip(files[1:], arrays[1:]):
-                if a[name].shape != arrays[0][name].shape or \
-                        not np.array_equal(a[name], arrays[0][name], equal_nan=True):
+            first = arrays[held[0]][name]
+            for i in held[1:]:
+                if arrays[i][name].shape != first.shape or \
+                        not np.array_equal(arrays[i][name], first, equal_nan=True):
                     raise CheckpointError(
                         f"For '{api}', '{name}' has different shapes or values in the rank "
-                        f"files ('{files[0]}' and '{f}') and no layout says how they fit: "
-                        f"give the saving run's strategy file.")
+                        f"files ('{files[held[0]]}' and '{files[i]}') and no layout says how "
+                        f"they fit: give the saving run's strategy file.")
         layouts[name] = layout
-    return Shards(files, layouts, names, arrays, entries)
+    return Shards(files, layouts, names, arrays, entries, holders)
 
 
 def _file_layout(entry: Mapping[str, Any]) -> TensorLayout | None:
@@ -146,9 +169,9 @@ def merged_parameters(shards: Shards, progress: Progress = _no_progress,
     for name in progress(shards.names, len(shards.names), "merge"):
         layout = shards.layouts[name]
         if layout is None:
-            yield name, shards.arrays[0][name]
+            yield name, shards.first(name)
         else:
-            yield name, place_slices(np.stack([a[name] for a in shards.arrays]), layout)
+            yield name, place_slices(shards.slices(name), layout)
 
 
 def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None) -> int:

@@ -55,8 +55,9 @@ OPTIMIZERS = {
 }
 
 
-def train(stages, optimizer, micro, x, y, strategy=None, **context):
-    """Losses of STEPS training steps, and the network (pipelined when stages > 1)."""
+def train(stages, optimizer, micro, x, y, strategy=None, load=None, **context):
+    """Losses of STEPS training steps, the network (pipelined when stages > 1) and its
+    training cell; `load`: a checkpoint's parameters loaded into the network first."""
     ms.reset_auto_parallel_context()
     if stages > 1:
         ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
@@ -64,6 +65,8 @@ def train(stages, optimizer, micro, x, y, strategy=None, **context):
                                      **dict({"full_batch": True}, **context))
     ms.set_context(mode=ms.GRAPH_MODE)
     net = Net(stages, strategy if stages > 1 else None)
+    if load is not None:
+        assert ms.load_param_into_net(net, load)[0] == []
     opt = OPTIMIZERS[optimizer](net.trainable_params())
     step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), micro), opt)
     losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]

@@ -142,25 +142,3 @@ def test_errors_are_raised_on_every_rank():
         with pytest.raises(ValueError, match=r"'pipeline_stages' should divide the world "
                                              r"size"):
             Net(3)(Tensor(x))
-
-
-def test_each_rank_saves_its_stage(tmp_path):
-    """save_checkpoint(integrated_save=False): a rank's file holds its stage's Parameters
-    (its slices), equal to the serial run's; an integrated save is refused on every rank."""
-    stages = 2
-    x, y = batch()
-    _, serial, _ = train(1, "momentum", 2, x, y)
-    _, net, _ = train(stages, "momentum", 2, x, y)
-    path = str(tmp_path / f"rank{get_rank()}.safetensors")
-    ms.save_checkpoint(net, path, integrated_save=False)
-    saved = ms.load_checkpoint(path)
-    mine = {b.w.name: (b, want) for b, want in zip(net.blocks, serial.blocks)
-            if b.pipeline_stage == my_stage(stages)}
-    assert {n for n in saved if n.startswith("blocks.")} == set(mine)
-    for name, (b, want) in mine.items():        # the serial weights (replicated in a stage)
-        np.testing.assert_allclose(saved[name].asnumpy(), want.w.asnumpy(), rtol=2e-5,
-                                   atol=1e-6)
-    check_stage_params(net, serial, stages)
-    with pytest.raises(NotImplementedError, match=r"integrated_save=True with "
-                                                  r"pipeline_stages > 1"):
-        ms.save_checkpoint(net, str(tmp_path / "whole.safetensors"))
