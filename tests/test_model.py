@@ -210,6 +210,16 @@ def test_optimizer_only_model_trains_a_loss_network():
      "one of 'save_checkpoint_steps' and 'save_checkpoint_seconds' should be > 0"),
     (lambda n, o: ms.CheckpointConfig(async_save=True), ValueError,
      "'async_save' is not supported"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o).build(), ValueError,
+     "'train_dataset' and 'valid_dataset' should not both be None"),
+    (lambda n, o: ms.Model(n, optimizer=o).build(valid_dataset=dataset()), ValueError,
+     "needs a 'loss_fn' or an 'eval_network' to build"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o).build(dataset(), sink_size=0),
+     ValueError, "'sink_size' should be -1 or a positive int"),
+    (lambda n, o: ms.Model(n).infer_predict_layout(Tensor(data()[0])), RuntimeError,
+     "'Model.infer_predict_layout'"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o).infer_train_layout(dataset()),
+     RuntimeError, "'Model.infer_train_layout'"),
 ])
 def test_errors(call, err, match):
     net, opt = make()
@@ -275,3 +285,29 @@ def test_model_checkpoint_writes_mindspore_ckpt(tmp_path):
     loaded = ms.load_checkpoint(str(tmp_path / "ms-1_3.ckpt"))
     for p in net.trainable_params():
         np.testing.assert_array_equal(loaded[p.name].asnumpy(), p.asnumpy())
+
+
+def test_build_compiles_without_running():
+    """build traces the training step and the evaluation network once, runs neither (the
+    weights stay), and train / eval then reuse those graphs: the same numbers as without."""
+    net, opt = make()
+    want = [p.asnumpy().copy() for p in net.trainable_params()]
+    model = ms.Model(net, nn.CrossEntropyLoss(), opt, metrics={"acc"})
+    model.build(dataset(), dataset())
+    for p, w in zip(net.trainable_params(), want):
+        np.testing.assert_array_equal(p.asnumpy(), w)
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        assert model.train_network._compile_cache.traces == 1
+        assert model.eval_network._compile_cache.traces == 1
+    model.train(2, dataset())
+    accuracy = model.eval(dataset())["acc"]
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        assert model.train_network._compile_cache.traces == 1
+        assert model.eval_network._compile_cache.traces == 1
+
+    ref_net, ref_opt = make()
+    ref = ms.Model(ref_net, nn.CrossEntropyLoss(), ref_opt, metrics={"acc"})
+    ref.train(2, dataset())
+    assert accuracy == ref.eval(dataset())["acc"]
+    for p, w in zip(net.trainable_params(), ref_net.trainable_params()):
+        np.testing.assert_array_equal(p.asnumpy(), w.asnumpy())

@@ -121,6 +121,11 @@ class TrainOneStepCell(Cell):
             mini.finish_call()
         return out
 
+    def compile(self, *args: Any) -> Graph:
+        """The compiled step for these arguments (what the next call runs), not run."""
+        self._mini_steps()
+        return super().compile(*args)
+
     def _tree_key(self) -> tuple:
         """An accumulating call and an applying call compile to different graphs."""
         flags = super()._tree_key()

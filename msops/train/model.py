@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from msops.common import validator
+from msops.common.tensor import Tensor
 from msops.communication import get_group_size, get_rank
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
@@ -23,7 +24,8 @@ from msops.nn.cell import Cell
 from msops.nn.metrics import Loss, Metric, get_metric_fn
 from msops.nn.optim import Optimizer
 from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
-from msops.parallel.context import get_auto_parallel_context, is_parallel
+from msops.context import GRAPH_MODE, get_context
+from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
 from msops.train.callback._callback import (Callback, CallbackParam, RunContext,
                                             callback_list)
 
@@ -111,10 +113,7 @@ class Model:
         validator.check_int_range(initial_epoch, 0, epoch, validator.Rel.INC_LEFT,
                                   "initial_epoch", api)
         validator.check_bool("dataset_sink_mode", dataset_sink_mode, api)
-        validator.check_value_type("sink_size", sink_size, int, api)
-        if sink_size == 0 or sink_size < -1:
-            raise ValueError(f"For '{api}', the 'sink_size' should be -1 or a positive int, "
-                             f"but got {sink_size}.")
+        _check_sink_size(sink_size, api)
         _check_dataset(train_dataset, api)
         _check_sharding(train_dataset, api)
         size = train_dataset.get_dataset_size()
@@ -186,6 +185,68 @@ class Model:
         if valid_dataset is not None:
             cbs = cbs + [_EvalCallback(self, valid_dataset, valid_frequency, cbs)]
         self.train(epoch, train_dataset, cbs, dataset_sink_mode, sink_size, initial_epoch)
+
+    # -- compile ahead ---------------------------------------------------------------------
+    def build(self, train_dataset: Dataset | None = None, valid_dataset: Dataset | None = None,
+              sink_size: int = -1, epoch: int = 1) -> None:
+        """Compile the training step for `train_dataset`'s batches and the evaluation network
+        for `valid_dataset`'s, without running them (the first batch gives the shapes), so
+        `train` and `eval` start at once. In a parallel run every rank calls it; afterwards
+        each Parameter holds this rank's slice, as after a first step."""
+        api = "Model.build"
+        validator.check_positive_int(epoch, "epoch", api)
+        _check_sink_size(sink_size, api)
+        if train_dataset is None and valid_dataset is None:
+            raise ValueError(f"For '{api}', the 'train_dataset' and 'valid_dataset' should not "
+                             f"both be None.")
+        if train_dataset is not None:
+            self._compile_train(train_dataset, api)
+        if valid_dataset is not None:
+            net = self._eval_network
+            if net is None:
+                raise ValueError(f"For '{api}', the Model needs a 'loss_fn' or an "
+                                 f"'eval_network' to build for 'valid_dataset', but got "
+                                 f"neither.")
+            _check_dataset(valid_dataset, api)
+            net.set_train(False)
+            net.compile(*_first_batch(valid_dataset, api))
+
+    def infer_train_layout(self, train_dataset: Dataset, dataset_sink_mode: bool = True,
+                           sink_size: int = -1) -> dict:
+        """The training step compiled for `train_dataset`'s batches (not run), and the
+        parameter layouts it chose: `parameter_layout_dict` of the training cell, whose
+        entries load_distributed_checkpoint and the strategy files use."""
+        api = "Model.infer_train_layout"
+        _check_layout_context(api)
+        validator.check_bool("dataset_sink_mode", dataset_sink_mode, api)
+        _check_sink_size(sink_size, api)
+        return self._compile_train(train_dataset, api).parameter_layout_dict
+
+    def infer_predict_layout(self, *predict_data: Any) -> dict:
+        """The prediction network compiled for `predict_data` (not run), and its parameter
+        layouts: the `predict_strategy` load_distributed_checkpoint takes."""
+        api = "Model.infer_predict_layout"
+        _check_layout_context(api)
+        for i, t in enumerate(predict_data):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"For '{api}', every 'predict_data' should be a Tensor, but "
+                                f"got {type(t).__name__} at index {i}.")
+        net = self._network
+        net.set_train(False)
+        net.compile(*predict_data)
+        return net.parameter_layout_dict
+
+    def _compile_train(self, dataset: Dataset, api: str) -> Cell:
+        net = self._train_network
+        if net is None:
+            raise ValueError(f"For '{api}', the Model needs an 'optimizer' (and a 'loss_fn' "
+                             f"unless the network returns the loss) to train, but got "
+                             f"optimizer=None.")
+        _check_dataset(dataset, api)
+        _check_sharding(dataset, api)
+        net.set_train(True)
+        net.compile(*_first_batch(dataset, api))
+        return net
 
     # -- eval ----------------------------------------------------------------------------
     def eval(self, valid_dataset: Dataset, callbacks: Any = None,
@@ -273,6 +334,34 @@ def _check_dataset(dataset: Any, api: str) -> None:
         raise TypeError(f"For '{api}', the dataset should be an msops.dataset Dataset "
                         f"(GeneratorDataset, NumpySlicesDataset, ...), but got "
                         f"{type(dataset).__name__}.")
+
+
+def _check_sink_size(sink_size: Any, api: str) -> None:
+    validator.check_value_type("sink_size", sink_size, int, api)
+    if sink_size == 0 or sink_size < -1:
+        raise ValueError(f"For '{api}', the 'sink_size' should be -1 or a positive int, "
+                         f"but got {sink_size}.")
+
+
+def _check_layout_context(api: str) -> None:
+    """Layouts exist in GRAPH_MODE under semi_auto_parallel / auto_parallel (MindSpore's
+    RuntimeErrors)."""
+    if get_context("mode") != GRAPH_MODE:
+        raise RuntimeError(f"For '{api}', the layouts come from a compiled graph: call "
+                           f"ms.set_context(mode=ms.GRAPH_MODE) first.")
+    mode = get_auto_parallel_context("parallel_mode")
+    if mode not in (ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL):
+        raise RuntimeError(f"For '{api}', the parallel_mode should be 'semi_auto_parallel' or "
+                           f"'auto_parallel', but got {mode!r}.")
+
+
+def _first_batch(dataset: Dataset, api: str) -> list:
+    """The dataset's first batch (its shapes and dtypes compile the network)."""
+    data = next(_batches(dataset, continuous=False), None)
+    if data is None:
+        raise ValueError(f"For '{api}', the dataset should have at least one batch, but it "
+                         f"has none.")
+    return data
 
 
 def _check_sharding(dataset: Dataset, api: str) -> None:
