@@ -216,3 +216,67 @@ def test_python_dash_m_msops_ckpt(src):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("OK:")
+
+
+DST_COLUMNS = dict(n=4, mm=((1, 2), (2, 2)), add=((1, 4), (1, 4)))     # b split by columns
+
+
+def test_transform_by_rank_reads_only_the_ranks_it_needs(src, tmp_path):
+    """rank_list_for_transform names 2 of the 8 source files for each new rank; those
+    alone build its slices (numpy's slices of the whole weights), in either format, and
+    leaving one out is an error naming it."""
+    folder, src_strategy = src
+    dst_strategy = _run_ranks(tmp_path, **DST_COLUMNS)
+    items = json.load(open(dst_strategy))["parallel_layout_item"]
+    full = _full()
+    for k in range(4):
+        ranks = ms.rank_list_for_transform(k, src_strategy, dst_strategy)
+        assert len(ranks) == 2 and set(ranks) <= set(range(8))
+        files = {r: os.path.join(folder, f"rank_{r}", "net.safetensors") for r in ranks}
+        for fmt in ("safetensors", "ckpt"):
+            out = str(tmp_path / f"dst{k}.{fmt}")
+            ms.transform_checkpoint_by_rank(k, files, out, src_strategy, dst_strategy)
+            got = ms.load_checkpoint(out)
+            for name, whole in full.items():
+                lay = layout_from_item(name, items[name])
+                np.testing.assert_array_equal(got[name].asnumpy(), whole[lay.slice_of(k)])
+        for r in ranks:                              # each listed rank is needed
+            fewer = {q: f for q, f in files.items() if q != r}
+            with pytest.raises(ValueError, match=r"needs the checkpoints of source ranks "
+                                                 r"\[.*\], which 'checkpoint_files_map' "
+                                                 r"lacks"):
+                ms.transform_checkpoint_by_rank(k, fewer, str(tmp_path / "x.safetensors"),
+                                                src_strategy, dst_strategy)
+    with pytest.raises(ValueError, match=r"'rank_id' should be in \[0, 4\)"):
+        ms.rank_list_for_transform(4, src_strategy, dst_strategy)
+
+
+def test_transform_by_rank_from_a_whole_checkpoint(tmp_path):
+    """No source strategy: one whole file (rank 0) gives every destination rank its slices."""
+    dst_strategy = _run_ranks(tmp_path, **DST)
+    whole = str(tmp_path / "whole.ckpt")
+    ms.save_checkpoint(Net(), whole)
+    assert ms.rank_list_for_transform(3, None, dst_strategy) == [0]
+    items = json.load(open(dst_strategy))["parallel_layout_item"]
+    for k in range(4):
+        out = str(tmp_path / f"r{k}.safetensors")
+        ms.transform_checkpoint_by_rank(k, {0: whole}, out, None, dst_strategy)
+        got = ms.load_checkpoint(out)
+        for name, value in _full().items():
+            lay = layout_from_item(name, items[name])
+            np.testing.assert_array_equal(got[name].asnumpy(), value[lay.slice_of(k)])
+            assert got[name].layout == lay               # the slice records its layout
+
+
+def test_build_searched_strategy_merges_slices(src):
+    """The strategy file's layouts put the 8 ranks' slices of each parameter back together
+    (merge_sliced_parameter), as numpy has them whole."""
+    folder, src_strategy = src
+    layouts = ms.build_searched_strategy(src_strategy)
+    assert sorted(layouts) == ["b", "w"]
+    assert list(layouts["b"].slice_shape) == [4, 1]
+    shards = [ms.load_checkpoint(os.path.join(folder, f"rank_{r}", "net.safetensors"))
+              for r in range(8)]
+    for name, whole in _full().items():
+        merged = ms.merge_sliced_parameter([s[name] for s in shards], layouts)
+        np.testing.assert_array_equal(merged.asnumpy(), whole)

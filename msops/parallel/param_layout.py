@@ -8,7 +8,7 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.stages import stage_of_rank
 
 __all__ = ["ParameterLayout", "record_layout", "forget_layout", "record_stages",
-           "on_other_stage", "home_stage",
+           "on_other_stage", "home_stage", "parameter_layout",
            "record_opt_shard_group", "record_layout_like", "layouts_of", "without_opt_shard"]
 
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
@@ -72,14 +72,15 @@ def record_layout_like(state: Any, param: Any, layout: TensorLayout) -> None:
         _opt_groups[state] = group
 
 
-def _entry(lay: TensorLayout, group: str) -> "ParameterLayout":
+def parameter_layout(lay: TensorLayout, group: str = "") -> "ParameterLayout":
+    """The `parameter_layout_dict` entry of a parameter laid out as `lay`."""
     return ParameterLayout(list(lay.device_matrix), list(lay.tensor_map),
                            list(lay.slice_shape), 0, True, group, lay)
 
 
 def layouts_of(params: Iterable[Any]) -> dict[str, "ParameterLayout"]:
     """Name -> layout of each of `params` that a partitioned graph has laid out."""
-    return {p.name: _entry(_latest[p], _opt_groups.get(p, "")) for p in params
+    return {p.name: parameter_layout(_latest[p], _opt_groups.get(p, "")) for p in params
             if p in _latest}
 
 

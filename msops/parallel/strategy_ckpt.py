@@ -35,12 +35,12 @@ from typing import Any, Iterator, Mapping
 
 from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
-from msops.parallel.param_layout import layouts_of
+from msops.parallel.param_layout import ParameterLayout, layouts_of, parameter_layout
 from msops.primitives.primitive import Primitive
 
 __all__ = ["record_strategy", "get_strategies", "strategy_file_dict", "save_strategy_file",
-           "read_strategy_file", "layout_from_item", "apply_strategy_file",
-           "after_compile"]
+           "read_strategy_file", "layout_from_item", "build_searched_strategy",
+           "apply_strategy_file", "after_compile"]
 
 _chosen: "weakref.WeakKeyDictionary[Primitive, tuple]" = weakref.WeakKeyDictionary()
 
@@ -85,6 +85,19 @@ def layout_from_item(name: str, item: Mapping[str, Any]) -> TensorLayout:
         probe = TensorLayout(dm, tmap, tuple(item["slice_shape"]))
         shape = [s * probe.dim_parts(d) for d, s in enumerate(item["slice_shape"])]
     return TensorLayout(dm, tmap, tuple(shape))
+
+
+def build_searched_strategy(strategy_filename: str) -> dict[str, ParameterLayout]:
+    """Parameter name -> layout of a strategy file, as `parameter_layout_dict` gives them
+    (what `merge_sliced_parameter` takes to put a parameter's slices together)."""
+    api = "build_searched_strategy"
+    if not isinstance(strategy_filename, str):
+        raise TypeError(f"For '{api}', the 'strategy_filename' should be a str, but got "
+                        f"{type(strategy_filename).__name__}.")
+    items = read_strategy_file(strategy_filename, api)["parallel_layout_item"]
+    return {name: parameter_layout(layout_from_item(name, item),
+                                   item.get("opt_shard_group", ""))
+            for name, item in items.items()}
 
 
 def strategy_file_dict(net: Any, device_num: int) -> dict:

@@ -25,7 +25,7 @@ from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
 
 __all__ = ["transform_checkpoints", "rank_files", "strategy_layouts", "read_shards",
-           "merged_parameters", "Shards"]
+           "file_layout", "merged_parameters", "Shards"]
 
 Progress = Callable[[Iterable, int, str], Iterable]
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
@@ -119,7 +119,7 @@ def read_shards(files: list[str], strategy_file: str | None = None,
     layouts: dict[str, TensorLayout | None] = {}
     for name in names:
         held = holders[name]
-        own = [_file_layout(entries[i].get(name, {})) for i in held]
+        own = [file_layout(entries[i].get(name, {})) for i in held]
         layout = own[0] if own[0] is not None else from_strategy.get(name)
         if any(o != own[0] for o in own):
             raise CheckpointError(f"For '{api}', every rank's file should record the same "
@@ -155,7 +155,7 @@ def read_shards(files: list[str], strategy_file: str | None = None,
     return Shards(files, layouts, names, arrays, entries, holders)
 
 
-def _file_layout(entry: Mapping[str, Any]) -> TensorLayout | None:
+def file_layout(entry: Mapping[str, Any]) -> TensorLayout | None:
     if not entry.get("slice"):
         return None
     return layout_from_item("", {"dev_matrix": entry["layout"]["device_matrix"],
