@@ -22,7 +22,8 @@ from msops.nn.dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_
                                  natural_exp_decay_lr, piecewise_constant_lr,
                                  polynomial_decay_lr, warmup_lr)
 from msops.nn.grad_accumulation import GradAccumulationCell
-from msops.nn.pipeline_cell import PipelineCell
+from msops.nn.pipeline_cell import PipelineCell, PipelineGradReducer
+from msops.nn.micro_batches import MicroBatchInterleaved
 from msops.nn.losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, HuberLoss,
                               KLDivLoss, SmoothL1Loss)
 from msops.nn.normalization import GroupNorm
@@ -45,7 +46,8 @@ __all__ += ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "
 __all__ += ["NLLLoss"]
 __all__ += ["SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "GroupNorm",
             "Conv1d", "CosineEmbeddingLoss", "Conv2dTranspose"]
-__all__ += ["GradAccumulationCell", "PipelineCell"]
+__all__ += ["GradAccumulationCell", "PipelineCell", "PipelineGradReducer",
+            "MicroBatchInterleaved"]
 __all__ += ["ReLU6", "HSwish", "HSigmoid", "SiLU", "LeakyReLU", "get_activation"]
 from msops.nn.attention import MultiheadAttention
 from msops.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,

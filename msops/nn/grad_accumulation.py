@@ -31,16 +31,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from msops import ops
-from msops.common import validator
 from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor
 from msops.nn.cell import Cell
+from msops.nn.micro_batches import MicroBatches
 from msops.parallel.param_store import state_like
 
 __all__ = ["GradAccumulationCell", "MiniSteps"]
 
 
-class GradAccumulationCell(Cell):
+class GradAccumulationCell(MicroBatches):
     """`GradAccumulationCell(network, micro_size)`: `network` (returning the loss) run on
     `micro_size` equal dim-0 slices of its inputs; returns the sum of the micro losses.
 
@@ -48,13 +48,8 @@ class GradAccumulationCell(Cell):
     """
 
     def __init__(self, network: Cell, micro_size: int) -> None:
-        super().__init__(auto_prefix=False)
-        name = self.cls_name
-        validator.check_value_type("network", network, Cell, name)
-        self.micro_size = validator.check_positive_int(micro_size, "micro_size", name)
-        self.network = network
-        self._slice = ops.StridedSlice()
-        self._add = ops.Add()
+        super().__init__(network, micro_size, "micro_size")
+        self.micro_size = micro_size
         self.__dict__["_accu"] = {}        # id(weight) -> its z buffer (optimizer sharding)
 
     def shard_gather(self, param: Parameter, group: str) -> tuple:
@@ -64,27 +59,6 @@ class GradAccumulationCell(Cell):
         if buf is None:
             buf = self._accu[id(param)] = _buffer_of(param)
         return ops._MicroStepAllGather(group, False), buf
-
-    def _micro(self, i: int, x: Any) -> Any:
-        """Micro-batch i of one input (a non-Tensor input is passed whole)."""
-        if not isinstance(x, Tensor) and not hasattr(x, "shape"):
-            return x
-        shape = tuple(x.shape)
-        if not shape or shape[0] % self.micro_size:
-            raise ValueError(f"For '{self.cls_name}', the inputs' dim 0 should be divisible "
-                             f"by micro_size: {self.micro_size}, but got shape "
-                             f"{list(shape)}.")
-        size = shape[0] // self.micro_size
-        begin = (i * size,) + (0,) * (len(shape) - 1)
-        end = ((i + 1) * size,) + shape[1:]
-        return self._slice(x, begin, end, (1,) * len(shape))
-
-    def construct(self, *inputs: Any) -> Any:
-        total = None
-        for i in range(self.micro_size):
-            loss = self.network(*(self._micro(i, x) for x in inputs))
-            total = loss if total is None else self._add(total, loss)
-        return total
 
 
 def _buffer_of(param: Parameter) -> Parameter:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from msops.common import validator
+from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
 from msops.nn.grad_accumulation import GradAccumulationCell
 from msops.parallel.stages import stage_num
 
-__all__ = ["PipelineCell"]
+__all__ = ["PipelineCell", "PipelineGradReducer"]
 
 
 class PipelineCell(GradAccumulationCell):
@@ -54,3 +55,46 @@ class PipelineCell(GradAccumulationCell):
             raise ValueError(f"For '{self.cls_name}', the 'micro_size' should be >= "
                              f"pipeline_stages: {stages}, but got {self.micro_size}.")
         return super().construct(*inputs)
+
+
+class PipelineGradReducer(Cell):
+    """`PipelineGradReducer(parameters, scale_sense=1.0, opt_shard=None)`: the gradients of
+    a PipelineCell's step, ready for the optimizer, divided by `scale_sense`.
+
+    MindSpore's cell reads the micro-batches' gradients from accumulation buffers its
+    compiler fills. msops's backward of a PipelineCell sums the micro-batches' gradients
+    itself (and reduces them over a stage's replicas), so this cell only scales them; it is
+    what MindSpore's functional pipeline step calls between `value_and_grad` and the
+    optimizer:
+
+    >>> reducer = nn.PipelineGradReducer(opt.parameters)
+    >>> loss, grads = grad_fn(x, y); opt(reducer(grads))
+    """
+
+    def __init__(self, parameters: Any, scale_sense: float = 1.0,
+                 opt_shard: bool | None = None) -> None:
+        super().__init__(auto_prefix=False)
+        name = self.cls_name
+        params = tuple(parameters) if isinstance(parameters, (list, tuple)) else None
+        if params is None or any(not isinstance(p, Parameter) for p in params):
+            raise TypeError(f"For '{name}', the 'parameters' should be a list or tuple of "
+                            f"Parameters (the optimizer's), but got {parameters!r:.80}.")
+        validator.check_value_type("scale_sense", scale_sense, (int, float), name)
+        if isinstance(scale_sense, bool) or not scale_sense > 0:
+            raise ValueError(f"For '{name}', the 'scale_sense' should be a positive number, "
+                             f"but got {scale_sense!r}.")
+        if opt_shard is not None:
+            validator.check_bool("opt_shard", opt_shard, name)
+        self.parameters = params
+        self.scale_sense = float(scale_sense)
+        self.opt_shard = opt_shard
+
+    def construct(self, grads: Any) -> tuple:
+        grads = tuple(grads)
+        if len(grads) != len(self.parameters):
+            raise ValueError(f"For '{self.cls_name}', the number of 'grads' should be the "
+                             f"number of parameters: {len(self.parameters)}, but got "
+                             f"{len(grads)}.")
+        if self.scale_sense == 1.0:
+            return grads
+        return tuple(g / self.scale_sense for g in grads)

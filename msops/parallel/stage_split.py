@@ -23,6 +23,7 @@ from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel.param_layout import forget_layout, record_stages
 from msops.parallel.stages import stage_num, stage_of_rank, stage_peer
 from msops.primitives.comm_ops import Receive, Send
+from msops.primitives.state_ops import Assign
 
 __all__ = ["infer_stages", "split_stages"]
 
@@ -71,27 +72,22 @@ def _infer(graph: Graph, owners: dict[int, int]) -> dict[int, int]:
     return out
 
 
-def _check_written_parameters(graph: Graph, stage: dict[int, int]) -> None:
-    """A Parameter one stage updates must be read on that stage only: each stage holds its
-    own copy, and only that stage applies the update (a step counter every stage updates
-    alike is everyone's)."""
-    readers: dict[int, set[int]] = {}
-    written: dict[int, Node] = {}
+def _written_parameters(graph: Graph, stage: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Parameter id -> (its writer's stage, the id of its last staged writer) of each
+    Parameter a stage updates (an optimizer's update). Updates of one Parameter on two
+    stages would leave two different values: refused."""
+    written: dict[int, tuple[int, int]] = {}
     for n in graph.nodes:
-        for k, i in enumerate(n.inputs):
-            if i.kind != "parameter":
-                continue
-            if n.id in stage:
-                readers.setdefault(i.id, set()).add(stage[n.id])
-            if n.prim.assigns_input == k and n.id in stage:     # by one stage only
-                written[i.id] = i
-    for pid, p in written.items():
-        on = sorted(readers.get(pid, ()))
-        if len(on) > 1:
-            raise ValueError(f"For 'pipeline_stages', the Parameter '{p.name}' should be used "
-                             f"on one pipeline stage (each stage updates only its own "
-                             f"Parameters), but it is used on stages {on}: give the cells "
-                             f"sharing it one pipeline_stage.")
+        k = n.prim.assigns_input
+        if k is None or n.id not in stage or n.inputs[k].kind != "parameter":
+            continue
+        p = n.inputs[k]
+        if p.id in written and written[p.id][0] != stage[n.id]:
+            raise ValueError(f"For 'pipeline_stages', the Parameter '{p.name}' should be "
+                             f"updated on one pipeline stage, but it is updated on stages "
+                             f"{sorted({written[p.id][0], stage[n.id]})}.{_where(n)}")
+        written[p.id] = (stage[n.id], n.id)
+    return written
 
 
 def split_stages(graph: Graph) -> Graph:
@@ -101,7 +97,7 @@ def split_stages(graph: Graph) -> Graph:
     if stages == 1:
         return graph
     stage = infer_stages(graph)
-    _check_written_parameters(graph, stage)
+    written = _written_parameters(graph, stage)
     me = stage_of_rank()
     everywhere = tuple(range(stages))
     # producer id -> the other stages reading it (an op reading a staged value is staged)
@@ -137,6 +133,24 @@ def split_stages(graph: Graph) -> Graph:
             received[node.id] = recv
             kept.append(recv)
 
+    def sync(param: Node, write: Node, writer: int, to: set[int]) -> None:
+        """Copy the Parameter `param`, just updated by `write` on stage `writer`, into the
+        copies the stages `to` read (a Parameter shared by several stages: tied
+        embeddings). A write returns the value written."""
+        tag = next(tags) % _TAGS
+        if me == writer:
+            for w in sorted(to):
+                send = Send(tag, stage_peer(w)).add_prim_attr("side_effect_io", True)
+                kept.append(graph.apply(send, [write], param.source))
+        elif me in to:
+            recv = graph.apply(Receive(tag, stage_peer(writer), param.shape, param.dtype), [],
+                               param.source)
+            recv.layout = param.layout
+            kept.extend((recv, graph.apply(Assign(), [param, recv], param.source)))
+
+    params = {p.id: p for p in graph.parameters}
+    synced = {w: (pid, s) for pid, (s, w) in written.items()
+              if holders.get(pid, set()) - {s}}
     for n in list(graph.nodes):
         s = stage.get(n.id)
         if s is None or s == me:
@@ -144,6 +158,9 @@ def split_stages(graph: Graph) -> Graph:
             kept.append(n)
         if n.id in readers:
             transfer(n, readers[n.id])
+        if n.id in synced:
+            pid, writer = synced[n.id]
+            sync(params[pid], n, writer, holders[pid] - {writer})
     for o in graph.outputs:           # every rank returns the outputs
         if o.id in stage:
             to = set(everywhere) - {stage[o.id]} - readers.get(o.id, set())

@@ -49,22 +49,44 @@ class Net(nn.Cell):
         return x
 
 
+class Tied(nn.Cell):
+    """x @ w -> relu -> 2 blocks -> @ w.T: the first and the last stage share w (tied
+    input and output embeddings)."""
+
+    def __init__(self, stages):
+        super().__init__()
+        self.first = Block(6, 8, 0)
+        self.blocks = nn.CellList([Block(8, 8, 1), Block(8, 8, 2)])
+        self.out = ops.MatMul(transpose_b=True)
+        self.first.pipeline_stage = 0
+        for k, b in enumerate(self.blocks):
+            b.pipeline_stage = (k + 1) * stages // 4 if stages > 2 else k
+        self.pipeline_stage = stages - 1          # the tied output runs on the last stage
+
+    def construct(self, x):
+        h = self.first(x)
+        for b in self.blocks:
+            h = b(h)
+        return self.out(h, self.first.w)
+
+
 OPTIMIZERS = {
     "momentum": lambda ps: nn.Momentum(ps, learning_rate=0.05, momentum=0.9),
     "adam": lambda ps: nn.Adam(ps, learning_rate=0.01, weight_decay=0.01),
 }
 
 
-def train(stages, optimizer, micro, x, y, strategy=None, load=None, **context):
-    """Losses of STEPS training steps, the network (pipelined when stages > 1) and its
-    training cell; `load`: a checkpoint's parameters loaded into the network first."""
+def train(stages, optimizer, micro, x, y, strategy=None, load=None, make=None, **context):
+    """Losses of STEPS training steps, the network (pipelined when stages > 1; `make(stages)`
+    builds another than Net) and its training cell; `load`: a checkpoint's parameters
+    loaded into the network first."""
     ms.reset_auto_parallel_context()
     if stages > 1:
         ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
                                      device_num=get_group_size(), pipeline_stages=stages,
                                      **dict({"full_batch": True}, **context))
     ms.set_context(mode=ms.GRAPH_MODE)
-    net = Net(stages, strategy if stages > 1 else None)
+    net = make(stages) if make is not None else Net(stages, strategy if stages > 1 else None)
     if load is not None:
         assert ms.load_param_into_net(net, load)[0] == []
     opt = OPTIMIZERS[optimizer](net.trainable_params())

@@ -72,16 +72,19 @@ def set_mode(parallel, **keys):
     ms.set_context(mode=ms.GRAPH_MODE)
 
 
+@pytest.mark.parametrize("cell", [nn.GradAccumulationCell, nn.MicroBatchInterleaved])
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
-def test_micro_batches_equal_one_step_on_the_whole_batch(name, parallel):
+def test_micro_batches_equal_one_step_on_the_whole_batch(name, parallel, cell):
+    """GradAccumulationCell, and MicroBatchInterleaved (the same sum of the micro-batches'
+    losses, its sharded weights gathered per micro-batch rather than accumulated)."""
     n = get_group_size()
     x, y = batch(n)
     want_losses, want = whole_batch_steps(OPTIMIZERS[name], x, y)
     set_mode(parallel)
     net, opt = make(OPTIMIZERS[name])
     micro = 2
-    step = nn.TrainOneStepCell(nn.GradAccumulationCell(nn.WithLossCell(net, nn.MSELoss()),
-                                                       micro), opt, sens=1.0 / micro)
+    step = nn.TrainOneStepCell(cell(nn.WithLossCell(net, nn.MSELoss()), micro), opt,
+                               sens=1.0 / micro)
     losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)]
     # the cell returns the sum of the micro losses: micro × the whole batch's mean loss
     # only at the first step (same weights); afterwards the weights match, checked below

@@ -17,7 +17,7 @@ from msops import dataset as ds, nn
 from msops.communication import get_group_size, get_rank
 from msops.train import ckpt_cli
 from msops.train.callback import Callback, CheckpointConfig, ModelCheckpoint
-from pipeline_nets import Net, batch, check_stage_params, my_stage, train
+from pipeline_nets import Net, Tied, batch, check_stage_params, my_stage, train
 
 RANKS = (2, 4, 8)
 
@@ -64,6 +64,22 @@ def test_integrated_save_equals_serial(stages, optimizer, strategy, context):
     ms.save_checkpoint(step, ckpt)                      # MindSpore's file: the same values
     for name, w in ms.load_checkpoint(ckpt).items():
         np.testing.assert_allclose(w.asnumpy(), got[name].asnumpy(), err_msg=name)
+
+
+def test_integrated_save_of_a_weight_two_stages_share():
+    """Tied weights (the first and the last stage read them): saved once, current."""
+    x, _ = batch()
+    for stages in sorted({2, min(4, get_group_size())}):
+        _, _, serial_step = train(1, "adam", stages, x, x, make=Tied)
+        want = serial_values(serial_step)
+        _, _, step = train(stages, "adam", stages, x, x, make=Tied)
+        path = os.path.join(shared_dir(), "tied.safetensors")
+        ms.save_checkpoint(step, path)
+        got = ms.load_checkpoint(path)
+        assert sorted(got) == sorted(want)
+        for name, w in want.items():
+            np.testing.assert_allclose(got[name].asnumpy(), w, rtol=2e-5, atol=1e-6,
+                                       err_msg=name)
 
 
 @pytest.mark.parametrize("stages, optimizer, strategy, context", cases()[-3:])

@@ -12,7 +12,7 @@ import msops as ms
 from msops import Tensor, nn
 from msops.communication import get_group_size, get_rank
 from msops.parallel import gather_full
-from pipeline_nets import (OPTIMIZERS, STEPS, Block, Net, batch, check_stage_params, my_stage,
+from pipeline_nets import (OPTIMIZERS, STEPS, Net, Tied, batch, check_stage_params, my_stage,
                            train)
 
 RANKS = (2, 4, 8)
@@ -78,7 +78,8 @@ def test_forward_only_compile_equals_serial():
 
 
 def test_functional_step_equals_serial():
-    """ms.jit over value_and_grad of a PipelineCell and the optimizer (MindSpore 2.x)."""
+    """ms.jit over value_and_grad of a PipelineCell, PipelineGradReducer and the optimizer
+    (MindSpore 2.x's functional pipeline step)."""
     x, y = batch()
 
     def run(stages):
@@ -92,11 +93,12 @@ def test_functional_step_equals_serial():
         opt = OPTIMIZERS["momentum"](net.trainable_params())
         loss_net = nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), 2)
         grad_fn = ms.value_and_grad(loss_net, None, opt.parameters)
+        reducer = nn.PipelineGradReducer(opt.parameters, scale_sense=2.0)
 
         @ms.jit
         def step(a, b):
             loss, grads = grad_fn(a, b)
-            opt(grads)
+            opt(reducer(grads))
             return loss
         return [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(STEPS)], net
     want, serial = run(1)
@@ -121,24 +123,36 @@ def test_errors_are_raised_on_every_rank():
                                          r"but got 1"):
         cell(Tensor(x), Tensor(y))
 
-    class Shared(nn.Cell):                 # one weight updated by both stages
-        def __init__(self):
-            super().__init__()
-            self.a, self.b = Block(6, 6, 0), Block(6, 6, 1)
-            self.b.w = self.a.w
-            self.a.pipeline_stage, self.b.pipeline_stage = 0, 1
-
-        def construct(self, v):
-            return self.b(self.a(v))
-    shared = Shared()
-    step = nn.TrainOneStepCell(nn.WithLossCell(shared, nn.MSELoss()),
-                               nn.SGD(shared.trainable_params(), 0.1))
-    with pytest.raises(ValueError, match=r"Parameter 'a.w0' should be used on one pipeline "
-                                         r"stage .* stages \[0, 1\]"):
-        step(Tensor(x), Tensor(x))
     ms.reset_auto_parallel_context()
     if get_group_size() % 3:
         ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", pipeline_stages=3)
         with pytest.raises(ValueError, match=r"'pipeline_stages' should divide the world "
                                              r"size"):
             Net(3)(Tensor(x))
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_a_weight_shared_by_two_stages_trains_as_serial(optimizer):
+    """Both stages read the tied weight; its gradient sums both stages' parts, one stage
+    updates it and copies it to the other: every stage holding it keeps the serial value."""
+    x, _ = batch()
+
+    def run(stages, micro):
+        ms.reset_auto_parallel_context()
+        if stages > 1:
+            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
+                                         device_num=get_group_size(), full_batch=True,
+                                         pipeline_stages=stages)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        net = Tied(stages)
+        step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()),
+                                                   micro),
+                                   OPTIMIZERS[optimizer](net.trainable_params()))
+        return [float(step(Tensor(x), Tensor(x)).asnumpy()) for _ in range(STEPS)], net
+    for stages in stage_counts():
+        want, serial = run(1, stages)
+        got, net = run(stages, stages)
+        np.testing.assert_allclose(got, want, rtol=2e-5)
+        if my_stage(stages) in (0, stages - 1):            # the stages holding w
+            np.testing.assert_allclose(net.first.w.asnumpy(), serial.first.w.asnumpy(),
+                                       rtol=2e-5, atol=1e-6)
