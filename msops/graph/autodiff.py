@@ -176,6 +176,10 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         if stage_of and node.id in stage_of:          # a node's backward runs on its stage
             for b in graph.nodes[start:]:
                 stage_of[b.id] = stage_of[node.id]
+        micro_of = getattr(graph, "micro_of", None)    # ... in its micro-batch's backward
+        if micro_of and node.id in micro_of:
+            for b in graph.nodes[start:]:
+                micro_of[b.id] = (micro_of[node.id][0], 1)
     out = [grads.total(n) if grads.has(n) else _zeros(graph, n.shape, n.dtype) for n in wrt]
     if getattr(graph, "recompute", None):       # a Graph with recomputed cells (not a Tape)
         recompute_spans(graph, len(forward))

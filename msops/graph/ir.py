@@ -185,6 +185,9 @@ class Graph:
         #: op-node id -> the pipeline stage it runs on, for the nodes whose stage is set (a
         #: Cell's `pipeline_stage`, carried through passes; parallel/stage_split.py)
         self.stage_of: dict[int, int] = {}
+        #: op-node id -> (micro-batch, 0 forward / 1 backward) of the nodes a micro-batch
+        #: loop made (nn.MicroBatches) and their backward nodes: a pipeline's 1F1B order
+        self.micro_of: dict[int, tuple[int, int]] = {}
         self._next_id = 0
 
     def _new(self, kind: str, **kw: Any) -> Node:

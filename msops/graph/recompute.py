@@ -50,6 +50,8 @@ def recompute_spans(graph: Graph, n_forward: int) -> int:
                 c.layout = n.layout
                 if n.id in graph.stage_of:
                     graph.stage_of[c.id] = graph.stage_of[n.id]
+                if n.id in graph.micro_of:        # recomputed for the backward
+                    graph.micro_of[c.id] = (graph.micro_of[n.id][0], 1)
                 clones[n.id] = c
         first = next(k for k in range(n_forward, len(graph.nodes))
                      if any(i.id in used for i in graph.nodes[k].inputs))

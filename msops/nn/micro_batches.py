@@ -12,6 +12,7 @@ from typing import Any
 from msops import ops
 from msops.common import validator
 from msops.common.tensor import Tensor
+from msops.graph import tracer
 from msops.nn.cell import Cell
 
 __all__ = ["MicroBatches", "MicroBatchInterleaved"]
@@ -47,8 +48,13 @@ class MicroBatches(Cell):
 
     def construct(self, *inputs: Any) -> Any:
         total = None
+        graph = tracer.active_graph() if tracer.is_tracing() else None
         for i in range(self._count[0]):
+            start = len(graph.nodes) if graph is not None else 0
             out = self.network(*(self._micro(i, x) for x in inputs))
+            if graph is not None:          # micro-batch i's nodes (a pipeline's schedule)
+                for n in graph.nodes[start:]:
+                    graph.micro_of.setdefault(n.id, (i, 0))
             if total is not None and not hasattr(out, "shape"):
                 raise TypeError(f"For '{self.cls_name}', the network should return a Tensor "
                                 f"(the micro-batches' outputs are summed), but got "

@@ -1,7 +1,6 @@
 """The auto-parallel context: parallel mode, device count, batch feeding, gradient mean."""
 from __future__ import annotations
 
-import warnings
 
 from typing import Any, Sequence
 
@@ -112,10 +111,6 @@ def _check_pipeline_config(value: Any, api: str) -> dict | None:
             validator.check_value_type(key, v, str, api)
             validator.check_string(key, v, _SCHEDULERS, api)
         out[key] = v
-    if out["pipeline_scheduler"] == "1f1b":
-        warnings.warn("msops runs pipeline stages in the GPipe order (every micro-batch's "
-                      "forward, then the backwards): the same results as 1F1B, with every "
-                      "micro-batch's activations kept until its backward.", stacklevel=3)
     return out
 
 

@@ -109,6 +109,8 @@ class _Partitioner:
         if stage_num() > 1:
             self.local.stage_of = {k: s for g, s in infer_stages(self.g).items()
                                    for k in made.get(g, ())}
+            self.local.micro_of = {k: m for g, m in self.g.micro_of.items()
+                                   for k in made.get(g, ())}
         self.local.outputs = [self._value(o) for o in self.g.outputs]
         self.local.output_is_tuple = self.g.output_is_tuple
         self.local.output_tree = self.g.output_tree

@@ -11,9 +11,10 @@ position of the reading stage (Send/Receive; a layout means the same slices in e
 
 Each rank runs its ops in the one order of the whole program, so every Send meets its
 Receive at the same point on both sides: no deadlock, whatever the number of stages. The
-order is the traced one (all micro-batches' forwards, then their backwards in reverse: the
-GPipe schedule). The program's outputs are sent from their stage to every other at the
-end, so every rank returns them.
+order is 1F1B's (`one_forward_one_backward`: the program reordered by each node's
+micro-batch block, `graph.micro_of`), or with `pipeline_scheduler="gpipe"` the traced one
+(all micro-batches' forwards, then their backwards in reverse). The program's outputs are
+sent from their stage to every other at the end, so every rank returns them.
 """
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ import itertools
 
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel.param_layout import forget_layout, record_stages
-from msops.parallel.stages import stage_num, stage_of_rank, stage_peer
+from msops.graph.schedule import order_dependencies, reorder
+from msops.parallel.stages import pipeline_scheduler, stage_num, stage_of_rank, stage_peer
 from msops.primitives.comm_ops import Receive, Send
 from msops.primitives.state_ops import Assign
 
-__all__ = ["infer_stages", "split_stages"]
+__all__ = ["infer_stages", "split_stages", "one_forward_one_backward", "block_ticks"]
 
 #: MPI's smallest guaranteed upper bound on tags is 32767
 _TAGS = 32767
@@ -90,6 +92,81 @@ def _written_parameters(graph: Graph, stage: dict[int, int]) -> dict[int, tuple[
     return written
 
 
+def block_ticks(stages: int, micros: int, backward: bool) -> dict[tuple, int]:
+    """(stage, micro-batch, 0 forward / 1 backward) -> the step of the 1F1B timeline it runs
+    in. Stage s runs min(S - s - 1, M) forwards first, then alternates one forward and one
+    backward, then the remaining backwards; a block starts once the block it receives from
+    (the previous stage's forward, the next stage's backward) has run. Without a backward
+    the timeline is the forwards', micro-batch after micro-batch."""
+    plan = {}
+    for s in range(stages):
+        order = [(m, 0) for m in range(micros)]
+        if backward:
+            w = min(stages - s - 1, micros)
+            order = [(m, 0) for m in range(w)]
+            for i in range(micros - w):
+                order += [(w + i, 0), (i, 1)]
+            order += [(m, 1) for m in range(micros - w, micros)]
+        plan[s] = order
+    at: dict[tuple, int] = {}
+    nxt = [0] * stages
+    tick = 0
+    while any(nxt[s] < len(plan[s]) for s in range(stages)):
+        ran = []
+        for s in range(stages):
+            if nxt[s] == len(plan[s]):
+                continue
+            m, phase = plan[s][nxt[s]]
+            src = (s - 1, m, 0) if phase == 0 else (s + 1, m, 1)
+            if not 0 <= src[0] < stages or at.get(src, tick) < tick:
+                ran.append((s, m, phase))
+        assert ran, "the 1F1B plan cannot stall"
+        for s, m, phase in ran:
+            at[(s, m, phase)] = tick
+            nxt[s] += 1
+        tick += 1
+    return at
+
+
+def one_forward_one_backward(graph: Graph, stage: dict[int, int]) -> None:
+    """Reorder the whole program (in place) so that each stage runs its micro-batches in the
+    1F1B order (`block_ticks`): a stage holds at most S - s micro-batches' activations at
+    once instead of all of them (GPipe, the traced order). A node of no block (slicing the
+    fed batch, the optimizer's update) runs as soon as its inputs are ready; every ordering
+    constraint that is not a data edge is kept (`order_dependencies`)."""
+    micro_of = graph.micro_of
+    if not micro_of:
+        return
+    micros = 1 + max(m for m, _ in micro_of.values())
+    ticks = block_ticks(stage_num(), micros, any(p for _, p in micro_of.values()))
+    position = {n.id: k for k, n in enumerate(graph.nodes)}
+
+    def key(n: Node) -> tuple:
+        block = (stage.get(n.id),) + micro_of.get(n.id, (None, None))
+        return (ticks.get(block, -1), block[0] or 0, position[n.id])
+    reorder(graph, key, order_dependencies(graph))
+
+
+def _receive_late(nodes: list[Node]) -> list[Node]:
+    """`nodes` with each Receive moved after the compute that follows it, up to its first
+    reader or the next communication node. The order of the communication is unchanged,
+    and compute never waits on another rank, so this cannot deadlock; it lets the rank work
+    while the sender still computes what it sends (placed where the send is in the global
+    order, a receive would make the rank wait for the sender's unrelated work first)."""
+    out = list(nodes)
+    for k in range(len(out) - 1, -1, -1):
+        r = out[k]
+        if not isinstance(r.prim, Receive):
+            continue
+        j = k + 1
+        while j < len(out) and not out[j].is_communication and \
+                all(i is not r for i in out[j].inputs):
+            j += 1
+        if j > k + 1:
+            out[k:j] = out[k + 1:j] + [r]
+    return out
+
+
 def split_stages(graph: Graph) -> Graph:
     """This rank's stage of a compiled (local, partitioned) program, in place; the program
     itself when it is not pipelined."""
@@ -97,6 +174,8 @@ def split_stages(graph: Graph) -> Graph:
     if stages == 1:
         return graph
     stage = infer_stages(graph)
+    if pipeline_scheduler() == "1f1b":
+        one_forward_one_backward(graph, stage)
     written = _written_parameters(graph, stage)
     me = stage_of_rank()
     everywhere = tuple(range(stages))
@@ -168,7 +247,7 @@ def split_stages(graph: Graph) -> Graph:
                 transfer(o, to)
                 readers.setdefault(o.id, set()).update(to)
     outputs = [received.get(o.id, o) for o in graph.outputs]
-    graph.nodes = kept
+    graph.nodes = _receive_late(kept)
     graph.outputs = outputs
     used = {i.id for n in kept for i in n.inputs} | {o.id for o in outputs}
     for p in graph.parameters:

@@ -17,7 +17,7 @@ from msops.communication import GlobalComm, create_group_partition, get_rank
 from msops.parallel.context import get_auto_parallel_context, is_parallel, parallel_device_num
 
 __all__ = ["stage_num", "stage_of_rank", "layout_rank", "stage_peer", "create_stage_groups",
-           "stage_group"]
+           "stage_group", "pipeline_scheduler"]
 
 
 def stage_num() -> int:
@@ -61,3 +61,10 @@ def stage_group() -> str:
     group = create_stage_groups([tuple(range(parallel_device_num()))])
     assert group is not None
     return group
+
+
+def pipeline_scheduler() -> str:
+    """The order of the micro-batches' forwards and backwards on a stage: "1f1b" (the
+    default, MindSpore's) or "gpipe" (`pipeline_config`'s `pipeline_scheduler`)."""
+    config = get_auto_parallel_context("pipeline_config")
+    return config["pipeline_scheduler"] if config else "1f1b"
