@@ -10,13 +10,15 @@ dtype rules and the simulation world's refusal. The module sits in the ops layer
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import weakref
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor, check_tensor
 from msops.communication.group import Group
+from msops.communication import watchdog
 from msops.communication.management import get_group
 from msops.ops._dispatch import _prim
 from msops.primitives import primitive as _primitive
@@ -29,7 +31,7 @@ from msops.primitives.primitive import remember
 __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async",
            "resolve_group", "member_rank", "member_group", "reducing", "check_divisible", "group_rank", "check_op", "check_tag", "check_peer",
            "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
-           "send_to", "recv_from", "single_exchange"]
+           "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle"]
 
 #: the reduce ops the functional collectives name (ReduceOp's values)
 REDUCE_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.LAND,
@@ -53,6 +55,52 @@ class CommHandle:
 
     def __repr__(self) -> str:
         return "CommHandle(completed)"
+
+
+class PendingHandle(CommHandle):
+    """The handle of a started `isend` / `irecv`: the transfer runs while the caller goes
+    on, and `wait()` completes it (watched by the watchdog like a blocking call), then
+    runs `done(result)` (an irecv's write into its Tensor). A handle dropped before its
+    wait() leaves its request and buffer to msops until the transfer has completed."""
+
+    def __init__(self, prim: Any, request: Any, keep: Any, finish: Callable[[], Any],
+                 done: Callable[[Any], None] | None = None) -> None:
+        _reap()
+        self._prim, self._request, self._finish, self._done = prim, request, finish, done
+        self._orphan = weakref.finalize(self, _ORPHANS.append, (request, keep))
+
+    def wait(self) -> None:
+        """Wait until the transfer has completed (an error of it is raised here)."""
+        if self._finish is None:
+            return
+        finish, done, self._finish, self._done = self._finish, self._done, None, None
+        self._orphan.detach()
+        g = self._prim._group
+        watchdog.enter(self._prim.name, g.name, g.ranks, collective=False)
+        try:
+            result = finish()
+        finally:
+            watchdog.leave()
+            self._request = None
+        if done is not None:
+            done(result)
+
+    def is_completed(self) -> bool:
+        """Whether the transfer has completed (then `wait()` returns at once)."""
+        return self._finish is None or bool(self._request.Get_status())
+
+    def __repr__(self) -> str:
+        return f"CommHandle({'completed' if self._finish is None else 'pending'})"
+
+
+#: (request, buffer) of transfers whose handle was dropped unwaited: kept until complete
+_ORPHANS: list = []
+
+
+def _reap() -> None:
+    """Forget the dropped transfers that have completed."""
+    if _ORPHANS:
+        _ORPHANS[:] = [(r, keep) for r, keep in _ORPHANS if not r.Test()]
 
 
 def handle(async_op: bool) -> CommHandle | None:
@@ -235,6 +283,44 @@ def send_to(api: str, tensor: Tensor, dst: int, group: str, tag: int) -> None:
     g = resolve_group(api, group)
     peer = check_peer(api, "dst", group_rank(api, "dst", dst, g), g)
     point_to_point(Send, g, sr_tag=tag, dest_rank=peer)(tensor)
+
+
+def isend_to(api: str, tensor: Tensor, dst: int, group: str, tag: int) -> CommHandle:
+    """Start sending `tensor` to global rank `dst` of `group`; the handle's wait()
+    completes it. Traced (a compiled function), the send is the graph's Send."""
+    if _primitive._trace_hook is not None:        # traced: the graph's Send
+        send_to(api, tensor, dst, group, tag)
+        return CommHandle()
+    check_tensor(api, "tensor", tensor)
+    check_tag(api, tag)
+    g = resolve_group(api, group)
+    peer = check_peer(api, "dst", group_rank(api, "dst", dst, g), g)
+    prim = Send(tag, peer, g.name)
+    data = np.ascontiguousarray(tensor.asnumpy())
+    request = prim.start(data)
+    return PendingHandle(prim, request, data, lambda: prim.finish(request))
+
+
+def irecv_from(api: str, tensor: Tensor, src: int, group: str, tag: int,
+               done: Callable[[Tensor], None] | None = None) -> tuple[Tensor, CommHandle]:
+    """Start receiving from global rank `src` a Tensor of `tensor`'s shape and dtype:
+    (that Tensor, its handle). The Tensor holds the message once the handle's wait() has
+    returned, which then calls `done` with it (a message of another size is the
+    ValueError naming the receive). Traced, it is the graph's Receive, complete at once."""
+    if _primitive._trace_hook is not None:
+        got = recv_from(api, tensor, src, group, tag)
+        if done is not None:
+            done(got)
+        return got, CommHandle()
+    check_tensor(api, "tensor", tensor)
+    check_tag(api, tag)
+    g = resolve_group(api, group)
+    peer = check_peer(api, "src", group_rank(api, "src", src, g), g)
+    prim = Receive(tag, peer, tuple(tensor.shape), tensor.dtype, g.name)
+    out, request = prim.start()
+    got = Tensor._wrap(out)                   # filled by MPI; the user's once waited for
+    return got, PendingHandle(prim, request, out, lambda: prim.finish(out, request),
+                              None if done is None else (lambda _: done(got)))
 
 
 def recv_from(api: str, tensor: Tensor, src: int, group: str, tag: int) -> Tensor:

@@ -18,9 +18,10 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.communication._comm_call import (CommHandle, check_async, check_divisible, check_peer,
                                             check_tensor, check_tensors, collective, exchange_lists,
-                                            group_rank, handle, member_group, member_rank,
-                                            point_to_point, recv_from, reducing, resolve_group,
-                                            send_to, shape_of, single_exchange)
+                                            group_rank, handle, irecv_from, isend_to,
+                                            member_group, member_rank, point_to_point,
+                                            recv_from, reducing, resolve_group, send_to,
+                                            shape_of, single_exchange)
 from msops.communication.group import Group
 from msops.communication.management import GlobalComm
 from msops.primitives.collective import ReduceOp
@@ -134,16 +135,16 @@ def recv(tensor: Tensor, src: int = 0, group: str = _WORLD, tag: int = 0) -> Ten
 
 
 def isend(tensor: Tensor, dst: int = 0, group: str = _WORLD, tag: int = 0) -> CommHandle:
-    """`send`, returning a (completed) CommHandle. The send is MPI's blocking one: a rank
-    that isends a large tensor to a peer that isends to it first waits for the peer's
-    receive; exchange pairs through `batch_isend_irecv`, which orders them."""
-    send_to("isend", tensor, dst, group, tag)
-    return CommHandle()
+    """Start sending `tensor` to global rank `dst` (MPI's Isend) and return its CommHandle:
+    the caller goes on (two ranks may isend to each other, then recv) and `wait()`
+    completes the send. In a compiled function it is the graph's (blocking) Send."""
+    return isend_to("isend", tensor, dst, group, tag)
 
 
 def irecv(tensor: Tensor, src: int = 0, group: str = _WORLD, tag: int = 0) -> tuple:
-    """`recv`, returning (Tensor, completed CommHandle)."""
-    return recv_from("irecv", tensor, src, group, tag), CommHandle()
+    """Start receiving from global rank `src` a Tensor of `tensor`'s shape and dtype:
+    (Tensor, CommHandle). The Tensor holds the message once `wait()` has returned."""
+    return irecv_from("irecv", tensor, src, group, tag)
 
 
 def all_to_all_single_with_output_shape(output_shape: Any, tensor: Tensor,

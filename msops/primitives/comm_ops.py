@@ -555,6 +555,14 @@ class Send(Collective):
         call(self, self._comm().Send, buf(x), self.dest_rank, self.sr_tag)
         return x
 
+    def start(self, x: np.ndarray) -> Any:
+        """Start sending `x` (MPI's Isend): the request `finish` completes; `x` must stay
+        alive and unchanged until then."""
+        return call(self, self._comm().Isend, buf(x), self.dest_rank, self.sr_tag)
+
+    def finish(self, request: Any) -> None:
+        call(self, request.Wait)
+
 
 class Receive(Collective):
     """Receive a tensor of `shape` and `dtype` from group rank `src_rank` (tag `sr_tag`).
@@ -591,21 +599,35 @@ class Receive(Collective):
         return 0
 
     def kernel(self, *_: Any, out: np.ndarray | None = None) -> np.ndarray:
-        comm = self._comm()
+        out = np.empty(tuple(self.shape), self.dtype.np_dtype) if out is None else out
+        return self._complete(out, self._comm().Recv, [out, mstype.mpi_move_type(out.dtype)],
+                              self.src_rank, self.sr_tag)
+
+    def start(self) -> tuple[np.ndarray, Any]:
+        """Start the receive (MPI's Irecv) into a fresh array: (array, request); `finish`
+        completes it."""
+        out = np.empty(tuple(self.shape), self.dtype.np_dtype)
+        request = call(self, self._comm().Irecv, [out, mstype.mpi_move_type(out.dtype)],
+                       self.src_rank, self.sr_tag)
+        return out, request
+
+    def finish(self, out: np.ndarray, request: Any) -> np.ndarray:
+        return self._complete(out, request.Wait)
+
+    def _complete(self, out: np.ndarray, method: Callable, *args: Any) -> np.ndarray:
+        """`method(*args, status)` receiving into `out`; a message of another size is the
+        ValueError naming the op (MPI's truncation error, or a short count)."""
         from mpi4py import MPI
-        if out is None:
-            out = np.empty(tuple(self.shape), self.dtype.np_dtype)
-        t = mstype.mpi_move_type(out.dtype)
         status = MPI.Status()
         try:
-            comm.Recv([out, t], self.src_rank, self.sr_tag, status)
+            method(*args, status)
         except MPI.Exception as err:
             if err.Get_error_class() != MPI.ERR_TRUNCATE:
                 reraise(self, err)
             raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
                              f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "
                              f"but got a longer one: {mpi_detail(err)}.") from None
-        if status.Get_count(t) != out.size:
+        if status.Get_count(mstype.mpi_move_type(out.dtype)) != out.size:
             raise ValueError(f"For '{self.name}', the message from rank {self.src_rank} should "
                              f"hold {out.nbytes} bytes (shape {list(self.shape)}, {self.dtype}), "
                              f"but got {status.Get_count(MPI.BYTE)} bytes.")

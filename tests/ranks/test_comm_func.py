@@ -5,6 +5,8 @@ inputs alone. Sub-groups, in-place writes (the caller's Tensor changes, nothing 
 async handles, graph mode, and errors: a mismatch between ranks raises the same error on
 every rank (`same_everywhere`).
 """
+import gc
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -375,3 +377,37 @@ def test_wrong_output_on_one_rank_blocks_nobody():
         dist.all_gather_into_tensor(out, Tensor(data(me)))
         np.testing.assert_array_equal(out.asnumpy(), np.concatenate(everyone()))
     dist.barrier()                                  # every rank still in step
+
+
+def test_isend_does_not_wait_for_the_peer():
+    """Pairs exchange 4 MiB (past MPI's eager limit: a blocking send would wait for the
+    peer's receive) by isend then recv on both sides, and by irecv then send; the handles
+    complete on wait(), the Tensors hold the peer's data."""
+    me, n = world()
+    peer = me ^ 1
+    big = (1024, 1024)
+    h = comm_func.isend(Tensor(data(me, big)), peer, tag=3)
+    got = comm_func.recv(Tensor(np.zeros(big, np.float32)), peer, tag=3)
+    h.wait()
+    assert h.is_completed()
+    np.testing.assert_array_equal(got.asnumpy(), data(peer, big))
+    got, h = comm_func.irecv(Tensor(np.zeros(big, np.float32)), peer, tag=4)
+    comm_func.send(Tensor(data(me, big) * 2), peer, tag=4)
+    h.wait()
+    np.testing.assert_array_equal(got.asnumpy(), data(peer, big) * 2)
+    into = Tensor(np.zeros(big, np.float32))                  # mint: into a Tensor
+    h_recv = dist.irecv(into, peer, tag=5)
+    h_send = dist.isend(Tensor(data(me, big) * 3), peer, tag=5)
+    assert h_send.wait() is None and h_recv.wait() is None
+    np.testing.assert_array_equal(into.asnumpy(), data(peer, big) * 3)
+    comm_func.isend(Tensor(data(me, big) * 4), peer, tag=8)    # handle dropped unwaited
+    gc.collect()
+    got = comm_func.recv(Tensor(np.zeros(big, np.float32)), peer, tag=8)
+    np.testing.assert_array_equal(got.asnumpy(), data(peer, big) * 4)
+    # a message of another size: the receiver's wait() raises the receive's ValueError
+    h = comm_func.isend(Tensor(data(me, (4, 3))), peer, tag=6)
+    _, bad = comm_func.irecv(Tensor(np.zeros((2, 3), np.float32)), peer, tag=6)
+    with pytest.raises(ValueError, match=r"For 'Receive', the message from rank \d should "
+                                         r"hold 24 bytes .* but got a longer one"):
+        bad.wait()
+    h.wait()

@@ -18,8 +18,9 @@ from msops.common.tensor import Tensor
 from msops.communication import comm_func
 from msops.communication._comm_call import (CommHandle, check_async, check_divisible, check_op,
                                             check_tensor, check_tensors, collective, exchange_lists,
-                                            group_rank, handle, member_group, recv_from, reducing,
-                                            send_to, single_exchange, split_rows)
+                                            group_rank, handle, irecv_from, isend_to,
+                                            member_group, recv_from, reducing, send_to,
+                                            single_exchange, split_rows)
 from msops.mint.distributed._inplace import write, write_list
 from msops.ops.array_func import reshape, stack
 from msops.primitives.collective import ReduceOp
@@ -233,16 +234,16 @@ def recv(tensor: Tensor, src: int = 0, group: str | None = None, tag: int = 0) -
 
 
 def isend(tensor: Tensor, dst: int = 0, group: str | None = None, tag: int = 0) -> CommHandle:
-    """`send`, returning a completed CommHandle (MPI's blocking send: see batch_isend_irecv
-    for exchanges that must not wait on each other)."""
-    send_to("isend", tensor, dst, group, tag)
-    return CommHandle()
+    """Start sending `tensor` to global rank `dst` (MPI's Isend); the handle's `wait()`
+    completes it, so two ranks may isend to each other and then recv."""
+    return isend_to("isend", tensor, dst, group, tag)
 
 
 def irecv(tensor: Tensor, src: int = 0, group: str | None = None, tag: int = 0) -> CommHandle:
-    """`recv`, returning a completed CommHandle."""
-    write("irecv", "tensor", tensor, recv_from("irecv", tensor, src, group, tag))
-    return CommHandle()
+    """Start receiving into `tensor` from global rank `src`: `tensor` holds the message once
+    the handle's `wait()` has returned."""
+    return irecv_from("irecv", tensor, src, group, tag,
+                      lambda got: write("irecv", "tensor", tensor, got))[1]
 
 
 class P2POp(comm_func.P2POp):
