@@ -25,13 +25,14 @@ from msops.primitives import primitive as _primitive
 from msops.primitives.alltoallv import AllToAllV
 from msops.primitives.array_ops import Concat, Reshape, StridedSlice
 from msops.primitives.collective import ReduceOp, check_reduce_dtype
-from msops.primitives.comm_ops import Receive, Send
+from msops.primitives import desync
+from msops.primitives.comm_ops import Broadcast, Receive, Send
 from msops.primitives.primitive import remember
 
 __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async",
            "resolve_group", "member_rank", "member_group", "reducing", "check_divisible", "group_rank", "check_op", "check_tag", "check_peer",
            "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
-           "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle"]
+           "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle", "root_checked"]
 
 #: the reduce ops the functional collectives name (ReduceOp's values)
 REDUCE_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.LAND,
@@ -101,6 +102,33 @@ def _reap() -> None:
     """Forget the dropped transfers that have completed."""
     if _ORPHANS:
         _ORPHANS[:] = [(r, keep) for r, keep in _ORPHANS if not r.Test()]
+
+
+def root_checked(api: str, g: Group, root: int, check: Callable[[], Any]) -> Any:
+    """`check()` run on group rank `root` only (the arguments only the root passes: a
+    scatter's list, a gather's targets), its verdict shared: with the cross-rank check on
+    (the default), a failure raises the root's error on every rank of the group instead of
+    leaving them in the collective the root never joins. Returns check()'s value (None
+    elsewhere)."""
+    failure: Exception | None = None
+    value = None
+    if g.rank == root:
+        try:
+            value = check()
+        except (TypeError, ValueError) as err:
+            failure = err
+    if g.size == 1 or not desync.enabled() or _primitive._trace_hook is not None:
+        if failure is not None:
+            raise failure
+        return value
+    text = str(failure).encode()[:4096] if failure is not None else b""
+    head = np.array([failure is not None, isinstance(failure, TypeError), len(text)], np.int32)
+    head = collective(Broadcast, g, root_rank=root)((Tensor(head),))[0].asnumpy()
+    if head[0]:
+        raw = np.frombuffer(text, np.uint8) if g.rank == root else np.zeros(head[2], np.uint8)
+        raw = collective(Broadcast, g, root_rank=root)((Tensor(raw),))[0].asnumpy()
+        raise (TypeError if head[1] else ValueError)(raw.tobytes().decode(errors="replace"))
+    return value
 
 
 def handle(async_op: bool) -> CommHandle | None:

@@ -411,3 +411,21 @@ def test_isend_does_not_wait_for_the_peer():
                                          r"hold 24 bytes .* but got a longer one"):
         bad.wait()
     h.wait()
+
+
+def test_mint_root_only_arguments_are_checked_on_every_rank():
+    """A scatter_list or gather_list only the root passes: a bad one raises the root's
+    error on every rank (the others do not wait in a collective the root never joins)."""
+    me, n = world()
+    t = Tensor(np.zeros((4, 3), np.float32))
+    short = [Tensor(data(j)) for j in range(n - 1)] if me == 0 else None
+    msg = same_everywhere(ValueError, lambda: dist.scatter(t, short, src=0))
+    assert f"the length of 'scatter_list' should be the group size {n}, but got {n - 1}" in msg
+    wrong = [Tensor(data(j, (2, 3))) for j in range(n)] if me == 0 else None
+    msg = same_everywhere(ValueError, lambda: dist.scatter(t, wrong, src=0))
+    assert "the 'scatter_list[0]' should have the 'tensor' shape [4, 3]" in msg
+    msg = same_everywhere(TypeError, lambda: dist.gather(t, 5 if me == n - 1 else None,
+                                                         dst=n - 1))
+    assert "the 'gather_list' should be a list or tuple of Tensors, but got int" in msg
+    dist.scatter(t, [Tensor(data(j)) for j in range(n)] if me == 0 else None, src=0)
+    np.testing.assert_array_equal(t.asnumpy(), data(me))          # and a good one after

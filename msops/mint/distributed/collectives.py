@@ -19,8 +19,8 @@ from msops.communication import comm_func
 from msops.communication._comm_call import (CommHandle, check_async, check_divisible, check_op,
                                             check_tensor, check_tensors, collective, exchange_lists,
                                             group_rank, handle, irecv_from, isend_to,
-                                            member_group, recv_from, reducing, send_to,
-                                            single_exchange, split_rows)
+                                            member_group, recv_from, reducing, root_checked,
+                                            send_to, single_exchange, split_rows)
 from msops.mint.distributed._inplace import write, write_list
 from msops.ops.array_func import reshape, stack
 from msops.primitives.collective import ReduceOp
@@ -151,16 +151,18 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0,
     g = member_group(api, group)
     root = group_rank(api, "src", src, g)
     shape = (g.size,) + tuple(tensor.shape)
-    if g.rank == root:
-        pieces = check_tensors(api, "scatter_list", scatter_list, g.size)
-        for i, p in enumerate(pieces):
+
+    def pieces() -> list:
+        out = check_tensors(api, "scatter_list", scatter_list, g.size)
+        for i, p in enumerate(out):
             if p.shape != tensor.shape or p.dtype != tensor.dtype:
                 raise ValueError(f"For '{api}', the 'scatter_list[{i}]' should have the "
                                  f"'tensor' shape {list(tensor.shape)} and dtype "
                                  f"{tensor.dtype}, but got {list(p.shape)} and {p.dtype}.")
-        rows = stack(pieces)
-    else:                                   # the other ranks' input gives the shape only
-        rows = Tensor(np.zeros(shape, tensor.dtype.np_dtype))
+        return out
+    listed = root_checked(api, g, root, pieces)     # the source's list, checked everywhere
+    # the other ranks' input gives the shape only
+    rows = stack(listed) if g.rank == root else Tensor(np.zeros(shape, tensor.dtype.np_dtype))
     got = collective(CollectiveScatter, g, src_rank=root)(rows)
     write(api, "tensor", tensor, got)
     return handle(async_op)
@@ -175,7 +177,8 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0,
     check_async(api, async_op)
     g = member_group(api, group)
     root = group_rank(api, "dst", dst, g)
-    targets = check_tensors(api, "gather_list", gather_list) if g.rank == root else None
+    targets = root_checked(api, g, root,
+                           lambda: check_tensors(api, "gather_list", gather_list, g.size))
     got = collective(CollectiveGather, g, dest_rank=root)(_as_rows(tensor))
     if targets is not None:
         write_list(api, "gather_list", targets, split_rows(got, g.size, tuple(tensor.shape)))
