@@ -19,6 +19,7 @@ sent from their stage to every other at the end, so every rank returns them.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel.param_layout import forget_layout, record_stages
@@ -194,23 +195,47 @@ def split_stages(graph: Graph) -> Graph:
     kept: list[Node] = []
 
     def transfer(node: Node, to: set[int]) -> None:
-        """Send `node` from its stage to the stages `to` (this rank's side of it)."""
-        if node.is_tuple:
-            raise NotImplementedError(f"For 'pipeline_stages', a value crossing pipeline "
-                                      f"stages should be a Tensor, but got the tuple of "
-                                      f"'{node.op}'.{_where(node)}")
-        tag = next(tags) % _TAGS
+        """Send `node` from its stage to the stages `to` (this rank's side of it); a tuple
+        (a multi-output op, a MakeTuple) goes element by element and is built again."""
         s = stage[node.id]
+        if not node.is_tuple:
+            recv = send_receive(node, s, to, node.shape, node.dtype, node.layout)
+            if recv is not None:
+                received[node.id] = recv
+            return
+        if any(isinstance(d, (tuple, list)) for d in node.dtype):
+            raise NotImplementedError(f"For 'pipeline_stages', a tuple crossing pipeline "
+                                      f"stages should hold Tensors, but the tuple of "
+                                      f"'{node.op}' holds tuples.{_where(node)}")
+        layouts = node.layout if isinstance(node.layout, (tuple, list)) else \
+            (None,) * len(node.dtype)
+        parts = []
+        for k, (shape, dtype) in enumerate(zip(node.shape, node.dtype)):
+            item = None
+            if s == me:
+                item = graph.getitem(node, k, node.source)
+                kept.append(item)
+            parts.append(send_receive(item, s, to, shape, dtype, layouts[k], node.source))
+        if s != me and me in to:
+            received[node.id] = graph.make_tuple(parts, node.source)
+            kept.append(received[node.id])
+
+    def send_receive(value: Node | None, s: int, to: set[int], shape: tuple, dtype: Any,
+                     layout: Any, source: str | None = None) -> Node | None:
+        """This rank's side of one Tensor sent from stage `s` (`value` there) to the stages
+        `to`: the Sends, or the Receive (returned); every rank takes the same tag."""
+        tag = next(tags) % _TAGS
         if s == me:
             for w in sorted(to):
                 send = Send(tag, stage_peer(w)).add_prim_attr("side_effect_io", True)
-                kept.append(graph.apply(send, [node], node.source))
-        elif me in to:
-            recv = graph.apply(Receive(tag, stage_peer(s), node.shape, node.dtype), [],
-                               node.source)
-            recv.layout = node.layout
-            received[node.id] = recv
-            kept.append(recv)
+                kept.append(graph.apply(send, [value], value.source))
+            return None
+        if me not in to:
+            return None
+        recv = graph.apply(Receive(tag, stage_peer(s), shape, dtype), [], source)
+        recv.layout = layout
+        kept.append(recv)
+        return recv
 
     def sync(param: Node, write: Node, writer: int, to: set[int]) -> None:
         """Copy the Parameter `param`, just updated by `write` on stage `writer`, into the

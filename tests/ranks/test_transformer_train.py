@@ -134,3 +134,42 @@ def test_head_parallel_attention_equals_serial():
     got = grads(parallel_mode="semi_auto_parallel")
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("scheduler", ["1f1b", "gpipe"])
+def test_encoder_over_two_pipeline_stages_equals_serial(scheduler):
+    """Encoder layer 0 on stage 0; layer 1, the final norm and the head on stage 1
+    (pipeline_stages=2, 4 micro-batches, AdamWeightDecay): the losses on every rank and
+    each stage's parameters equal the serial run's. Attention's multi-output values cross
+    the stage boundary element by element."""
+    def run(stages):
+        ms.reset_auto_parallel_context()
+        if stages > 1:
+            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                         full_batch=True, pipeline_stages=stages,
+                                         pipeline_config={"pipeline_scheduler": scheduler})
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            net = EncoderNet(batch_first=True)
+            if stages > 1:
+                net.encoder.layers[0].pipeline_stage = 0
+                for cell in (net.encoder.layers[1], net.encoder.norm, net.head, net.loss):
+                    cell.pipeline_stage = 1
+            step = nn.TrainOneStepCell(nn.PipelineCell(net, 4),
+                                       nn.AdamWeightDecay(net.trainable_params(), 1e-2))
+            args = (Tensor(X), Tensor(PADDING), Tensor(Y))
+            losses = [float(step(*args).asnumpy()) for _ in range(3)]
+        finally:
+            ms.reset_auto_parallel_context()
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        return losses, net
+    want, serial = run(1)
+    got, net = run(2)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    stage = R // (N // 2)
+    mine = net.encoder.layers[0] if stage == 0 else net.head
+    ref = serial.encoder.layers[0] if stage == 0 else serial.head
+    for p, q in zip(mine.get_parameters(), ref.get_parameters()):
+        np.testing.assert_allclose(p.asnumpy(), q.asnumpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=p.name)
+
