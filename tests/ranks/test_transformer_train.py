@@ -2,7 +2,8 @@
 padding mask) and a Dense head trained a few SGD steps in GRAPH_MODE data_parallel on 2 and
 4 ranks: losses and parameters equal the serial run's on the whole batch. And a
 MultiheadAttention with its heads split over the ranks (semi_auto_parallel) equals the serial
-layer, outputs and gradients."""
+layer, outputs and gradients. And pipelined: the encoder over 2 stages (1F1B and GPipe), and
+a language model whose embedding table both stages read (tied logits)."""
 import numpy as np
 import pytest
 
@@ -173,3 +174,64 @@ def test_encoder_over_two_pipeline_stages_equals_serial(scheduler):
         np.testing.assert_allclose(p.asnumpy(), q.asnumpy(), rtol=1e-4, atol=1e-6,
                                    err_msg=p.name)
 
+
+
+VOCAB = 16
+TOKENS = RNG.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32)
+TARGETS = RNG.integers(0, VOCAB, (BATCH * SEQ,)).astype(np.int32)
+
+
+class TiedLM(nn.Cell):
+    """Embedding -> 2 encoder layers -> logits against the embedding table (tied), cross
+    entropy. Pipelined: the embedding and layer 0 on stage 0, the rest on stage 1, so
+    both stages read the table."""
+
+    def __init__(self, stages, strategy=None):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D_MODEL)
+        layer = nn.TransformerEncoderLayer(D_MODEL, 2, 16, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.logits = ops.MatMul(transpose_b=True)
+        if strategy is not None:
+            self.logits.shard(strategy)
+        self.reshape = ops.Reshape()
+        self.loss = nn.CrossEntropyLoss()
+        for k, (_, p) in enumerate(sorted(self.parameters_and_names())):
+            p.set_data(Tensor((np.random.default_rng(k).standard_normal(p.shape) * 0.3)
+                              .astype(np.float32)))
+        if stages > 1:
+            self.pipeline_stage = 1
+            self.embed.pipeline_stage = 0
+            self.encoder.layers[0].pipeline_stage = 0
+
+    def construct(self, tokens, targets):
+        h = self.reshape(self.encoder(self.embed(tokens)), (-1, D_MODEL))
+        return self.loss(self.logits(h, self.embed.embedding_table), targets)
+
+
+def test_tied_embedding_language_model_over_two_pipeline_stages():
+    """Both stages read the embedding table (lookup, output logits; on 4 ranks the logits
+    MatMul also split by rows over a stage's 2 devices): losses and the table equal the
+    serial run's on every rank (the updating stage copies the table to the other)."""
+    def run(stages, strategy=None):
+        ms.reset_auto_parallel_context()
+        if stages > 1:
+            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                         full_batch=True, pipeline_stages=stages)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            net = TiedLM(stages, strategy)
+            step = nn.TrainOneStepCell(nn.PipelineCell(net, 2),
+                                       nn.Adam(net.trainable_params(), 1e-2))
+            losses = [float(step(Tensor(TOKENS), Tensor(TARGETS)).asnumpy()) for _ in range(3)]
+        finally:
+            ms.reset_auto_parallel_context()
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        return losses, net
+    want, serial = run(1)
+    for strategy in [None] + ([((2, 1), (1, 1))] if N >= 4 else []):
+        got, net = run(2, strategy)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        np.testing.assert_allclose(net.embed.embedding_table.asnumpy(),
+                                   serial.embed.embedding_table.asnumpy(), rtol=1e-4,
+                                   atol=1e-6)
