@@ -17,8 +17,9 @@ from msops.autodiff import GradOperation, grad, value_and_grad  # noqa: E402
 from msops.jit import JitConfig, jit  # noqa: E402
 from msops.train import (load_checkpoint, load_distributed_checkpoint,  # noqa: E402
                          load_param_into_net, merge_sliced_parameter, save_checkpoint)
-from msops.train import (build_searched_strategy, rank_list_for_transform,  # noqa: E402
-                         transform_checkpoint_by_rank, transform_checkpoints)
+from msops.train import (build_searched_strategy, merge_pipeline_strategys,  # noqa: E402
+                         rank_list_for_transform, transform_checkpoint_by_rank,
+                         transform_checkpoints)
 
 from msops import dataset  # noqa: E402
 from msops.common.lazy_inline import lazy_inline  # noqa: E402

@@ -148,3 +148,40 @@ def test_context_keys_are_strings():
     with pytest.raises(TypeError, match="strategy_ckpt_save_file"):
         ms.set_auto_parallel_context(strategy_ckpt_save_file=3)
     assert ms.get_auto_parallel_context("strategy_ckpt_load_file") == ""
+
+
+def _strategy_json(ops: dict, layouts: dict, device_num: int = 2) -> dict:
+    return {"current_stage": 0, "device_num": device_num, "parallel_strategy_item": ops,
+            "parallel_layout_item": layouts}
+
+
+def test_merge_pipeline_strategys_unions_the_stage_files(tmp_path):
+    """Two stages' files (each with its ops and parameters, one parameter in both): the
+    merged file holds every item once; a disagreeing item or device_num is refused."""
+    w0 = {"dev_matrix": [2], "tensor_map": [-1, 0], "slice_shape": [4, 2],
+          "tensor_shape": [4, 4], "field_size": 0, "uniform_split": True, "opt_shard_group": ""}
+    w1 = dict(w0, tensor_map=[0, -1], slice_shape=[2, 4])
+    mm = {"op": "MatMul", "stage": 0, "parallel_strategy": [[1, 1], [1, 2]]}
+    src = tmp_path / "stages"
+    src.mkdir()
+    (src / "stage0.json").write_text(json.dumps(_strategy_json({"a.matmul": mm},
+                                                               {"w0": w0, "tied": w1})))
+    (src / "stage1.json").write_text(json.dumps(_strategy_json(
+        {"b.matmul": dict(mm, stage=1)}, {"w1": w1, "tied": w1})))
+    dst = str(tmp_path / "merged.json")
+    ms.merge_pipeline_strategys(str(src), dst)
+    merged = json.load(open(dst))
+    assert merged["device_num"] == 2
+    assert merged["parallel_strategy_item"] == {"a.matmul": mm,
+                                                "b.matmul": dict(mm, stage=1)}
+    assert merged["parallel_layout_item"] == {"w0": w0, "w1": w1, "tied": w1}
+    assert sorted(ms.build_searched_strategy(dst)) == ["tied", "w0", "w1"]
+    (src / "stage1.json").write_text(json.dumps(_strategy_json({}, {"tied": w0})))
+    with pytest.raises(ValueError, match=r"the 'tied' of '.*stage1.json' should equal the "
+                                         r"one of '.*stage0.json'"):
+        ms.merge_pipeline_strategys(str(src), dst)
+    (src / "stage1.json").write_text(json.dumps(_strategy_json({}, {}, device_num=4)))
+    with pytest.raises(ValueError, match=r"every strategy file should have one device_num"):
+        ms.merge_pipeline_strategys(str(src), dst)
+    with pytest.raises(ValueError, match=r"'src_strategy_dirs' should be a folder"):
+        ms.merge_pipeline_strategys(str(tmp_path / "none"), dst)

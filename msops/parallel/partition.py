@@ -44,7 +44,7 @@ from msops.parallel.propagation import propagate
 from msops.parallel.strategy import OpSharding, data_parallel_strategy, letter_strategy
 from msops.parallel.stage_split import infer_stages
 from msops.parallel.stages import create_stage_groups, layout_rank, stage_num
-from msops.parallel.strategy_ckpt import record_strategy
+from msops.parallel.strategy_ckpt import record_stage, record_strategy
 from msops.primitives.comm_ops import AllReduce, ReduceOp, ReduceScatter
 from msops.primitives.math_ops import Mul
 from msops.primitives.rules import rule_of
@@ -107,8 +107,11 @@ class _Partitioner:
                                 for span in self.g.recompute]
         # pipeline stages: the local nodes made for a node run on its stage (stage_split)
         if stage_num() > 1:
-            self.local.stage_of = {k: s for g, s in infer_stages(self.g).items()
-                                   for k in made.get(g, ())}
+            stages = infer_stages(self.g)
+            self.local.stage_of = {k: s for g, s in stages.items() for k in made.get(g, ())}
+            for node in self.g.nodes:
+                if node.id in stages:
+                    record_stage(node.prim, stages[node.id])
             self.local.micro_of = {k: m for g, m in self.g.micro_of.items()
                                    for k in made.get(g, ())}
         self.local.outputs = [self._value(o) for o in self.g.outputs]

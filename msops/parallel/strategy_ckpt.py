@@ -36,10 +36,12 @@ from typing import Any, Iterator, Mapping
 from msops.parallel import context as pctx
 from msops.parallel.layout import TensorLayout
 from msops.parallel.param_layout import ParameterLayout, layouts_of, parameter_layout
+from msops.parallel.stages import stage_of_rank
 from msops.primitives.primitive import Primitive
 
-__all__ = ["record_strategy", "get_strategies", "strategy_file_dict", "save_strategy_file",
+__all__ = ["record_strategy", "record_stage", "get_strategies", "strategy_file_dict", "save_strategy_file",
            "read_strategy_file", "layout_from_item", "build_searched_strategy",
+           "merge_pipeline_strategys",
            "apply_strategy_file", "after_compile"]
 
 _chosen: "weakref.WeakKeyDictionary[Primitive, tuple]" = weakref.WeakKeyDictionary()
@@ -48,6 +50,15 @@ _chosen: "weakref.WeakKeyDictionary[Primitive, tuple]" = weakref.WeakKeyDictiona
 def record_strategy(prim: Primitive, strategy: tuple) -> None:
     """Remember the strategy the partition pass used for `prim`."""
     _chosen[prim] = tuple(tuple(int(v) for v in s) for s in strategy)
+
+
+# Primitive -> the pipeline stage its op ran on in the latest pipelined compile
+_stage: "weakref.WeakKeyDictionary[Primitive, int]" = weakref.WeakKeyDictionary()
+
+
+def record_stage(prim: Primitive, stage: int) -> None:
+    """Remember the pipeline stage of `prim`'s op (a strategy file's "stage")."""
+    _stage[prim] = stage
 
 
 def _named_primitives(net: Any) -> Iterator[tuple[str, Primitive]]:
@@ -102,12 +113,13 @@ def build_searched_strategy(strategy_filename: str) -> dict[str, ParameterLayout
 
 def strategy_file_dict(net: Any, device_num: int) -> dict:
     """The strategy-file content of `net` after its latest compile."""
-    ops = {name: {"op": p.name, "stage": 0, "parallel_strategy": [list(s) for s in _chosen[p]]}
+    ops = {name: {"op": p.name, "stage": _stage.get(p, 0),
+                  "parallel_strategy": [list(s) for s in _chosen[p]]}
            for name, p in _named_primitives(net) if p in _chosen}
     layouts = {name: _layout_item(pl.layout, pl.opt_shard_group)
                for name, pl in layouts_of(net.get_parameters()).items()}
-    return {"current_stage": 0, "device_num": device_num, "parallel_strategy_item": ops,
-            "parallel_layout_item": layouts}
+    return {"current_stage": stage_of_rank(), "device_num": device_num,
+            "parallel_strategy_item": ops, "parallel_layout_item": layouts}
 
 
 def save_strategy_file(path: str, content: Mapping[str, Any]) -> None:
@@ -141,6 +153,41 @@ def read_strategy_file(path: str, api: str = "strategy_ckpt_load_file") -> dict:
                          f"'parallel_strategy_item' and 'parallel_layout_item' tables, but "
                          f"got keys {sorted(content) if isinstance(content, dict) else content}.")
     return content
+
+
+def merge_pipeline_strategys(src_strategy_dirs: str, dst_strategy_file: str) -> None:
+    """One strategy file from the files in `src_strategy_dirs` (MindSpore's spelling): the
+    union of their op and parameter items. A pipelined run's ranks each save one (msops's
+    hold the whole network already, every stage's ops and parameters); the files must agree
+    on the device number and on every item two of them hold."""
+    api = "merge_pipeline_strategys"
+    if not isinstance(src_strategy_dirs, str) or not os.path.isdir(src_strategy_dirs):
+        raise ValueError(f"For '{api}', the 'src_strategy_dirs' should be a folder of strategy "
+                         f"files, but got {src_strategy_dirs!r}.")
+    files = sorted(f for f in os.listdir(src_strategy_dirs)
+                   if os.path.isfile(os.path.join(src_strategy_dirs, f)))
+    if not files:
+        raise ValueError(f"For '{api}', the folder '{src_strategy_dirs}' should hold strategy "
+                         f"files, but it holds none.")
+    merged: dict[str, Any] = {"current_stage": 0, "parallel_strategy_item": {},
+                              "parallel_layout_item": {}}
+    seen: dict[tuple, str] = {}                 # (table, name) -> the file it came from
+    for f in files:
+        path = os.path.join(src_strategy_dirs, f)
+        content = read_strategy_file(path, api)
+        n = content.get("device_num")
+        if merged.setdefault("device_num", n) != n:
+            raise ValueError(f"For '{api}', every strategy file should have one device_num, "
+                             f"but '{path}' has {n} and an earlier file "
+                             f"{merged['device_num']}.")
+        for table in ("parallel_strategy_item", "parallel_layout_item"):
+            for name, item in content.get(table, {}).items():
+                if name in merged[table] and merged[table][name] != item:
+                    raise ValueError(f"For '{api}', the '{name}' of '{path}' should equal "
+                                     f"the one of '{seen[(table, name)]}', but they differ.")
+                merged[table][name] = item
+                seen.setdefault((table, name), path)
+    save_strategy_file(dst_strategy_file, merged)
 
 
 def _match(key: str, names: list[str]) -> str | None:

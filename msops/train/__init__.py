@@ -4,7 +4,7 @@ from msops.train.merge import load_distributed_checkpoint, merge_sliced_paramete
 from msops.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from msops.train.transform import transform_checkpoints
 from msops.train.transform_rank import rank_list_for_transform, transform_checkpoint_by_rank
-from msops.parallel.strategy_ckpt import build_searched_strategy
+from msops.parallel.strategy_ckpt import build_searched_strategy, merge_pipeline_strategys
 from msops.nn.metrics import MAE, MSE, Accuracy, Loss, Metric, get_metric_fn
 from msops.train import callback
 from msops.train.callback import (Callback, CheckpointConfig, EarlyStopping, LossMonitor,
@@ -13,7 +13,8 @@ from msops.train.model import Model
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net",
            "merge_sliced_parameter", "load_distributed_checkpoint", "transform_checkpoints",
-           "rank_list_for_transform", "transform_checkpoint_by_rank", "build_searched_strategy"]
+           "rank_list_for_transform", "transform_checkpoint_by_rank", "build_searched_strategy",
+           "merge_pipeline_strategys"]
 __all__ += ["Model", "callback", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
             "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "Metric", "Accuracy", "Loss", "MAE", "MSE",
             "get_metric_fn"]

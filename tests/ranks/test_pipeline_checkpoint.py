@@ -5,6 +5,7 @@ file equals the serial network's (and optimizer's) parameters. Per-rank files
 (integrated_save=False) hold each stage's slices; merged, resharded or loaded together they
 give the serial weights back. A whole checkpoint loads into a pipelined network, whose
 training then continues as the serial one does."""
+import json
 import os
 import tempfile
 
@@ -182,3 +183,36 @@ def test_model_train_with_checkpoints_equals_serial():
             np.testing.assert_allclose(last[name].asnumpy(), w.asnumpy(), rtol=2e-5,
                                        atol=1e-6, err_msg=name)
     MPI.COMM_WORLD.Barrier()
+
+
+def test_strategy_files_record_stages_and_merge():
+    """strategy_ckpt_save_file per rank: each file names its rank's stage and every op's
+    stage (block k's MatMul on stage k * S // 4); merge_pipeline_strategys joins them, and
+    the merged layouts place each weight's slices (the serial weights) as the ranks hold
+    them."""
+    x, y = batch()
+    stages = 2
+    folder = shared_dir()
+    path = os.path.join(folder, "strategies", f"rank{get_rank()}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    strategy = ((1, 1), (1, 2)) if get_group_size() >= 4 else None
+    _, serial, _ = train(1, "momentum", stages, x, y)
+    _, net, _ = train(stages, "momentum", stages, x, y, strategy=strategy,
+                      strategy_ckpt_save_file=path)
+    mine = json.load(open(path))
+    assert mine["current_stage"] == my_stage(stages)
+    for k, b in enumerate(net.blocks):
+        assert mine["parallel_strategy_item"][f"network._backbone.blocks.{k}.matmul"]["stage"] == \
+            k * stages // 4
+    MPI.COMM_WORLD.Barrier()
+    merged = os.path.join(folder, "merged.json")
+    if get_rank() == 0:
+        ms.merge_pipeline_strategys(os.path.join(folder, "strategies"), merged)
+    MPI.COMM_WORLD.Barrier()
+    layouts = ms.build_searched_strategy(merged)
+    position = get_rank() % (get_group_size() // stages)
+    for b, want in zip(net.blocks, serial.blocks):
+        if b.pipeline_stage == my_stage(stages):
+            lay = layouts[b.w.name].layout
+            np.testing.assert_allclose(b.w.asnumpy(), want.w.asnumpy()[lay.slice_of(position)],
+                                       rtol=2e-5, atol=1e-6)
