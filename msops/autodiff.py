@@ -28,6 +28,7 @@ from msops.graph.dead_nodes import eliminate_dead_nodes
 from msops.graph.dump import save_graph
 from msops.graph.executor import Executor
 from msops.graph.fusion import fuse_communication
+from msops.graph.interpret import interpret
 from msops.graph.ir import Graph, Node, flatten_outputs, nest_outputs
 from msops.graph.tape import Tape
 from msops.graph import tracer
@@ -166,6 +167,18 @@ def _substitute(a: Any, values: Sequence[Any]) -> Any:
     if isinstance(a, (tuple, list)):
         return type(a)(_substitute(t, values) for t in a)
     return a
+
+
+def _tensors(args: Sequence[Any], out: list) -> list:
+    """The Tensor arguments (arrays made Tensors), flattened in graph-input order."""
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, np.ndarray):
+            out.append(Tensor(a))
+        elif isinstance(a, (tuple, list)):
+            _tensors(a, out)
+    return out
 
 
 def _name(fn: Callable) -> str:
@@ -322,6 +335,16 @@ class _GradFunction:
         values = [Tensor._wrap(n.value) for n in outputs + grads]
         return self._results(values, len(outputs), out_is_tuple, tree)
 
+    def _run_recorded(self, args: Sequence[Any]) -> Any:
+        """PYNATIVE_MODE inside another gradient's recording (a higher-order gradient): the
+        forward and backward built once as a graph, then run op by op through the
+        primitives, so the outer tape records them and can differentiate them again."""
+        flags = self.fn._tree_key() if hasattr(self.fn, "_tree_key") else ()
+        graph = self._cache.get(self.fn, args, flags)[0]
+        values = interpret(graph, _tensors(args, []))
+        return self._results(values, len(graph.outputs) - self._grad_count(),
+                             self._out_is_tuple[graph], self._out_tree.get(graph))
+
     def _run_inline(self, args: Sequence[Any]) -> Any:
         """Called inside a graph being traced (`ms.jit`, a construct): fn's forward and its
         backward are traced into that graph, so the caller's step is one graph."""
@@ -436,6 +459,8 @@ class _GradFunction:
         graph_mode = context.get_context("mode") == context.GRAPH_MODE
         if not graph_mode:
             _check_pynative_parallel(self.api)
+            if Tape.is_recording():        # inside another gradient: recorded by its tape
+                return self._run_recorded(args)
             return self._run_eagerly(args)
         flags = self.fn._tree_key() if hasattr(self.fn, "_tree_key") else ()
         graph, executor = self._cache.get(self.fn, args, flags)

@@ -152,7 +152,17 @@ class Tensor:
         return str(self._data)
 
     def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(f"For 'Tensor.__bool__', the truth value of a Tensor should come "
+                             f"from one element (use .any() or .all()), but got shape "
+                             f"{list(self.shape)}.")
         return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
 
 
 def check_tensor(where: str, arg: str, value: Any) -> "Tensor":
@@ -211,7 +221,7 @@ def _as_arrays(value: Any) -> Any:
 def _operator(name: str, reflected: bool = False):
     def method(self, other):
         fn = _OPERATORS.get(name)
-        if fn is None:
+        if fn is None or other is None:     # `t == None` is False, as for any object
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
     method.__name__ = name
@@ -225,10 +235,19 @@ def _unary(name: str):
     return method
 
 
-for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
+# Python's operators run the primitives the layers above register in _OPERATORS (`x ** 2`
+# is Pow, `x < y` Less, `x == y` Equal, element-wise as in MindSpore); `&`, `|`, `^`, `~`
+# are logical, on bool Tensors
+for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__pow__",
+              "__floordiv__", "__mod__", "__and__", "__or__", "__xor__"):
     setattr(Tensor, _name, _operator(_name))
     setattr(Tensor, "__r" + _name[2:], _operator(_name, reflected=True))
-Tensor.__neg__ = _unary("__neg__")
+for _name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+    setattr(Tensor, _name, _operator(_name))
+for _name in ("__neg__", "__abs__", "__invert__"):
+    setattr(Tensor, _name, _unary(_name))
+Tensor.__hash__ = object.__hash__        # a Tensor is hashed by identity (`==` compares values)
+Tensor.__pos__ = lambda self: self
 
 
 def register_methods(methods: dict[str, Any]) -> None:

@@ -153,6 +153,12 @@ class Tape:
         return tuple(self._bind(Tensor._wrap(t._data), self.getitem(node, k, node.source))
                      for k, t in enumerate(result))
 
+    @staticmethod
+    def is_recording() -> bool:
+        """Whether a tape records the primitive calls made now (a gradient of PYNATIVE_MODE
+        is running its function)."""
+        return isinstance(getattr(_primitive._trace_hook, "__self__", None), Tape)
+
     @contextlib.contextmanager
     def recording(self) -> Iterator["Tape"]:
         """Record every primitive call made eagerly inside the block."""

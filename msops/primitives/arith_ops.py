@@ -15,10 +15,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.tensor import _OPERATORS
 from msops.primitives.elementwise_ops import computed, real_types
 from msops.primitives.lowering import out_spec
 from msops.primitives.math_ops import (Mul, Neg, RealDiv, Sub, _Binary, broadcast_shape,
-                                       check_same_dtype, scalar, sum_to)
+                                       check_same_dtype, scalar, sum_to, tensor_operator)
 from msops.primitives.rules import bprop
 
 __all__ = ["Mod", "FloorMod", "SquaredDifference", "DivNoNan"]
@@ -132,3 +133,7 @@ def div_no_nan_bprop(prim: DivNoNan, inputs: list, out: Any, dout: Any, g: Any) 
     dx = g.apply(DivNoNan(), [dout, y])
     dy = g.apply(Neg(), [g.apply(DivNoNan(), [g.apply(Mul(), [dout, out]), y])])
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
+
+
+# `x % y` is Python's remainder: the sign of y (FloorMod), as MindSpore's Tensor
+_OPERATORS["__mod__"] = tensor_operator(FloorMod)

@@ -15,13 +15,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.tensor import _OPERATORS
 from msops.common import validator
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, RealDiv,
                                        ReduceSum, Square, Sub, UnaryElementwise, _Binary,
                                        _Elementwise, arith_types, broadcast_shape, check_rank,
                                        check_same_dtype, compute_dtype, real_div_types, scalar,
-                                       sum_to)
+                                       sum_to, tensor_operator, bool_operator)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -383,3 +384,11 @@ def bias_add_bprop(prim: BiasAdd, inputs: list, out: Any, dout: Any, g: Any) -> 
     others = tuple(d for d in range(ndim) if d != c_axis)
     return dout, g.apply(ReduceSum(keep_dims=False), [dout, g.add_const(others)])
 
+
+# Tensor operators (`x ** y`, `x // y`, comparisons): these primitives, as MindSpore's
+_OPERATORS.update({
+    "__pow__": tensor_operator(Pow), "__floordiv__": tensor_operator(FloorDiv),
+    "__gt__": tensor_operator(Greater), "__ge__": tensor_operator(GreaterEqual),
+    "__lt__": tensor_operator(Less), "__le__": tensor_operator(LessEqual), "__ne__": tensor_operator(NotEqual),
+    "__xor__": bool_operator("__xor__", tensor_operator(NotEqual)),     # of two bools
+})

@@ -540,7 +540,7 @@ sharding_rule(AddN, Cast)(elementwise_spec)
 
 
 # -- Tensor operators --------------------------------------------------------------------
-def _operator(prim_cls: type) -> Callable:
+def tensor_operator(prim_cls: type) -> Callable:
     """A Tensor operator running `prim_cls`: one shared instance eagerly, a fresh one per
     call while tracing (each graph node owns its primitive: strategies attach to it)."""
     shared = prim_cls()
@@ -552,8 +552,22 @@ def _operator(prim_cls: type) -> Callable:
     return call
 
 
+def bool_operator(name: str, op: Callable) -> Callable:
+    """A Tensor operator defined on bool Tensors only (`&`, `|`, `^`, `~`: logical; msops
+    has no bitwise integer ops), else a TypeError naming it."""
+    def call(*args: Any) -> Any:
+        for a in args:
+            dtype = getattr(a, "dtype", None)
+            if dtype is not None and dtype != mstype.bool_:
+                raise TypeError(f"For 'Tensor.{name}', the operands should be bool Tensors "
+                                f"(logical; bitwise operators on integers are not "
+                                f"implemented), but got {dtype}.")
+        return op(*args)
+    return call
+
+
 def _matmul_operator() -> Callable:
-    matmul, batch_matmul = _operator(MatMul), _operator(BatchMatMul)
+    matmul, batch_matmul = tensor_operator(MatMul), tensor_operator(BatchMatMul)
 
     def call(a: Any, b: Any) -> Any:
         both_2d = len(getattr(a, "shape", ())) == 2 and len(getattr(b, "shape", ())) == 2
@@ -562,9 +576,9 @@ def _matmul_operator() -> Callable:
 
 
 _OPERATORS.update({
-    "__add__": _operator(Add), "__sub__": _operator(Sub), "__mul__": _operator(Mul),
-    "__truediv__": _operator(RealDiv), "__matmul__": _matmul_operator(),
-    "__neg__": _operator(Neg),
+    "__add__": tensor_operator(Add), "__sub__": tensor_operator(Sub), "__mul__": tensor_operator(Mul),
+    "__truediv__": tensor_operator(RealDiv), "__matmul__": _matmul_operator(),
+    "__neg__": tensor_operator(Neg), "__eq__": tensor_operator(Equal),
 })
 
 

@@ -14,10 +14,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.tensor import _OPERATORS
 from msops.common import validator
 from msops.primitives.elementwise_ops import computed, no_gradient_bprop
 from msops.primitives.lowering import ufunc_kernel
-from msops.primitives.math_ops import UnaryElementwise, _Binary
+from msops.primitives.math_ops import UnaryElementwise, _Binary, tensor_operator, bool_operator
 from msops.primitives.rules import bprop
 
 __all__ = ["Floor", "Ceil", "Round", "LogicalAnd", "LogicalOr", "LogicalNot", "IsNan",
@@ -160,3 +161,12 @@ class IsFinite(_Predicate):
 
 
 bprop(_Rounding, _Logical, LogicalNot, _Predicate)(no_gradient_bprop)
+
+
+
+# `&`, `|`, `~` on bool Tensors: the logical ops (`^` is NotEqual's, elementwise_ops)
+_OPERATORS.update({
+    "__and__": bool_operator("__and__", tensor_operator(LogicalAnd)),
+    "__or__": bool_operator("__or__", tensor_operator(LogicalOr)),
+    "__invert__": bool_operator("__invert__", tensor_operator(LogicalNot)),
+})

@@ -15,10 +15,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
+from msops.common.tensor import _OPERATORS
 from msops.primitives.activation_ops import _ActivationGrad
 from msops.primitives.elementwise_ops import computed, no_gradient_bprop, real_types
 from msops.primitives.math_ops import (Mul, Neg, Square, UnaryElementwise, real_div_types,
-                                       scalar)
+                                       scalar, tensor_operator)
 from msops.primitives.rules import bprop
 
 __all__ = ["Abs", "Sign", "Rsqrt", "Reciprocal", "Sin", "Cos", "ReLU6", "HSigmoid", "HSwish",
@@ -240,3 +241,6 @@ def sin_bprop(prim: Sin, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
 def cos_bprop(prim: Cos, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * -sin(x)."""
     return (g.apply(Mul(), [dout, g.apply(Neg(), [g.apply(Sin(), [inputs[0]])])]),)
+
+
+_OPERATORS["__abs__"] = tensor_operator(Abs)

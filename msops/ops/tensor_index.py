@@ -1,0 +1,136 @@
+"""Tensor indexing, `x[...]`: numpy's basic indexing as one StridedSlice, and one integer
+index array as a Gather.
+
+Ints, slices (any step), `...` and `None` become StridedSlice's begin/end/strides and its
+masks (an int drops its dim, `None` inserts one), so `x[1:, None, ..., ::-1]` is one op and
+its backward. One index that is an int Tensor, list or array takes the rows it lists along
+its dim (a Gather after the slice: numpy puts the index's dims where it stood, as here).
+A traced Tensor is indexed the same way; a bool mask, or two index arrays, would give a
+shape only known at run time or need a gather of gathers, and are refused with a clear
+error.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common.tensor import Tensor
+from msops.ops._dispatch import _prim
+from msops.primitives.array_ops import StridedSlice
+from msops.primitives.gather_ops import Gather
+
+__all__ = ["getitem", "iterate"]
+
+_API = "Tensor.__getitem__"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _index_array(v: Any) -> Any:
+    """An integer index array as a Tensor (None when `v` is not one); a bool one refused."""
+    if isinstance(v, Tensor):
+        if v.dtype == mstype.bool_:
+            raise IndexError(f"For '{_API}', a bool Tensor index (a mask) selects a number of "
+                             f"elements known only at run time, which msops does not support: "
+                             f"use ops.select or ops.masked_fill.")
+        if v.dtype not in (mstype.int32, mstype.int64):
+            raise IndexError(f"For '{_API}', a Tensor index should be int32 or int64, but got "
+                             f"{v.dtype}.")
+        return v
+    if isinstance(v, (list, np.ndarray)):
+        arr = np.asarray(v)
+        if arr.dtype == np.bool_:
+            raise IndexError(f"For '{_API}', a bool index selects a number of elements: use "
+                             f"the integer positions (np.nonzero) instead.")
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise IndexError(f"For '{_API}', an index list should hold ints, but got {v!r}.")
+        return Tensor(arr.astype(np.int64))
+    return None
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """`x[index]` (numpy's semantics for basic indexing and one integer index array)."""
+    items = index if isinstance(index, tuple) else (index,)
+    ndim = len(x.shape)
+    consuming = sum(1 for v in items if v is not None and v is not Ellipsis)
+    if consuming > ndim:
+        raise IndexError(f"For '{_API}', too many indices: the Tensor has {ndim} dims, but "
+                         f"the index {index!r} has {consuming}.")
+    if sum(1 for v in items if v is Ellipsis) > 1:
+        raise IndexError(f"For '{_API}', an index can only have one ellipsis, but got "
+                         f"{index!r}.")
+    begin, end, strides = [], [], []
+    masks = dict(begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                 shrink_axis_mask=0)
+    gather, dim, out_dim = None, 0, 0         # the index array; input and output dim counters
+    for k, v in enumerate(items):
+        bit = 1 << k
+        if v is Ellipsis:
+            masks["ellipsis_mask"] |= bit
+            span = ndim - consuming
+            dim, out_dim = dim + span, out_dim + span
+            begin.append(0), end.append(0), strides.append(1)
+        elif v is None:
+            masks["new_axis_mask"] |= bit
+            out_dim += 1
+            begin.append(0), end.append(0), strides.append(1)
+        elif _is_int(v):
+            size = x.shape[dim]
+            if not -size <= v < size:
+                raise IndexError(f"For '{_API}', the index {int(v)} is out of bounds for dim "
+                                 f"{dim} of size {size}.")
+            v = int(v) % size
+            masks["shrink_axis_mask"] |= bit
+            begin.append(v), end.append(v + 1), strides.append(1)
+            dim += 1
+        elif isinstance(v, slice):
+            step = 1 if v.step is None else v.step
+            if not _is_int(step) or step == 0:
+                raise ValueError(f"For '{_API}', a slice step should be a nonzero int, but got "
+                                 f"{v.step!r}.")
+            for name, bound in (("start", v.start), ("stop", v.stop)):
+                if bound is not None and not _is_int(bound):
+                    raise TypeError(f"For '{_API}', a slice {name} should be an int or None, "
+                                    f"but got {type(bound).__name__}.")
+            masks["begin_mask"] |= bit if v.start is None else 0
+            masks["end_mask"] |= bit if v.stop is None else 0
+            begin.append(0 if v.start is None else int(v.start))
+            end.append(0 if v.stop is None else int(v.stop))
+            strides.append(int(step))
+            dim, out_dim = dim + 1, out_dim + 1
+        else:
+            array = _index_array(v)
+            if array is None:
+                raise IndexError(f"For '{_API}', an index should be an int, a slice, None, "
+                                 f"..., or an int Tensor/list, but got {type(v).__name__}.")
+            if gather is not None:
+                raise IndexError(f"For '{_API}', at most one index array is supported, but "
+                                 f"{index!r} has several.")
+            if not isinstance(v, Tensor) and array.size:        # a list: bounds known
+                values, size = array.asnumpy(), x.shape[dim]
+                if values.min() < -size or values.max() >= size:
+                    raise IndexError(f"For '{_API}', the index {v!r} is out of bounds for "
+                                     f"dim {dim} of size {size}.")
+                array = Tensor(values % size)
+            gather = (array, out_dim)
+            masks["begin_mask"] |= bit
+            masks["end_mask"] |= bit
+            begin.append(0), end.append(0), strides.append(1)
+            dim, out_dim = dim + 1, out_dim + 1
+    out = x
+    if items and not all(isinstance(v, slice) and v == slice(None) for v in items):
+        out = _prim(StridedSlice, *masks.values())(x, tuple(begin), tuple(end), tuple(strides))
+    if gather is not None:
+        out = _prim(Gather)(out, gather[0], gather[1])
+    return out
+
+
+def iterate(x: Tensor):
+    """The slices x[0], x[1], ... along dim 0 (a 0-d Tensor is not iterable)."""
+    if not x.shape:
+        raise TypeError("For 'Tensor.__iter__', a 0-d Tensor is not iterable.")
+    return (getitem(x, k) for k in range(x.shape[0]))

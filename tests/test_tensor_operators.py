@@ -1,0 +1,97 @@
+"""Python's operators and indexing on Tensors, eager and traced (ms.jit), against numpy:
+arithmetic (`**`, `//`, `%`), comparisons (element-wise, `==` included), `abs`, the logical
+`&`, `|`, `^`, `~` on bools, `x[...]` (ints, slices with steps, `...`, `None`, one index
+array) and its gradient, iteration, `float()` / `int()`."""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Tensor
+
+A = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+B = np.array([[2.0, 1.0, -1.5], [0.5, 3.0, 2.0]], np.float32)
+I = np.array([[7, -8, 9], [5, 6, -4]], np.int32)
+M = np.array([[True, False, True], [False, False, True]])
+
+OPERATORS = {
+    "pow": (lambda x, y: abs(x) ** y, A, B), "rpow": (lambda x, y: 2.0 ** x, A, B),
+    "floordiv": (lambda x, y: x // 3, I, I), "mod": (lambda x, y: x % 3, I, I),
+    "rmod": (lambda x, y: 20 % x, I, I), "lt": (lambda x, y: x < y, A, B),
+    "le": (lambda x, y: x <= 0.5, A, B), "gt": (lambda x, y: 1 > x, A, B),
+    "ge": (lambda x, y: x >= y, A, B), "eq": (lambda x, y: x == y, A, B),
+    "ne": (lambda x, y: x != 0.5, A, B), "abs": (lambda x, y: abs(x), A, B),
+    "neg_pos": (lambda x, y: -(+x), A, B), "and": (lambda x, y: x & ~y, M, M[::-1]),
+    "or": (lambda x, y: x | y, M, M[::-1]), "xor": (lambda x, y: x ^ y, M, M[::-1]),
+}
+INDICES = [1, -1, (1, 2), (slice(None), slice(None, None, -2)), (Ellipsis, 0),
+           (None, 1, slice(1, None)), [1, 0, 1], (slice(None), [2, 0]), (0, [-1, 0])]
+
+
+@pytest.fixture(params=["eager", "jit"])
+def run(request):
+    """Calls `fn(*tensors)` eagerly, or compiled by ms.jit in GRAPH_MODE."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    if request.param == "eager":
+        return lambda fn, *args: fn(*args)
+    return lambda fn, *args: ms.jit(fn)(*args)
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_operators_equal_numpy(name, run):
+    fn, x, y = OPERATORS[name]
+    got = run(fn, Tensor(x), Tensor(y)).asnumpy()
+    want = fn(x, y)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", INDICES, ids=str)
+def test_indexing_equals_numpy(index, run):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = run(lambda t: t[index], Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(got, x[index])
+
+
+def test_index_tensor_and_gradient(run):
+    """An int Tensor index gathers; the gradient of a slice scatters back (numpy by hand)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[2, 0], [1, 1]], np.int32)
+    np.testing.assert_array_equal(run(lambda t, i: t[:, i], Tensor(x), Tensor(idx)).asnumpy(),
+                                  x[:, idx])
+    grad = run(ms.grad(lambda t: (t[1:, ::2] * t[1:, ::2]).sum() + t[0, [3, 3]].sum()),
+               Tensor(x)).asnumpy()
+    want = np.zeros_like(x)
+    want[1:, ::2] = 2 * x[1:, ::2]
+    want[0, 3] += 2
+    np.testing.assert_array_equal(grad, want)
+
+
+def test_equality_hashing_iteration_and_scalars():
+    a, b = Tensor(A), Tensor(A.copy())
+    assert (a == b).asnumpy().all() and a is not b
+    assert len({a, b}) == 2 and a in [a, b]                 # hashed by identity
+    with pytest.raises(ValueError, match=r"the truth value of a Tensor should come from one "
+                                         r"element"):
+        a in [b]                                            # b == a is element-wise
+    assert (a == None) is False and (a != None) is True     # noqa: E711
+    rows = list(Tensor(I))
+    assert len(rows) == 2 and all(np.array_equal(r.asnumpy(), I[k]) for k, r in enumerate(rows))
+    assert float(Tensor(np.array(2.5))) == 2.5 and int(Tensor(np.array([7]))) == 7
+
+
+def test_errors_name_the_operator():
+    t = Tensor(A)
+    with pytest.raises(TypeError, match=r"'Tensor.__and__', the operands should be bool"):
+        Tensor(I) & Tensor(I)
+    with pytest.raises(IndexError, match=r"the index 2 is out of bounds for dim 0 of size 2"):
+        t[2]
+    with pytest.raises(IndexError, match=r"too many indices: the Tensor has 2 dims"):
+        t[0, 0, 0]
+    with pytest.raises(IndexError, match=r"a bool Tensor index \(a mask\)"):
+        t[Tensor(M)]
+    with pytest.raises(IndexError, match=r"at most one index array"):
+        t[[0], [1]]
+    with pytest.raises(TypeError, match=r"a 0-d Tensor is not iterable"):
+        list(Tensor(np.array(1.0)))
+    with pytest.raises(Exception, match=r"asnumpy|item"):      # a traced value has none
+        ms.jit(lambda v: Tensor(np.array(float(v))))(Tensor(np.array(1.0)))
