@@ -1,9 +1,9 @@
 """Parameter layouts of a compiled network, in MindSpore's `parameter_layout_dict` form."""
 from __future__ import annotations
 
-import weakref
 from typing import Any, Iterable, NamedTuple
 
+from msops.common.weak_identity import WeakIdentityMap
 from msops.parallel.layout import TensorLayout
 from msops.parallel.stages import stage_of_rank
 
@@ -14,11 +14,11 @@ __all__ = ["ParameterLayout", "record_layout", "forget_layout", "record_stages",
 # Parameter -> the layout of its latest partitioned graph, whatever compiled it (a Cell's
 # call, a gradient or training step): after parallel training only that slice of the
 # Parameter's array is current on this rank, so whoever reads it (checkpoints) must know.
-_latest: "weakref.WeakKeyDictionary[Any, TensorLayout]" = weakref.WeakKeyDictionary()
+_latest: "WeakIdentityMap[TensorLayout]" = WeakIdentityMap()
 
 
 # Parameter -> the group its storage is sharded over by the parallel optimizer
-_opt_groups: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_opt_groups: "WeakIdentityMap[str]" = WeakIdentityMap()
 
 
 def record_layout(param: Any, layout: TensorLayout) -> None:
@@ -31,7 +31,7 @@ def record_layout(param: Any, layout: TensorLayout) -> None:
 
 # Parameter -> the pipeline stages holding it in its latest compiled graph (absent: every
 # stage holds it, or the graph was not pipelined)
-_stages: "weakref.WeakKeyDictionary[Any, frozenset]" = weakref.WeakKeyDictionary()
+_stages: "WeakIdentityMap[frozenset]" = WeakIdentityMap()
 
 
 def forget_layout(param: Any) -> None:
