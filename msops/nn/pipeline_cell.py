@@ -13,6 +13,7 @@ from msops.common import validator
 from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
 from msops.nn.grad_accumulation import GradAccumulationCell
+from msops.nn.wrap import grads_of
 from msops.parallel.stages import stage_num
 
 __all__ = ["PipelineCell", "PipelineGradReducer"]
@@ -90,11 +91,7 @@ class PipelineGradReducer(Cell):
         self.opt_shard = opt_shard
 
     def construct(self, grads: Any) -> tuple:
-        grads = tuple(grads)
-        if len(grads) != len(self.parameters):
-            raise ValueError(f"For '{self.cls_name}', the number of 'grads' should be the "
-                             f"number of parameters: {len(self.parameters)}, but got "
-                             f"{len(grads)}.")
+        grads = grads_of(self.cls_name, grads, self.parameters)
         if self.scale_sense == 1.0:
             return grads
         return tuple(g / self.scale_sense for g in grads)

@@ -21,7 +21,18 @@ from msops.parallel.local_tail import complete_local_tail
 from msops.parallel.opt_gather import gathering
 from msops.pipeline import CompileCache
 
-__all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell"]
+__all__ = ["WithLossCell", "TrainOneStepCell", "DistributedGradReducer", "WithEvalCell",
+           "grads_of"]
+
+
+def grads_of(cell: str, grads: Any, parameters: tuple) -> tuple:
+    """A gradient reducer's input as a tuple, one gradient per parameter (else the
+    ValueError naming `cell`)."""
+    grads = tuple(grads)
+    if len(grads) != len(parameters):
+        raise ValueError(f"For '{cell}', the number of 'grads' should be the number of "
+                         f"parameters: {len(parameters)}, but got {len(grads)}.")
+    return grads
 
 
 class WithLossCell(Cell):
@@ -224,11 +235,7 @@ class DistributedGradReducer(Cell):
         return self.construct(grads)
 
     def construct(self, grads: Any) -> tuple:
-        grads = tuple(grads)
-        if len(grads) != len(self.parameters):
-            raise ValueError(f"For '{self.cls_name}', the number of 'grads' should be the "
-                             f"number of parameters: {len(self.parameters)}, but got "
-                             f"{len(grads)}.")
+        grads = grads_of(self.cls_name, grads, self.parameters)
         if tracing() and is_parallel():   # a partitioned graph's backward reduced them
             return grads
         out = tuple(self.allreduce(g) for g in grads)

@@ -105,10 +105,7 @@ class Model:
         dataset read on without restarting), as MindSpore's sink mode; the computation is
         the same."""
         api = "Model.train"
-        if self._train_network is None:
-            raise ValueError(f"For '{api}', the Model needs an 'optimizer' (and a 'loss_fn' "
-                             f"unless the network returns the loss) to train, but got "
-                             f"optimizer=None.")
+        self._trained(api)
         validator.check_positive_int(epoch, "epoch", api)
         validator.check_int_range(initial_epoch, 0, epoch, validator.Rel.INC_LEFT,
                                   "initial_epoch", api)
@@ -236,12 +233,16 @@ class Model:
         net.compile(*predict_data)
         return net.parameter_layout_dict
 
-    def _compile_train(self, dataset: Dataset, api: str) -> Cell:
-        net = self._train_network
-        if net is None:
+    def _trained(self, api: str) -> Cell:
+        """The training cell (a ValueError naming `api` when the Model has no optimizer)."""
+        if self._train_network is None:
             raise ValueError(f"For '{api}', the Model needs an 'optimizer' (and a 'loss_fn' "
                              f"unless the network returns the loss) to train, but got "
                              f"optimizer=None.")
+        return self._train_network
+
+    def _compile_train(self, dataset: Dataset, api: str) -> Cell:
+        net = self._trained(api)
         _check_dataset(dataset, api)
         _check_sharding(dataset, api)
         net.set_train(True)

@@ -76,16 +76,22 @@ OPTIMIZERS = {
 }
 
 
-def train(stages, optimizer, micro, x, y, strategy=None, load=None, make=None, **context):
-    """Losses of STEPS training steps, the network (pipelined when stages > 1; `make(stages)`
-    builds another than Net) and its training cell; `load`: a checkpoint's parameters
-    loaded into the network first."""
+def pipelined(stages, **context):
+    """GRAPH_MODE, and semi_auto_parallel over `stages` pipeline stages (full_batch unless
+    `context` says otherwise) when stages > 1; stand-alone otherwise."""
     ms.reset_auto_parallel_context()
     if stages > 1:
         ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
                                      device_num=get_group_size(), pipeline_stages=stages,
                                      **dict({"full_batch": True}, **context))
     ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def train(stages, optimizer, micro, x, y, strategy=None, load=None, make=None, **context):
+    """Losses of STEPS training steps, the network (pipelined when stages > 1; `make(stages)`
+    builds another than Net) and its training cell; `load`: a checkpoint's parameters
+    loaded into the network first."""
+    pipelined(stages, **context)
     net = make(stages) if make is not None else Net(stages, strategy if stages > 1 else None)
     if load is not None:
         assert ms.load_param_into_net(net, load)[0] == []

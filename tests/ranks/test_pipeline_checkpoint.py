@@ -18,7 +18,8 @@ from msops import dataset as ds, nn
 from msops.communication import get_group_size, get_rank
 from msops.train import ckpt_cli
 from msops.train.callback import Callback, CheckpointConfig, ModelCheckpoint
-from pipeline_nets import Net, Tied, batch, check_stage_params, my_stage, train
+from pipeline_nets import (Net, Tied, batch, check_stage_params, my_stage, pipelined,
+                           train)
 
 RANKS = (2, 4, 8)
 
@@ -153,12 +154,7 @@ def test_model_train_with_checkpoints_equals_serial():
     folder = shared_dir()
 
     def fit(stages, directory):
-        ms.reset_auto_parallel_context()
-        if stages > 1:
-            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
-                                         device_num=get_group_size(), full_batch=True,
-                                         pipeline_stages=stages)
-        ms.set_context(mode=ms.GRAPH_MODE)
+        pipelined(stages)
         net = Net(stages)
         model = ms.Model(nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), 2),
                          optimizer=nn.Momentum(net.trainable_params(), 0.05, 0.9))

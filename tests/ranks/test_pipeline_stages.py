@@ -13,7 +13,7 @@ from msops import Tensor, nn
 from msops.communication import get_group_size, get_rank
 from msops.parallel import gather_full
 from pipeline_nets import (OPTIMIZERS, STEPS, Net, Tied, batch, check_stage_params, my_stage,
-                           train)
+                           pipelined, train)
 
 RANKS = (2, 4, 8)
 
@@ -83,12 +83,7 @@ def test_functional_step_equals_serial():
     x, y = batch()
 
     def run(stages):
-        ms.reset_auto_parallel_context()
-        if stages > 1:
-            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
-                                         device_num=get_group_size(), full_batch=True,
-                                         pipeline_stages=stages)
-        ms.set_context(mode=ms.GRAPH_MODE)
+        pipelined(stages)
         net = Net(stages)
         opt = OPTIMIZERS["momentum"](net.trainable_params())
         loss_net = nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), 2)
@@ -138,12 +133,7 @@ def test_a_weight_shared_by_two_stages_trains_as_serial(optimizer):
     x, _ = batch()
 
     def run(stages, micro):
-        ms.reset_auto_parallel_context()
-        if stages > 1:
-            ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel",
-                                         device_num=get_group_size(), full_batch=True,
-                                         pipeline_stages=stages)
-        ms.set_context(mode=ms.GRAPH_MODE)
+        pipelined(stages)
         net = Tied(stages)
         step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()),
                                                    micro),
