@@ -95,3 +95,64 @@ def test_errors_name_the_operator():
         list(Tensor(np.array(1.0)))
     with pytest.raises(Exception, match=r"asnumpy|item"):      # a traced value has none
         ms.jit(lambda v: Tensor(np.array(float(v))))(Tensor(np.array(1.0)))
+
+
+SETS = [((0, 1), 5.0), ((slice(None), 2), np.array([1, 2, 3, 4], np.float32)),
+        ((Ellipsis, [0, 3]), -1), ((1, slice(None, None, -1), 0), np.array([7, 8, 9], np.float32)),
+        (None, 0.5), ((0, slice(1, 3)), np.array([[2.5], [3.5]], np.float32))]
+
+
+@pytest.mark.parametrize("index, value", SETS, ids=[str(s[0]) for s in SETS])
+def test_setitem_equals_numpy(index, value, run):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    v = Tensor(value) if isinstance(value, np.ndarray) else value
+
+    def put(t, *given):
+        t = t * 1                               # a value of the function (not its input)
+        t[index] = given[0] if given else v
+        return t
+    got = run(put, Tensor(x), *([v] if isinstance(v, Tensor) else [])).asnumpy()
+    want = x.copy()
+    want[index] = value
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_setitem_gradient_and_parameters(mode):
+    """d/dx: x's gradient outside the selection, 0 inside; d/dv: the selection's."""
+    ms.set_context(mode=mode)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+    def loss(t, v):
+        y = t * 1.0
+        y[0, 1:3] = v
+        return (y * y).sum()
+    gx, gv = ms.grad(loss, (0, 1))(Tensor(x), Tensor(np.full((2, 4), 2.0, np.float32)))
+    want = 2 * x
+    want[0, 1:3] = 0
+    np.testing.assert_array_equal(gx.asnumpy(), want)
+    np.testing.assert_array_equal(gv.asnumpy(), np.full((2, 4), 4.0))
+    p = ms.Parameter(Tensor(x.copy()), "p")
+    p[1, :, 0] = 0.0                                          # eager: written in place
+    expect = x.copy()
+    expect[1, :, 0] = 0.0
+    np.testing.assert_array_equal(p.asnumpy(), expect)
+
+    def clear_row(i):
+        p[0, 0] = i
+        return p * 1
+    np.testing.assert_array_equal(ms.jit(clear_row)(Tensor(np.float32(7))).asnumpy()[0, 0],
+                                  np.full(4, 7.0))
+    np.testing.assert_array_equal(p.asnumpy()[0, 0], np.full(4, 7.0))   # the Assign wrote it
+    ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def test_setitem_errors():
+    t = Tensor(A)
+    with pytest.raises(IndexError, match=r"'Tensor.__setitem__', the index should be known"):
+        t[Tensor(np.array([0], np.int32))] = 1.0
+    with pytest.raises(ValueError, match=r"the value of shape \[2\] should broadcast to the "
+                                         r"selection's shape \[3\]"):
+        t[0] = Tensor(np.ones(2, np.float32))
+    with pytest.raises(IndexError, match=r"the index 5 is out of bounds"):
+        t[5] = 1.0

@@ -124,6 +124,10 @@ class Tape:
     def tensor_of(self, node: Node) -> Tensor:
         return Tensor._wrap(node.value)
 
+    def rebind(self, t: Tensor, value: Tensor) -> None:
+        """`t` now holds `value`'s data (`t[...] = v`): later uses of t are value's node."""
+        self._bind(t, self.node_of(value))
+
     def _bind(self, t: Any, node: Node) -> Any:
         self._of[id(t)] = (t, node)          # holding t keeps its id unique
         return t

@@ -16,12 +16,17 @@ from typing import Any
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.common.tensor import Tensor
+from msops.common.tensor import Parameter, Tensor
 from msops.ops._dispatch import _prim
-from msops.primitives.array_ops import StridedSlice
+from msops.primitives import primitive as _primitive
+from msops.primitives.array_ops import Reshape, StridedSlice
+from msops.primitives.elementwise_ops import Select
 from msops.primitives.gather_ops import Gather
+from msops.primitives.math_ops import Cast
+from msops.primitives.shape_ops import BroadcastTo
+from msops.primitives.state_ops import Assign
 
-__all__ = ["getitem", "iterate"]
+__all__ = ["getitem", "setitem", "iterate"]
 
 _API = "Tensor.__getitem__"
 
@@ -134,3 +139,66 @@ def iterate(x: Tensor):
     if not x.shape:
         raise TypeError("For 'Tensor.__iter__', a 0-d Tensor is not iterable.")
     return (getitem(x, k) for k in range(x.shape[0]))
+
+
+def _static_index(index: Any) -> Any:
+    """`index` for numpy, every part known now (an index Tensor's values are not)."""
+    items = index if isinstance(index, tuple) else (index,)
+    for v in items:
+        if isinstance(v, Tensor):
+            raise IndexError("For 'Tensor.__setitem__', the index should be known when the "
+                             "code runs (ints, slices, ..., None, int lists), but got a "
+                             "Tensor, whose values are data.")
+    return index
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """`x[index] = value`, as MindSpore: x becomes a new value (a traced x a new node, a
+    Parameter written by an Assign) equal to x except where `index` selects, which takes
+    `value` (a number, or a Tensor broadcast to the selection, cast to x's dtype). Made of
+    Select, Gather and constants, so it differentiates (into x outside the selection, into
+    value inside) and shards."""
+    api = "Tensor.__setitem__"
+    getitem(x, index)                        # the same checks and errors as reading it
+    size = int(np.prod(x.shape, dtype=np.int64))
+    try:
+        picked = np.arange(size).reshape(x.shape)[_static_index(index)]
+    except IndexError as err:
+        raise IndexError(f"For '{api}', the index {index!r} does not fit the shape "
+                         f"{list(x.shape)}: {err}.") from None
+    mask = np.zeros(size, bool)
+    mask[picked.ravel()] = True
+    mask = Tensor(mask.reshape(x.shape))
+    if isinstance(value, (bool, int, float, np.number)) and not isinstance(value, Tensor):
+        placed = Tensor(np.asarray(value, x.dtype.np_dtype))
+    elif isinstance(value, Tensor):
+        if value.dtype != x.dtype:
+            value = _prim(Cast)(value, x.dtype)
+        if tuple(value.shape) != tuple(picked.shape):
+            try:
+                np.broadcast_shapes(tuple(value.shape), tuple(picked.shape))
+            except ValueError:
+                raise ValueError(f"For '{api}', the value of shape {list(value.shape)} should "
+                                 f"broadcast to the selection's shape {list(picked.shape)}."
+                                 ) from None
+            value = _prim(BroadcastTo, tuple(picked.shape))(value)
+        source = np.zeros(size, np.int64)          # element of x -> element of the value
+        source[picked.ravel()] = np.arange(picked.size)
+        flat = _prim(Reshape)(value, (-1,))
+        placed = _prim(Reshape)(_prim(Gather)(flat, Tensor(source), 0), tuple(x.shape))
+    else:
+        raise TypeError(f"For '{api}', the value should be a number or a Tensor, but got "
+                        f"{type(value).__name__}.")
+    new = _prim(Select)(mask, placed, x)
+    if isinstance(x, Parameter):
+        if _primitive._trace_hook is not None:
+            _prim(Assign)(x, new)
+        else:
+            x.set_data(new.asnumpy())
+    elif hasattr(x, "_node"):                      # a traced value: rebound to the new node
+        x._node = new._node
+    else:
+        x._data = new._data
+        recorder = getattr(_primitive._trace_hook, "__self__", None)
+        if hasattr(recorder, "rebind"):            # a gradient's tape: x is the new value
+            recorder.rebind(x, new)

@@ -13,7 +13,7 @@ from typing import Any
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor, register_methods
 from msops import ops as F        # the package namespace, complete before this module loads
-from msops.ops.tensor_index import getitem, iterate
+from msops.ops.tensor_index import getitem, iterate, setitem
 
 
 def _ints(method: str, arg: str, values: tuple) -> tuple:
@@ -335,7 +335,7 @@ METHODS: dict[str, Any] = {
     "div": div, "softmax": softmax, "clip": clip, "masked_fill": masked_fill,
     "gather": gather, "index_select": index_select,
     "to": to, "tolist": tolist, "numpy": numpy,
-    "__getitem__": getitem, "__iter__": iterate,
+    "__getitem__": getitem, "__setitem__": setitem, "__iter__": iterate,
 }
 METHODS.update({n: _unary(n) for n in (
     "abs", "exp", "log", "sqrt", "square", "neg", "sign", "erf", "sigmoid", "tanh", "relu",
