@@ -156,3 +156,38 @@ def test_setitem_errors():
         t[0] = Tensor(np.ones(2, np.float32))
     with pytest.raises(IndexError, match=r"the index 5 is out of bounds"):
         t[5] = 1.0
+
+
+PROMOTIONS = [  # (x dtype, y: dtype or Python scalar, op, numpy's result computed as)
+    (np.int32, np.float32, "add", np.float32), (np.int32, np.int64, "add", np.int64),
+    (np.int32, 1.5, "add", np.float32), (np.float16, 1.5, "mul", np.float16),
+    (np.float16, np.float32, "sub", np.float32), (np.bool_, 1, "add", np.int64),
+    (np.int32, 2, "truediv", np.float32), (np.int32, np.int32, "truediv", np.float32),
+    (np.int32, 0.5, "pow", np.float32), (np.int32, np.int64, "eq", np.bool_),
+    (np.uint8, np.int8, "add", np.int16), (np.int64, np.float16, "mul", np.float16),
+]
+
+
+@pytest.mark.parametrize("x_dtype, y, op, want_dtype", PROMOTIONS,
+                         ids=[f"{p[0].__name__}-{p[1] if not isinstance(p[1], type) else p[1].__name__}-{p[2]}"
+                              for p in PROMOTIONS])
+def test_operators_promote_mixed_dtypes(x_dtype, y, op, want_dtype, run):
+    """Operands of different dtypes meet in the promoted one (MindSpore's implicit
+    promotion: family bool < int < float < complex, then width; a scalar of a higher
+    family gives its default dtype; true division of ints is float32)."""
+    x = np.array([[1, 2], [3, 4]]).astype(x_dtype)
+    fns = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "truediv": lambda a, b: a / b, "pow": lambda a, b: a ** b,
+           "eq": lambda a, b: a == b}
+    fn = fns[op]
+    if isinstance(y, type):
+        yv = np.array([[1, 3], [2, 4]]).astype(y)
+        got = run(fn, Tensor(x), Tensor(yv))
+        want = fn(x.astype(want_dtype if op != "eq" else np.int64),
+                  yv.astype(want_dtype if op != "eq" else np.int64))
+    else:
+        got = run(lambda a: fn(a, y), Tensor(x))
+        want = fn(x.astype(want_dtype), y)
+    assert got.dtype == ms.dtype.from_numpy(np.dtype(want_dtype)), got.dtype
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64),
+                               np.asarray(want).astype(np.float64), rtol=1e-3)

@@ -8,6 +8,7 @@ bfloat16 accumulate in float32 and round once at the end).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -168,3 +169,49 @@ def mpi_reduce_type(np_dtype: np.dtype):
                  np.dtype(np.complex128): MPI.C_DOUBLE_COMPLEX}
         t = _MPI_REDUCE[np_dtype] = table[_numeric(np_dtype).reduce_np_dtype]
     return t
+
+
+# -- implicit promotion (Tensor operators) -----------------------------------------------------
+_RANK = {"bool": 0, "uint": 1, "int": 1, "float": 2, "complex": 3}
+_SCALAR_DEFAULT = {0: bool_, 1: int64, 2: float32, 3: complex64}
+
+
+def _scalar_rank(value: Any) -> int | None:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (int, np.integer)):
+        return 1
+    if isinstance(value, (float, np.floating)):
+        return 2
+    if isinstance(value, (complex, np.complexfloating)):
+        return 3
+    return None
+
+
+def _wider(a: Type, b: Type) -> Type:
+    """The dtype holding both of one family: the wider; signed and unsigned ints of one
+    width the next signed one; float16 and bfloat16 float32."""
+    if a == b:
+        return a
+    if _RANK[a.kind] == 1:
+        return from_numpy(np.result_type(a.np_dtype, b.np_dtype))
+    if {a, b} == {float16, bfloat16}:
+        return float32
+    return a if a.itemsize >= b.itemsize else b
+
+
+def promote_types(tensor_dtypes: Sequence[Type], scalars: Sequence[Any] = ()) -> Type:
+    """The dtype a Tensor operator computes in (MindSpore's implicit promotion, PyTorch's
+    rule): among the Tensors, the highest family (bool < int < float < complex) and within
+    it the widest; a Python scalar of a higher family than every Tensor gives that family's
+    default dtype (int64, float32, complex64), else it takes the Tensors' dtype."""
+    best = tensor_dtypes[0]
+    for d in tensor_dtypes[1:]:
+        if _RANK[d.kind] != _RANK[best.kind]:
+            best = d if _RANK[d.kind] > _RANK[best.kind] else best
+        else:
+            best = _wider(best, d)
+    ranks = [r for r in map(_scalar_rank, scalars) if r is not None]
+    if ranks and max(ranks) > _RANK[best.kind]:
+        return _SCALAR_DEFAULT[max(ranks)]
+    return best

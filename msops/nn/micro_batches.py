@@ -22,6 +22,10 @@ class MicroBatches(Cell):
     """`network` on `count` dim-0 slices of every Tensor input (others passed whole);
     `construct` returns the sum of its outputs. `arg` names `count` in errors."""
 
+    #: whether the traced nodes record their micro-batch (`graph.micro_of`): a pipeline's,
+    #: which its 1F1B schedule orders by
+    scheduled = False
+
     def __init__(self, network: Cell, count: int, arg: str) -> None:
         super().__init__(auto_prefix=False)
         name = self.cls_name
@@ -48,13 +52,13 @@ class MicroBatches(Cell):
 
     def construct(self, *inputs: Any) -> Any:
         total = None
-        graph = tracer.active_graph() if tracer.is_tracing() else None
+        graph = tracer.active_graph() if self.scheduled and tracer.is_tracing() else None
         for i in range(self._count[0]):
             start = len(graph.nodes) if graph is not None else 0
             out = self.network(*(self._micro(i, x) for x in inputs))
             if graph is not None:          # micro-batch i's nodes (a pipeline's schedule)
                 for n in graph.nodes[start:]:
-                    graph.micro_of.setdefault(n.id, (i, 0))
+                    graph.micro_of[n.id] = (i, 0)
             if total is not None and not hasattr(out, "shape"):
                 raise TypeError(f"For '{self.cls_name}', the network should return a Tensor "
                                 f"(the micro-batches' outputs are summed), but got "

@@ -31,6 +31,8 @@ class PipelineCell(GradAccumulationCell):
     >>> step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, loss), 4), opt)
     """
 
+    scheduled = True
+
     def __init__(self, network: Cell, micro_size: int, stage_config: dict | None = None,
                  segment_config: dict | None = None) -> None:
         super().__init__(network, micro_size)

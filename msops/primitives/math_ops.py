@@ -17,7 +17,7 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
-from msops.common.tensor import _OPERATORS
+from msops.common.tensor import _OPERATORS, Tensor
 from msops.primitives import primitive as _primitive
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
@@ -540,16 +540,40 @@ sharding_rule(AddN, Cast)(elementwise_spec)
 
 
 # -- Tensor operators --------------------------------------------------------------------
-def tensor_operator(prim_cls: type) -> Callable:
+def tensor_operator(prim_cls: type, promote: bool = True,
+                    floating: bool = False) -> Callable:
     """A Tensor operator running `prim_cls`: one shared instance eagerly, a fresh one per
-    call while tracing (each graph node owns its primitive: strategies attach to it)."""
+    call while tracing (each graph node owns its primitive: strategies attach to it).
+    `promote`: operands of different dtypes are cast to the promoted one first
+    (`mstype.promote_types`, as MindSpore's operators; `int32 + 1.5` is float32);
+    `floating`: an integer result dtype becomes float32 (true division)."""
     shared = prim_cls()
 
     def call(*args: Any) -> Any:
         prim = prim_cls() if _primitive._trace_hook is not None else shared
-        return prim(*args)
+        return prim(*(promoted(args, floating) if promote else args))
     call.__name__ = f"operator_{prim_cls.__name__}"
     return call
+
+
+_CAST = Cast()
+
+
+def promoted(args: Sequence[Any], floating: bool = False) -> Sequence[Any]:
+    """`args` with each Tensor cast to the dtype the operator computes in (unchanged when
+    they agree: no Cast is made)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:
+        return args
+    target = mstype.promote_types([t.dtype for t in tensors],
+                                  [a for a in args if not isinstance(a, Tensor)])
+    if floating and target.kind in ("bool", "int", "uint"):
+        target = mstype.float32
+    if all(t.dtype == target for t in tensors):
+        return args
+    cast = Cast() if _primitive._trace_hook is not None else _CAST
+    return [cast(a, target) if isinstance(a, Tensor) and a.dtype != target else a
+            for a in args]
 
 
 def bool_operator(name: str, op: Callable) -> Callable:
@@ -577,7 +601,7 @@ def _matmul_operator() -> Callable:
 
 _OPERATORS.update({
     "__add__": tensor_operator(Add), "__sub__": tensor_operator(Sub), "__mul__": tensor_operator(Mul),
-    "__truediv__": tensor_operator(RealDiv), "__matmul__": _matmul_operator(),
+    "__truediv__": tensor_operator(RealDiv, floating=True), "__matmul__": _matmul_operator(),
     "__neg__": tensor_operator(Neg), "__eq__": tensor_operator(Equal),
 })
 
