@@ -140,14 +140,18 @@ def test_compile_cache_retraces_on_new_shape_dtype_or_static_value():
     net(Tensor(randn(4, 3)))
     out = net(Tensor(randn(2, 5, 3)))              # new shape
     assert net.calls == 2 and out.shape == (2, 5, 3)
-    with pytest.raises(TypeError, match="For 'Mul'.*Float64"):    # a new dtype is traced again
-        net(Tensor(np.ones((4, 3), np.float64)))
-    assert net.calls == 3
+    out = net(Tensor(np.ones((4, 3), np.float64)))     # a new dtype is traced again
+    assert net.calls == 3 and out.dtype == ms.float64   # float64 * the float32 weight
+    np.testing.assert_array_equal(out.asnumpy(), np.full((4, 3), 2.0))
     x = randn(4, 3)
     np.testing.assert_allclose(net(Tensor(x), 3.0).asnumpy(), x * 6, rtol=1e-6)
     np.testing.assert_allclose(net(Tensor(x), scale=3.0).asnumpy(), x * 6, rtol=1e-6)
     assert net.calls == 4                           # keyword and positional: one signature
-    assert net._compile_cache.traces == 3           # the failed trace was not cached
+    assert net._compile_cache.traces == 4           # one trace per signature
+    for _ in range(2):                              # a failed trace is not cached: again
+        with pytest.raises(ValueError, match="For 'Mul'"):
+            net(Tensor(np.ones((4, 4), np.float32)))
+    assert net.calls == 6 and net._compile_cache.traces == 4
 
 
 def test_parameter_update_is_seen_without_retrace():

@@ -67,6 +67,10 @@ class _CastingHook:
     def _read(self, a: Any) -> bool:
         return isinstance(a, Parameter) or (isinstance(a, Tensor) and id(a) in self.constants)
 
+    def dtype_of(self, t: Tensor) -> mstype.Type:
+        """The dtype `t` reaches a primitive in (what operators promote by)."""
+        return self.dst if self._read(t) and t.dtype in _CASTABLE else t.dtype
+
     def __call__(self, prim: Any, args: Any) -> Any:
         written = prim.assigns_input
         if written is not None and isinstance(args[written], Parameter):

@@ -559,20 +559,43 @@ def tensor_operator(prim_cls: type, promote: bool = True,
 _CAST = Cast()
 
 
+# a Tensor's family -> the Python scalars that keep its dtype
+_KEEPS = {"bool": (bool,), "int": (bool, int), "uint": (bool, int),
+          "float": (bool, int, float), "complex": (bool, int, float, complex)}
+
+
+def _agree(args: Sequence[Any], floating: bool) -> bool:
+    """Whether two operands already compute in one dtype (the usual case, decided fast)."""
+    x, y = args
+    dx, dy = getattr(x, "_dtype", None), getattr(y, "_dtype", None)
+    if dx is None:
+        dx, y = dy, x
+    elif dy is not None:
+        return (dx is dy or dx == dy) and not (floating and dx.kind not in ("float", "complex"))
+    return dx is not None and type(y) in _KEEPS[dx.kind] and \
+        not (floating and dx.kind not in ("float", "complex"))
+
+
 def promoted(args: Sequence[Any], floating: bool = False) -> Sequence[Any]:
     """`args` with each Tensor cast to the dtype the operator computes in (unchanged when
     they agree: no Cast is made)."""
+    if len(args) == 2 and not hasattr(_primitive._trace_hook, "dtype_of") and \
+            _agree(args, floating):
+        return args
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         return args
-    target = mstype.promote_types([t.dtype for t in tensors],
-                                  [a for a in args if not isinstance(a, Tensor)])
+    # the dtype each Tensor reaches the primitive in (a to_float cell's hook casts its
+    # Parameters and constants on the way)
+    seen = getattr(_primitive._trace_hook, "dtype_of", None) or (lambda t: t.dtype)
+    dtypes = [seen(t) for t in tensors]
+    target = mstype.promote_types(dtypes, [a for a in args if not isinstance(a, Tensor)])
     if floating and target.kind in ("bool", "int", "uint"):
         target = mstype.float32
-    if all(t.dtype == target for t in tensors):
+    if all(d == target for d in dtypes):
         return args
     cast = Cast() if _primitive._trace_hook is not None else _CAST
-    return [cast(a, target) if isinstance(a, Tensor) and a.dtype != target else a
+    return [cast(a, target) if isinstance(a, Tensor) and seen(a) != target else a
             for a in args]
 
 
