@@ -1,7 +1,8 @@
 """Python's operators and indexing on Tensors, eager and traced (ms.jit), against numpy:
-arithmetic (`**`, `//`, `%`), comparisons (element-wise, `==` included), `abs`, the logical
-`&`, `|`, `^`, `~` on bools, `x[...]` (ints, slices with steps, `...`, `None`, one index
-array) and its gradient, iteration, `float()` / `int()`."""
+arithmetic (`**`, `//`, `%`), comparisons (element-wise, `==` included), `abs`, `&`, `|`,
+`^`, `~` (logical on bools, bitwise on ints), mixed dtypes promoted, `x[...]` (ints,
+slices with steps, `...`, `None`, one index array) read and assigned, with gradients,
+iteration, `float()` / `int()`."""
 import numpy as np
 import pytest
 
@@ -22,6 +23,8 @@ OPERATORS = {
     "ne": (lambda x, y: x != 0.5, A, B), "abs": (lambda x, y: abs(x), A, B),
     "neg_pos": (lambda x, y: -(+x), A, B), "and": (lambda x, y: x & ~y, M, M[::-1]),
     "or": (lambda x, y: x | y, M, M[::-1]), "xor": (lambda x, y: x ^ y, M, M[::-1]),
+    "bit_and": (lambda x, y: x & y, I, I[::-1]), "bit_or": (lambda x, y: x | 6, I, I),
+    "bit_xor": (lambda x, y: x ^ y, I, I[::-1]), "invert": (lambda x, y: ~x, I, I),
 }
 INDICES = [1, -1, (1, 2), (slice(None), slice(None, None, -2)), (Ellipsis, 0),
            (None, 1, slice(1, None)), [1, 0, 1], (slice(None), [2, 0]), (0, [-1, 0])]
@@ -81,8 +84,9 @@ def test_equality_hashing_iteration_and_scalars():
 
 def test_errors_name_the_operator():
     t = Tensor(A)
-    with pytest.raises(TypeError, match=r"'Tensor.__and__', the operands should be bool"):
-        Tensor(I) & Tensor(I)
+    with pytest.raises(TypeError, match=r"'Tensor.__and__', the operands should be bool or "
+                                        r"integer Tensors, but got \['Float32', 'Float32'\]"):
+        t & t
     with pytest.raises(IndexError, match=r"the index 2 is out of bounds for dim 0 of size 2"):
         t[2]
     with pytest.raises(IndexError, match=r"too many indices: the Tensor has 2 dims"):
@@ -168,9 +172,12 @@ PROMOTIONS = [  # (x dtype, y: dtype or Python scalar, op, numpy's result comput
 ]
 
 
-@pytest.mark.parametrize("x_dtype, y, op, want_dtype", PROMOTIONS,
-                         ids=[f"{p[0].__name__}-{p[1] if not isinstance(p[1], type) else p[1].__name__}-{p[2]}"
-                              for p in PROMOTIONS])
+def _id(p):
+    y = p[1].__name__ if isinstance(p[1], type) else p[1]
+    return f"{p[0].__name__}-{y}-{p[2]}"
+
+
+@pytest.mark.parametrize("x_dtype, y, op, want_dtype", PROMOTIONS, ids=[_id(p) for p in PROMOTIONS])
 def test_operators_promote_mixed_dtypes(x_dtype, y, op, want_dtype, run):
     """Operands of different dtypes meet in the promoted one (MindSpore's implicit
     promotion: family bool < int < float < complex, then width; a scalar of a higher

@@ -32,7 +32,8 @@ from msops.primitives.primitive import remember
 __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async",
            "resolve_group", "member_rank", "member_group", "reducing", "check_divisible", "group_rank", "check_op", "check_tag", "check_peer",
            "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
-           "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle", "root_checked"]
+           "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle",
+           "root_checked"]
 
 #: the reduce ops the functional collectives name (ReduceOp's values)
 REDUCE_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.LAND,

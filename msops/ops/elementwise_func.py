@@ -15,14 +15,16 @@ from msops.primitives.activation_ext_ops import Elu, HShrink, Mish, SeLU, Softsi
 from msops.primitives.arith_ops import FloorMod, Mod
 from msops.primitives.elementwise_ops import Tanh
 from msops.primitives.math_ops import Neg, Sub
-from msops.primitives.piecewise_ops import (Ceil, Floor, IsFinite, IsInf, IsNan, LogicalAnd,
+from msops.primitives.piecewise_ops import (BitwiseAnd, BitwiseOr, BitwiseXor, Ceil, Floor,
+                                            Invert, IsFinite, IsInf, IsNan, LogicalAnd,
                                             LogicalNot, LogicalOr, Round)
 from msops.primitives.transcendental_ops import (ACos, Asin, Atan, Atan2, Cosh, Erfc, Expm1,
                                                  Log1p, Sinh, Tan)
 from msops.primitives.unary_ops import Softplus
 
 __all__ = ["floor", "ceil", "round", "isnan", "isinf", "isfinite", "logical_and",
-           "logical_or", "logical_not", "log1p", "expm1", "tan", "atan", "arctan", "atan2",
+           "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+           "log1p", "expm1", "tan", "atan", "arctan", "atan2",
            "arctan2", "sinh", "cosh", "asin", "arcsin", "acos", "arccos", "erfc", "remainder",
            "fmod", "floor_mod", "elu", "selu", "softsign", "mish", "logsigmoid", "hardtanh",
            "tanhshrink", "softshrink", "hardshrink"]
@@ -35,6 +37,10 @@ isfinite = _unary(IsFinite, "`IsFinite()(input)`: True where input is neither Na
 logical_not = _unary(LogicalNot, "`LogicalNot()(input)`: not input (bool).")
 logical_and = _binary(LogicalAnd, "`LogicalAnd()(input, other)`: input and other (bool).")
 logical_or = _binary(LogicalOr, "`LogicalOr()(input, other)`: input or other (bool).")
+bitwise_and = _binary(BitwiseAnd, "`BitwiseAnd()(input, other)`: input & other, bit by bit.")
+bitwise_or = _binary(BitwiseOr, "`BitwiseOr()(input, other)`: input | other, bit by bit.")
+bitwise_xor = _binary(BitwiseXor, "`BitwiseXor()(input, other)`: input ^ other, bit by bit.")
+invert = _unary(Invert, "`Invert()(input)`: ~input, bit by bit (ints).")
 log1p = _unary(Log1p, "`Log1p()(input)`: log(1 + input).")
 expm1 = _unary(Expm1, "`Expm1()(input)`: exp(input) - 1.")
 tan = _unary(Tan, "`Tan()(input)`.")

@@ -39,7 +39,8 @@ from msops.parallel.param_layout import ParameterLayout, layouts_of, parameter_l
 from msops.parallel.stages import stage_of_rank
 from msops.primitives.primitive import Primitive
 
-__all__ = ["record_strategy", "record_stage", "get_strategies", "strategy_file_dict", "save_strategy_file",
+__all__ = ["record_strategy", "record_stage", "get_strategies", "strategy_file_dict",
+           "save_strategy_file",
            "read_strategy_file", "layout_from_item", "build_searched_strategy",
            "merge_pipeline_strategys",
            "apply_strategy_file", "after_compile"]

@@ -22,7 +22,7 @@ from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, RealDiv,
                                        ReduceSum, Square, Sub, UnaryElementwise, _Binary,
                                        _Elementwise, arith_types, broadcast_shape, check_rank,
                                        check_same_dtype, compute_dtype, real_div_types, scalar,
-                                       sum_to, tensor_operator, bool_operator)
+                                       sum_to, tensor_operator)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -389,6 +389,6 @@ def bias_add_bprop(prim: BiasAdd, inputs: list, out: Any, dout: Any, g: Any) -> 
 _OPERATORS.update({
     "__pow__": tensor_operator(Pow), "__floordiv__": tensor_operator(FloorDiv),
     "__gt__": tensor_operator(Greater), "__ge__": tensor_operator(GreaterEqual),
-    "__lt__": tensor_operator(Less), "__le__": tensor_operator(LessEqual), "__ne__": tensor_operator(NotEqual),
-    "__xor__": bool_operator("__xor__", tensor_operator(NotEqual)),     # of two bools
+    "__lt__": tensor_operator(Less), "__le__": tensor_operator(LessEqual),
+    "__ne__": tensor_operator(NotEqual),
 })

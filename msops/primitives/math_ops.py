@@ -599,20 +599,6 @@ def promoted(args: Sequence[Any], floating: bool = False) -> Sequence[Any]:
             for a in args]
 
 
-def bool_operator(name: str, op: Callable) -> Callable:
-    """A Tensor operator defined on bool Tensors only (`&`, `|`, `^`, `~`: logical; msops
-    has no bitwise integer ops), else a TypeError naming it."""
-    def call(*args: Any) -> Any:
-        for a in args:
-            dtype = getattr(a, "dtype", None)
-            if dtype is not None and dtype != mstype.bool_:
-                raise TypeError(f"For 'Tensor.{name}', the operands should be bool Tensors "
-                                f"(logical; bitwise operators on integers are not "
-                                f"implemented), but got {dtype}.")
-        return op(*args)
-    return call
-
-
 def _matmul_operator() -> Callable:
     matmul, batch_matmul = tensor_operator(MatMul), tensor_operator(BatchMatMul)
 
@@ -623,7 +609,8 @@ def _matmul_operator() -> Callable:
 
 
 _OPERATORS.update({
-    "__add__": tensor_operator(Add), "__sub__": tensor_operator(Sub), "__mul__": tensor_operator(Mul),
+    "__add__": tensor_operator(Add), "__sub__": tensor_operator(Sub),
+    "__mul__": tensor_operator(Mul),
     "__truediv__": tensor_operator(RealDiv, floating=True), "__matmul__": _matmul_operator(),
     "__neg__": tensor_operator(Neg), "__eq__": tensor_operator(Equal),
 })

@@ -1,6 +1,7 @@
 """Piecewise-constant element-wise primitives: Floor, Ceil, Round, the logical ops
-LogicalAnd, LogicalOr, LogicalNot, and the float predicates IsNan, IsInf, IsFinite
-(MindSpore's primitives of those names, without attributes).
+LogicalAnd, LogicalOr, LogicalNot, the bitwise ops BitwiseAnd, BitwiseOr, BitwiseXor,
+Invert, and the float predicates IsNan, IsInf, IsFinite (MindSpore's primitives of those
+names, without attributes).
 
 They join math_ops' element-wise family (the `writes_output` kernel, numpy broadcasting,
 the element-wise sharding rule: no communication). Their values are flat almost
@@ -18,10 +19,11 @@ from msops.common.tensor import _OPERATORS
 from msops.common import validator
 from msops.primitives.elementwise_ops import computed, no_gradient_bprop
 from msops.primitives.lowering import ufunc_kernel
-from msops.primitives.math_ops import UnaryElementwise, _Binary, tensor_operator, bool_operator
+from msops.primitives.math_ops import UnaryElementwise, _Binary, tensor_operator
 from msops.primitives.rules import bprop
 
-__all__ = ["Floor", "Ceil", "Round", "LogicalAnd", "LogicalOr", "LogicalNot", "IsNan",
+__all__ = ["Floor", "Ceil", "Round", "LogicalAnd", "LogicalOr", "LogicalNot", "BitwiseAnd",
+           "BitwiseOr", "BitwiseXor", "Invert", "IsNan",
            "IsInf", "IsFinite"]
 
 
@@ -118,6 +120,44 @@ class LogicalNot(UnaryElementwise):
     _np_op = np.logical_not
 
 
+# -- bitwise ops: integers (and bools), the dtype kept ----------------------------------------
+class _Bitwise(_Binary):
+    """x (op) y bit by bit, broadcast; ints, uints or bools of one dtype, which the output
+    keeps."""
+
+    valid_types = (mstype.bool_,) + mstype.int_type + mstype.uint_type
+
+
+class BitwiseAnd(_Bitwise):
+    """x & y bit by bit.
+
+    >>> BitwiseAnd()(Tensor(np.array([12, 10], np.int32)), Tensor(np.array([10, 6], np.int32))
+    ...              ).asnumpy()
+    array([8, 2], dtype=int32)
+    """
+
+    _np_op = np.bitwise_and
+
+
+class BitwiseOr(_Bitwise):
+    """x | y bit by bit."""
+
+    _np_op = np.bitwise_or
+
+
+class BitwiseXor(_Bitwise):
+    """x ^ y bit by bit."""
+
+    _np_op = np.bitwise_xor
+
+
+class Invert(UnaryElementwise):
+    """~x bit by bit (ints and uints: two's complement, -x - 1 for signed ints)."""
+
+    valid_types = mstype.int_type + mstype.uint_type
+    _np_op = np.invert
+
+
 # -- predicates: a bool of x's shape --------------------------------------------------------
 class _Predicate(UnaryElementwise):
     """`_np_op(x)` element-wise: a bool output; floats, and ints and bools (never NaN or
@@ -160,13 +200,30 @@ class IsFinite(_Predicate):
     _np_op = np.isfinite
 
 
-bprop(_Rounding, _Logical, LogicalNot, _Predicate)(no_gradient_bprop)
+bprop(_Rounding, _Logical, LogicalNot, _Bitwise, Invert, _Predicate)(no_gradient_bprop)
 
 
+def _logical_or_bitwise(name: str, logical: Callable, bitwise: Callable) -> Callable:
+    """A Tensor operator: logical on bool Tensors, bitwise on integers (as MindSpore);
+    floats are a TypeError naming it."""
+    def call(*args: Any) -> Any:
+        dtypes = [a.dtype for a in args if hasattr(a, "dtype")]
+        kinds = {d.kind for d in dtypes}
+        if kinds - {"bool", "int", "uint"}:
+            raise TypeError(f"For 'Tensor.{name}', the operands should be bool or integer "
+                            f"Tensors, but got {[str(d) for d in dtypes]}.")
+        return (logical if kinds == {"bool"} else bitwise)(*args)
+    return call
 
-# `&`, `|`, `~` on bool Tensors: the logical ops (`^` is NotEqual's, elementwise_ops)
+
+# `&`, `|`, `^`, `~`: logical on bools, bitwise on integers
 _OPERATORS.update({
-    "__and__": bool_operator("__and__", tensor_operator(LogicalAnd)),
-    "__or__": bool_operator("__or__", tensor_operator(LogicalOr)),
-    "__invert__": bool_operator("__invert__", tensor_operator(LogicalNot)),
+    "__and__": _logical_or_bitwise("__and__", tensor_operator(LogicalAnd),
+                                   tensor_operator(BitwiseAnd)),
+    "__or__": _logical_or_bitwise("__or__", tensor_operator(LogicalOr),
+                                  tensor_operator(BitwiseOr)),
+    "__xor__": _logical_or_bitwise("__xor__", tensor_operator(BitwiseXor),
+                                   tensor_operator(BitwiseXor)),
+    "__invert__": _logical_or_bitwise("__invert__", tensor_operator(LogicalNot),
+                                      tensor_operator(Invert)),
 })
