@@ -232,7 +232,14 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                                                                   ops.Greater()(y, 0.0))),
                      ("LogicalOr", lambda x, y: ops.LogicalOr()(ops.Greater()(x, 0.0),
                                                                 ops.Greater()(y, 0.0))),
-                     ("LogicalNot", lambda x, y: ops.LogicalNot()(ops.Greater()(x, y)))]:
+                     ("LogicalNot", lambda x, y: ops.LogicalNot()(ops.Greater()(x, y))),
+                     ("BitwiseAnd", lambda x, y: ops.BitwiseAnd()(ops.Cast()(x, ms.int32),
+                                                                  ops.Cast()(y, ms.int32))),
+                     ("BitwiseOr", lambda x, y: ops.BitwiseOr()(ops.Cast()(x, ms.int32),
+                                                                ops.Cast()(y, ms.int32))),
+                     ("BitwiseXor", lambda x, y: ops.BitwiseXor()(ops.Cast()(x, ms.int32),
+                                                                  ops.Cast()(y, ms.int32))),
+                     ("Invert", lambda x, y: ops.Invert()(ops.Cast()(x, ms.int32)))]:
     CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
         ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]
                                                 if _name.startswith("Arg") else r(3, 3)],

@@ -198,3 +198,19 @@ def test_operators_promote_mixed_dtypes(x_dtype, y, op, want_dtype, run):
     assert got.dtype == ms.dtype.from_numpy(np.dtype(want_dtype)), got.dtype
     np.testing.assert_allclose(got.asnumpy().astype(np.float64),
                                np.asarray(want).astype(np.float64), rtol=1e-3)
+
+
+def test_functional_forms_promote_and_primitives_do_not():
+    """ops.add / maximum / equal promote as the operators; the primitive itself takes one
+    dtype (MindSpore's primitives check), and the logical ops stay bool-only."""
+    i32, f32 = Tensor(np.array([1, 5], np.int32)), Tensor(np.array([1.5, 2.0], np.float32))
+    got = ms.ops.add(i32, f32)
+    assert got.dtype == ms.float32
+    np.testing.assert_array_equal(got.asnumpy(), [2.5, 7.0])
+    np.testing.assert_array_equal(ms.ops.maximum(i32, f32).asnumpy(), [1.5, 5.0])
+    np.testing.assert_array_equal(ms.ops.equal(i32, Tensor(np.array([1, 2], np.int64))).asnumpy(),
+                                  [True, False])
+    with pytest.raises(TypeError, match=r"For 'Add', the 'y' should have the same dtype"):
+        ms.ops.Add()(i32, f32)
+    with pytest.raises(TypeError, match=r"For 'LogicalAnd'"):
+        ms.ops.logical_and(Tensor(M[0, :2]), i32)

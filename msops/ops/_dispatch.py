@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from msops.primitives import primitive as _primitive
+from msops.primitives.math_ops import promoted
 
 __all__ = ["_prim", "_binary"]
 
@@ -23,8 +24,11 @@ def _prim(cls: type, *attrs: Any) -> Any:
     return prim
 
 
-def _binary(cls: type, doc: str) -> Callable:
+def _binary(cls: type, doc: str, promote: bool = True) -> Callable:
+    """The functional form of a binary primitive; operands of different dtypes are cast to
+    the promoted one first, as the Tensor operators (MindSpore's implicit promotion), unless
+    the op takes one dtype only (`promote=False`: the logical ops' bools)."""
     def call(input: Any, other: Any) -> Any:
-        return _prim(cls)(input, other)
+        return _prim(cls)(*(promoted((input, other)) if promote else (input, other)))
     call.__doc__ = doc
     return call
