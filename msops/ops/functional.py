@@ -14,7 +14,7 @@ from msops.primitives.elementwise_ops import (BiasAdd, Erf, FloorDiv, Greater, G
                                               OnesLike, Pow, Select, Sigmoid, Sqrt, Tanh,
                                               ZerosLike)
 from msops.primitives.gather_ops import Gather, GatherD, GatherNd
-from msops.primitives.math_ops import Add, Cast, Mul
+from msops.primitives.math_ops import Add, Cast, Mul, promoted
 from msops.primitives.shape_ops import ExpandDims, Squeeze, Tile
 
 __all__ = ["gather", "gather_d", "gather_elements", "gather_nd", "gelu", "fast_gelu",
@@ -86,8 +86,9 @@ def sqrt(x: Any) -> Any:
 
 
 def pow(input: Any, exponent: Any) -> Any:
-    """`Pow()(input, exponent)` (a Python number exponent takes input's dtype)."""
-    return _prim(Pow)(input, exponent)
+    """`Pow()(input, exponent)`, mixed dtypes promoted (an int input and a float exponent:
+    float32)."""
+    return _prim(Pow)(*promoted((input, exponent)))
 
 
 maximum = _binary(Maximum, "`Maximum()(input, other)`.")
