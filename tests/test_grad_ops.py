@@ -120,6 +120,10 @@ CASES = [
         [[0, 0, 3], [1, 2, 1], [3, 3, 0]], np.int32))), [r(3, 4)]),
     Case("GatherNd", lambda x: ops.GatherNd()(x, Tensor(np.array(
         [[0, 1], [2, 3], [0, 1]], np.int32))), [r(3, 4, 2)]),
+    Case("ScatterNd", lambda u: ops.ScatterNd()(Tensor(np.array(
+        [[0, 1], [2, 3], [0, 1]], np.int32)), u, (3, 4, 2)), [r(3, 2)]),
+    Case("TensorScatterUpdate", lambda x, u: ops.TensorScatterUpdate()(x, Tensor(np.array(
+        [[0, 1], [2, 3]], np.int32)), u), [r(3, 4, 2), r(2, 2)]),
     Case("LayerNorm", lambda x, w, b: ops.LayerNorm(-1, -1)(x, w, b),
          [r(B, M, N), r(N), r(N)]),
     Case("LayerNorm_params_axis", lambda x, w, b: ops.LayerNorm(1, 1, 1e-5)(x, w, b),

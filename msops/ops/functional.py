@@ -13,11 +13,13 @@ from msops.primitives.elementwise_ops import (BiasAdd, Erf, FloorDiv, Greater, G
                                               Less, LessEqual, Maximum, Minimum, NotEqual,
                                               OnesLike, Pow, Select, Sigmoid, Sqrt, Tanh,
                                               ZerosLike)
-from msops.primitives.gather_ops import Gather, GatherD, GatherNd
+from msops.primitives.gather_ops import (Gather, GatherD, GatherNd, ScatterNd,
+                                         TensorScatterUpdate)
 from msops.primitives.math_ops import Add, Cast, Mul, promoted
 from msops.primitives.shape_ops import ExpandDims, Squeeze, Tile
 
-__all__ = ["gather", "gather_d", "gather_elements", "gather_nd", "gelu", "fast_gelu",
+__all__ = ["gather", "gather_d", "gather_elements", "gather_nd", "scatter_nd",
+           "tensor_scatter_update", "gelu", "fast_gelu",
            "sigmoid", "tanh", "erf", "log_softmax", "sqrt", "pow", "maximum", "minimum",
            "floor_div", "select", "greater", "gt", "greater_equal", "ge", "less", "lt",
            "less_equal", "le", "not_equal", "ne", "zeros_like", "ones_like", "bias_add",
@@ -41,6 +43,17 @@ def gather_elements(input: Any, dim: int, index: Any) -> Any:
 def gather_nd(input_x: Any, indices: Any) -> Any:
     """`GatherNd()(input_x, indices)`."""
     return _prim(GatherNd)(input_x, indices)
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
+    """`ScatterNd()(indices, updates, shape)`: zeros of shape, updates added at indices."""
+    return _prim(ScatterNd)(indices, updates, tuple(shape))
+
+
+def tensor_scatter_update(input_x: Any, indices: Any, updates: Any) -> Any:
+    """`TensorScatterUpdate()(input_x, indices, updates)`: input_x with the addressed
+    slices replaced."""
+    return _prim(TensorScatterUpdate)(input_x, indices, updates)
 
 
 def gelu(input_x: Any, approximate: str = "none") -> Any:

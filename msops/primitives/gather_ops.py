@@ -23,7 +23,7 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
-__all__ = ["Gather", "GatherD", "GatherNd"]
+__all__ = ["Gather", "GatherD", "GatherNd", "ScatterNd", "TensorScatterUpdate"]
 
 index_types = (mstype.int32, mstype.int64)
 
@@ -355,44 +355,123 @@ def gather_nd_spec(prim: GatherNd, ins: list, outs: list, consts: dict) -> DimSp
                    batch_letter=il[0] if len(il) > 1 else None)
 
 
-class GatherNdGrad(NoAttrPrimitive):
-    """`GatherNdGrad()(dout, indices, x_shape)`: zeros of x_shape with dout added at the
-    indices: GatherNd's backward. Internal; not exported."""
+class ScatterNd(NoAttrPrimitive):
+    """`ScatterNd()(indices, updates, shape)`: zeros of `shape` with `updates` added at the
+    `indices` (..., k) (duplicates summed), updates of shape indices.shape[:-1] +
+    shape[k:]: GatherNd's transpose (and its backward).
+
+    >>> ScatterNd()(Tensor(np.array([[1], [3]], np.int32)),
+    ...             Tensor(np.array([9.0, 10.0], np.float32)), (5,)).asnumpy()
+    array([ 0.,  9.,  0., 10.,  0.], dtype=float32)
+    """
 
     const_inputs = (2,)
 
-    def infer_shape(self, dout_shape: list, indices_shape: list, x_shape: Any) -> list:
-        want = _gather_nd_shape(self.name, x_shape, indices_shape)
-        if list(dout_shape) != want:
-            raise ValueError(f"For '{self.name}', the 'dout shape' should be == the gather's "
-                             f"shape: {want}, but got {list(dout_shape)}.")
-        return list(x_shape)
+    def infer_shape(self, indices_shape: list, updates_shape: list, shape: Any) -> list:
+        validator.check_value_type("shape", shape, (list, tuple), self.name)
+        for d in shape:
+            validator.check_non_negative_int(d, "shape element", self.name)
+        want = _gather_nd_shape(self.name, shape, indices_shape)
+        if list(updates_shape) != want:
+            raise ValueError(f"For '{self.name}', the 'updates shape' should be "
+                             f"indices.shape[:-1] + shape[k:]: {want}, but got "
+                             f"{list(updates_shape)}.")
+        return list(shape)
 
-    def infer_dtype(self, dout_dtype: mstype.Type, indices_dtype: mstype.Type,
-                    x_shape: Any) -> mstype.Type:
+    def infer_dtype(self, indices_dtype: mstype.Type, updates_dtype: mstype.Type,
+                    shape: Any) -> mstype.Type:
         _check_indices(self.name, "indices", indices_dtype)
-        return validator.check_tensor_dtype_valid("dout", dout_dtype, mstype.number_type,
+        return validator.check_tensor_dtype_valid("updates", updates_dtype, mstype.number_type,
                                                   self.name)
 
-    def kernel(self, dout: np.ndarray, indices: np.ndarray, x_shape: Any) -> np.ndarray:
-        dx = np.zeros(tuple(x_shape), dout.dtype)
-        np.add.at(dx, _nd_index(self.name, dx.shape, indices), dout)
-        return dx
+    def kernel(self, indices: np.ndarray, updates: np.ndarray, shape: Any) -> np.ndarray:
+        out = np.zeros(tuple(shape), updates.dtype)
+        np.add.at(out, _nd_index(self.name, out.shape, indices), updates)
+        return out
 
 
-declare_without("sharding", GatherNdGrad,
-                reason="it is made only by autodiff, on the rank-local graph")
+class TensorScatterUpdate(NoAttrPrimitive):
+    """`TensorScatterUpdate()(input_x, indices, updates)`: input_x with the slices the
+    `indices` (..., k) address replaced by `updates` (shape indices.shape[:-1] +
+    input_x.shape[k:]); a slice addressed twice takes one of its updates (unspecified
+    which, as MindSpore).
+
+    >>> TensorScatterUpdate()(Tensor(np.zeros((2, 2), np.float32)),
+    ...                       Tensor(np.array([[1, 0]], np.int32)),
+    ...                       Tensor(np.array([5.0], np.float32))).asnumpy()
+    array([[0., 0.],
+           [5., 0.]], dtype=float32)
+    """
+
+    def infer_shape(self, x_shape: list, indices_shape: list, updates_shape: list) -> list:
+        want = _gather_nd_shape(self.name, x_shape, indices_shape)
+        if list(updates_shape) != want:
+            raise ValueError(f"For '{self.name}', the 'updates shape' should be "
+                             f"indices.shape[:-1] + input_x.shape[k:]: {want}, but got "
+                             f"{list(updates_shape)}.")
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, indices_dtype: mstype.Type,
+                    updates_dtype: mstype.Type) -> mstype.Type:
+        _check_indices(self.name, "indices", indices_dtype)
+        validator.check_tensor_dtype_valid("input_x", x_dtype, mstype.all_types, self.name)
+        if updates_dtype != x_dtype:
+            raise TypeError(f"For '{self.name}', the 'updates' should have the dtype of "
+                            f"'input_x': {x_dtype}, but got {updates_dtype}.")
+        return x_dtype
+
+    def kernel(self, x: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        out[_nd_index(self.name, out.shape, indices)] = updates
+        return out
+
+
+def _scatter_spec(name: str, x: Sequence[int], indices: Sequence[int]) -> tuple:
+    """The letters of a scatter into x's shape: (x's, indices', updates') and the
+    unsplittable ones (the addressed dims and the indices: a slice may land anywhere)."""
+    k = indices[-1]
+    xl = dims(len(x), prefix="x")
+    il = dims(len(indices) - 1, prefix="i") + ("k",)
+    ul = il[:-1] + xl[k:]
+    reason = f"{name} writes the slices its indices address"
+    return xl, il, ul, tuple((l, reason) for l in xl[:k] + il)
+
+
+@sharding_rule(ScatterNd)
+def scatter_nd_spec(prim: ScatterNd, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The dims after the k addressed ones carry from the updates to the output; the
+    addressed dims and the indices stay whole."""
+    indices, _ = ins
+    xl, il, ul, bad = _scatter_spec(prim.name, outs[0], indices)
+    return DimSpec((il, ul), (xl,), unsplittable=bad)
+
+
+@sharding_rule(TensorScatterUpdate)
+def tensor_scatter_update_spec(prim: TensorScatterUpdate, ins: list, outs: list,
+                               consts: dict) -> DimSpec:
+    """As ScatterNd's, input_x's dims being the output's."""
+    x, indices, _ = ins
+    xl, il, ul, bad = _scatter_spec(prim.name, x, indices)
+    return DimSpec((xl, il, ul), (xl,), unsplittable=bad)
 
 
 @bprop(GatherNd)
 def gather_nd_bprop(prim: GatherNd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, indices = inputs
-    return g.apply(GatherNdGrad(), [dout, indices, g.add_const(tuple(x.shape))]), None
+    return g.apply(ScatterNd(), [indices, dout, g.add_const(tuple(x.shape))]), None
 
 
-@bprop(GatherNdGrad)
-def gather_nd_grad_bprop(prim: GatherNdGrad, inputs: list, out: Any, dout: Any,
-                         g: Any) -> tuple:
-    _, indices, _ = inputs
-    return g.apply(GatherNd(), [dout, indices]), None, None
+@bprop(ScatterNd)
+def scatter_nd_bprop(prim: ScatterNd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    indices, _, _ = inputs
+    return None, g.apply(GatherNd(), [dout, indices]), None
 
+
+@bprop(TensorScatterUpdate)
+def tensor_scatter_update_bprop(prim: TensorScatterUpdate, inputs: list, out: Any, dout: Any,
+                                g: Any) -> tuple:
+    """input_x: dout with the overwritten slices zeroed; updates: dout at the indices."""
+    _, indices, updates = inputs
+    zeros = g.add_const(np.zeros(tuple(updates.shape), updates.dtype.np_dtype))
+    return (g.apply(TensorScatterUpdate(), [dout, indices, zeros]), None,
+            g.apply(GatherNd(), [dout, indices]))
