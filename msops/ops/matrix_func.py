@@ -52,26 +52,26 @@ def outer(input: Any, vec2: Any) -> Tensor:
     return _prim(Mul)(_prim(Reshape)(x, (-1, 1)), _prim(Reshape)(y, (1, -1)))
 
 
-def diag(input: Any) -> Tensor:
-    """A 1-D input (n,) as the (n, n) matrix with it on the diagonal."""
-    api = "diag"
+def _diagonal_mask(api: str, input: Any, rank: int, shape: tuple) -> tuple:
+    """(the bool identity of `shape`, a 0-d zero of input's dtype), input checked to have
+    `rank` dims."""
     check_tensor(api, "input", input)
-    if len(input.shape) != 1:
-        raise ValueError(f"For '{api}', the 'input' should be 1-D (msops builds diagonal "
-                         f"matrices), but got shape {list(input.shape)}.")
-    n = input.shape[0]
-    eye = Tensor(np.eye(n, dtype=bool))
-    zero = Tensor(np.zeros((), input.dtype.np_dtype))
+    if len(input.shape) != rank:
+        raise ValueError(f"For '{api}', the 'input' should be {rank}-D, but got shape "
+                         f"{list(input.shape)}.")
+    return Tensor(np.eye(*shape, dtype=bool)), Tensor(np.zeros((), input.dtype.np_dtype))
+
+
+def diag(input: Any) -> Tensor:
+    """A 1-D input (n,) as the (n, n) matrix with it on the diagonal (msops builds
+    diagonal matrices only)."""
+    n = input.shape[0] if getattr(input, "shape", ()) else 0
+    eye, zero = _diagonal_mask("diag", input, 1, (n, n))
     return _prim(Select)(eye, _prim(Reshape)(input, (1, n)), zero)
 
 
 def trace(input: Any) -> Tensor:
     """The sum of a 2-D input's diagonal (a 0-d Tensor of its dtype)."""
-    api = "trace"
-    check_tensor(api, "input", input)
-    if len(input.shape) != 2:
-        raise ValueError(f"For '{api}', the 'input' should be 2-D, but got shape "
-                         f"{list(input.shape)}.")
-    eye = Tensor(np.eye(*input.shape, dtype=bool))
-    zero = Tensor(np.zeros((), input.dtype.np_dtype))
+    shape = tuple(getattr(input, "shape", ())) + (0, 0)
+    eye, zero = _diagonal_mask("trace", input, 2, shape[:2])
     return _prim(ReduceSum)(_prim(Select)(eye, input, zero), ())

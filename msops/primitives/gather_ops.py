@@ -355,6 +355,16 @@ def gather_nd_spec(prim: GatherNd, ins: list, outs: list, consts: dict) -> DimSp
                    batch_letter=il[0] if len(il) > 1 else None)
 
 
+def _check_updates(prim_name: str, shape: Sequence[int], indices_shape: Sequence[int],
+                   updates_shape: Sequence[int], of: str) -> None:
+    """A scatter's updates: one slice of `shape` per index (GatherNd's output shape)."""
+    want = _gather_nd_shape(prim_name, shape, indices_shape)
+    if list(updates_shape) != want:
+        raise ValueError(f"For '{prim_name}', the 'updates shape' should be "
+                         f"indices.shape[:-1] + {of}[k:]: {want}, but got "
+                         f"{list(updates_shape)}.")
+
+
 class ScatterNd(NoAttrPrimitive):
     """`ScatterNd()(indices, updates, shape)`: zeros of `shape` with `updates` added at the
     `indices` (..., k) (duplicates summed), updates of shape indices.shape[:-1] +
@@ -371,11 +381,7 @@ class ScatterNd(NoAttrPrimitive):
         validator.check_value_type("shape", shape, (list, tuple), self.name)
         for d in shape:
             validator.check_non_negative_int(d, "shape element", self.name)
-        want = _gather_nd_shape(self.name, shape, indices_shape)
-        if list(updates_shape) != want:
-            raise ValueError(f"For '{self.name}', the 'updates shape' should be "
-                             f"indices.shape[:-1] + shape[k:]: {want}, but got "
-                             f"{list(updates_shape)}.")
+        _check_updates(self.name, shape, indices_shape, updates_shape, "shape")
         return list(shape)
 
     def infer_dtype(self, indices_dtype: mstype.Type, updates_dtype: mstype.Type,
@@ -404,11 +410,7 @@ class TensorScatterUpdate(NoAttrPrimitive):
     """
 
     def infer_shape(self, x_shape: list, indices_shape: list, updates_shape: list) -> list:
-        want = _gather_nd_shape(self.name, x_shape, indices_shape)
-        if list(updates_shape) != want:
-            raise ValueError(f"For '{self.name}', the 'updates shape' should be "
-                             f"indices.shape[:-1] + input_x.shape[k:]: {want}, but got "
-                             f"{list(updates_shape)}.")
+        _check_updates(self.name, x_shape, indices_shape, updates_shape, "input_x.shape")
         return list(x_shape)
 
     def infer_dtype(self, x_dtype: mstype.Type, indices_dtype: mstype.Type,
