@@ -376,6 +376,7 @@ class ScatterNd(NoAttrPrimitive):
     """
 
     const_inputs = (2,)
+    writes_output = True
 
     def infer_shape(self, indices_shape: list, updates_shape: list, shape: Any) -> list:
         validator.check_value_type("shape", shape, (list, tuple), self.name)
@@ -390,8 +391,12 @@ class ScatterNd(NoAttrPrimitive):
         return validator.check_tensor_dtype_valid("updates", updates_dtype, mstype.number_type,
                                                   self.name)
 
-    def kernel(self, indices: np.ndarray, updates: np.ndarray, shape: Any) -> np.ndarray:
-        out = np.zeros(tuple(shape), updates.dtype)
+    def kernel(self, indices: np.ndarray, updates: np.ndarray, shape: Any,
+               out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.zeros(tuple(shape), updates.dtype)
+        else:
+            out.fill(0)
         np.add.at(out, _nd_index(self.name, out.shape, indices), updates)
         return out
 
@@ -409,6 +414,8 @@ class TensorScatterUpdate(NoAttrPrimitive):
            [5., 0.]], dtype=float32)
     """
 
+    writes_output = True
+
     def infer_shape(self, x_shape: list, indices_shape: list, updates_shape: list) -> list:
         _check_updates(self.name, x_shape, indices_shape, updates_shape, "input_x.shape")
         return list(x_shape)
@@ -422,8 +429,12 @@ class TensorScatterUpdate(NoAttrPrimitive):
                             f"'input_x': {x_dtype}, but got {updates_dtype}.")
         return x_dtype
 
-    def kernel(self, x: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
-        out = x.copy()
+    def kernel(self, x: np.ndarray, indices: np.ndarray, updates: np.ndarray,
+               out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = x.copy()
+        else:
+            np.copyto(out, x)
         out[_nd_index(self.name, out.shape, indices)] = updates
         return out
 
