@@ -153,8 +153,9 @@ def test_setitem_gradient_and_parameters(mode):
 
 def test_setitem_errors():
     t = Tensor(A)
-    with pytest.raises(IndexError, match=r"'Tensor.__setitem__', the index should be known"):
-        t[Tensor(np.array([0], np.int32))] = 1.0
+    with pytest.raises(IndexError, match=r"'Tensor.__setitem__', an index Tensor \(its values "
+                                         r"data\) should be the whole index"):
+        t[0, Tensor(np.array([0], np.int32))] = 1.0
     with pytest.raises(ValueError, match=r"the value of shape \[2\] should broadcast to the "
                                          r"selection's shape \[3\]"):
         t[0] = Tensor(np.ones(2, np.float32))
@@ -214,3 +215,29 @@ def test_functional_forms_promote_and_primitives_do_not():
         ms.ops.Add()(i32, f32)
     with pytest.raises(TypeError, match=r"For 'LogicalAnd'"):
         ms.ops.logical_and(Tensor(M[0, :2]), i32)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_setitem_rows_by_an_index_tensor(mode, run):
+    """x[idx] = v with an int Tensor idx (values known only when run; negative from the
+    end): a TensorScatterUpdate, differentiable into x and v."""
+    ms.set_context(mode=mode)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx = np.array([3, -4], np.int32)
+
+    def put(t, i, v):
+        t = t * 1
+        t[i] = v
+        return t
+    v = np.array([1.0, 2.0, 3.0], np.float32)
+    got = run(put, Tensor(x), Tensor(idx), Tensor(v)).asnumpy()
+    want = x.copy()
+    want[idx] = v
+    np.testing.assert_array_equal(got, want)
+    gx, gv = ms.grad(lambda t, w: (put(t, Tensor(idx), w) ** 2).sum(), (0, 1))(Tensor(x),
+                                                                               Tensor(v))
+    want_gx = 2 * x
+    want_gx[idx] = 0
+    np.testing.assert_array_equal(gx.asnumpy(), want_gx)
+    np.testing.assert_array_equal(gv.asnumpy(), 2 * 2 * v)
+    ms.set_context(mode=ms.GRAPH_MODE)

@@ -20,8 +20,8 @@ from msops.common.tensor import Parameter, Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives import primitive as _primitive
 from msops.primitives.array_ops import Reshape, StridedSlice
-from msops.primitives.elementwise_ops import Select
-from msops.primitives.gather_ops import Gather
+from msops.primitives.elementwise_ops import Less, Select
+from msops.primitives.gather_ops import Gather, TensorScatterUpdate
 from msops.primitives.math_ops import Cast
 from msops.primitives.shape_ops import BroadcastTo
 from msops.primitives.state_ops import Assign
@@ -146,50 +146,28 @@ def _static_index(index: Any) -> Any:
     items = index if isinstance(index, tuple) else (index,)
     for v in items:
         if isinstance(v, Tensor):
-            raise IndexError("For 'Tensor.__setitem__', the index should be known when the "
-                             "code runs (ints, slices, ..., None, int lists), but got a "
-                             "Tensor, whose values are data.")
+            raise IndexError("For 'Tensor.__setitem__', an index Tensor (its values data) "
+                             "should be the whole index (rows of dim 0), but got it in "
+                             f"{index!r}.")
     return index
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """`x[index] = value`, as MindSpore: x becomes a new value (a traced x a new node, a
     Parameter written by an Assign) equal to x except where `index` selects, which takes
-    `value` (a number, or a Tensor broadcast to the selection, cast to x's dtype). Made of
-    Select, Gather and constants, so it differentiates (into x outside the selection, into
-    value inside) and shards."""
+    `value` (a number, or a Tensor broadcast to the selection, cast to x's dtype). An index
+    known when the code runs is a Select of a constant mask and a Gather-placed value; an
+    int Tensor index (rows of dim 0, its values data) a TensorScatterUpdate. Both
+    differentiate (into x outside the selection, into value inside) and shard."""
     api = "Tensor.__setitem__"
-    getitem(x, index)                        # the same checks and errors as reading it
-    size = int(np.prod(x.shape, dtype=np.int64))
-    try:
-        picked = np.arange(size).reshape(x.shape)[_static_index(index)]
-    except IndexError as err:
-        raise IndexError(f"For '{api}', the index {index!r} does not fit the shape "
-                         f"{list(x.shape)}: {err}.") from None
-    mask = np.zeros(size, bool)
-    mask[picked.ravel()] = True
-    mask = Tensor(mask.reshape(x.shape))
-    if isinstance(value, (bool, int, float, np.number)) and not isinstance(value, Tensor):
-        placed = Tensor(np.asarray(value, x.dtype.np_dtype))
-    elif isinstance(value, Tensor):
-        if value.dtype != x.dtype:
-            value = _prim(Cast)(value, x.dtype)
-        if tuple(value.shape) != tuple(picked.shape):
-            try:
-                np.broadcast_shapes(tuple(value.shape), tuple(picked.shape))
-            except ValueError:
-                raise ValueError(f"For '{api}', the value of shape {list(value.shape)} should "
-                                 f"broadcast to the selection's shape {list(picked.shape)}."
-                                 ) from None
-            value = _prim(BroadcastTo, tuple(picked.shape))(value)
-        source = np.zeros(size, np.int64)          # element of x -> element of the value
-        source[picked.ravel()] = np.arange(picked.size)
-        flat = _prim(Reshape)(value, (-1,))
-        placed = _prim(Reshape)(_prim(Gather)(flat, Tensor(source), 0), tuple(x.shape))
-    else:
+    if not isinstance(value, Tensor) and \
+            not isinstance(value, (bool, int, float, np.number)):
         raise TypeError(f"For '{api}', the value should be a number or a Tensor, but got "
                         f"{type(value).__name__}.")
-    new = _prim(Select)(mask, placed, x)
+    if isinstance(value, Tensor) and value.dtype != x.dtype:
+        value = _prim(Cast)(value, x.dtype)
+    new = _rows_updated(x, index, value) if isinstance(index, Tensor) else \
+        _selection_updated(x, index, value)
     if isinstance(x, Parameter):
         if _primitive._trace_hook is not None:
             _prim(Assign)(x, new)
@@ -202,3 +180,55 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         recorder = getattr(_primitive._trace_hook, "__self__", None)
         if hasattr(recorder, "rebind"):            # a gradient's tape: x is the new value
             recorder.rebind(x, new)
+
+
+def _broadcast(value: Any, shape: tuple, dtype: Any) -> Tensor:
+    """`value` as a Tensor of `shape` (a number filled in, a Tensor broadcast)."""
+    api = "Tensor.__setitem__"
+    if not isinstance(value, Tensor):
+        return Tensor(np.full(shape, value, dtype.np_dtype))
+    if tuple(value.shape) == tuple(shape):
+        return value
+    try:
+        np.broadcast_shapes(tuple(value.shape), tuple(shape))
+    except ValueError:
+        raise ValueError(f"For '{api}', the value of shape {list(value.shape)} should "
+                         f"broadcast to the selection's shape {list(shape)}.") from None
+    return _prim(BroadcastTo, tuple(shape))(value)
+
+
+def _rows_updated(x: Tensor, index: Tensor, value: Any) -> Tensor:
+    """x with the rows (dim 0) an int Tensor lists replaced by `value` (negative indices
+    count from the end; an index out of range is the TensorScatterUpdate's error)."""
+    _index_array(index)                            # int32/int64, not a mask
+    if not x.shape:
+        raise IndexError("For 'Tensor.__setitem__', a 0-d Tensor has no rows to index.")
+    rows = x.shape[0]
+    wrapped = _prim(Select)(_prim(Less)(index, 0), index + rows, index)
+    indices = _prim(Reshape)(wrapped, tuple(index.shape) + (1,))
+    updates = _broadcast(value, tuple(index.shape) + tuple(x.shape[1:]), x.dtype)
+    return _prim(TensorScatterUpdate)(x, indices, updates)
+
+
+def _selection_updated(x: Tensor, index: Any, value: Any) -> Tensor:
+    """x with what a static index selects replaced by `value`: Select(mask, placed, x)."""
+    api = "Tensor.__setitem__"
+    getitem(x, index)                        # the same checks and errors as reading it
+    size = int(np.prod(x.shape, dtype=np.int64))
+    try:
+        picked = np.arange(size).reshape(x.shape)[_static_index(index)]
+    except IndexError as err:
+        raise IndexError(f"For '{api}', the index {index!r} does not fit the shape "
+                         f"{list(x.shape)}: {err}.") from None
+    mask = np.zeros(size, bool)
+    mask[picked.ravel()] = True
+    mask = Tensor(mask.reshape(x.shape))
+    if isinstance(value, Tensor):
+        value = _broadcast(value, tuple(picked.shape), x.dtype)
+        source = np.zeros(size, np.int64)          # element of x -> element of the value
+        source[picked.ravel()] = np.arange(picked.size)
+        flat = _prim(Reshape)(value, (-1,))
+        placed = _prim(Reshape)(_prim(Gather)(flat, Tensor(source), 0), tuple(x.shape))
+    else:
+        placed = Tensor(np.asarray(value, x.dtype.np_dtype))
+    return _prim(Select)(mask, placed, x)
