@@ -27,7 +27,9 @@ OPERATORS = {
     "bit_xor": (lambda x, y: x ^ y, I, I[::-1]), "invert": (lambda x, y: ~x, I, I),
 }
 INDICES = [1, -1, (1, 2), (slice(None), slice(None, None, -2)), (Ellipsis, 0),
-           (None, 1, slice(1, None)), [1, 0, 1], (slice(None), [2, 0]), (0, [-1, 0])]
+           (None, 1, slice(1, None)), [1, 0, 1], (slice(None), [2, 0]), (0, [-1, 0]),
+           ([0, 1], [2, -1]), (slice(None), [0, 2], [3, 1]), ([[0], [1]], [0, 1, 2]),
+           (Ellipsis, [1, 0], [3, 3])]
 
 
 @pytest.fixture(params=["eager", "jit"])
@@ -56,7 +58,8 @@ def test_indexing_equals_numpy(index, run):
 
 
 def test_index_tensor_and_gradient(run):
-    """An int Tensor index gathers; the gradient of a slice scatters back (numpy by hand)."""
+    """An int Tensor index gathers; the gradient of a slice scatters back (numpy by hand);
+    `logits[arange, labels]` picks one element per row, its gradient one-hot."""
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     idx = np.array([[2, 0], [1, 1]], np.int32)
     np.testing.assert_array_equal(run(lambda t, i: t[:, i], Tensor(x), Tensor(idx)).asnumpy(),
@@ -67,6 +70,10 @@ def test_index_tensor_and_gradient(run):
     want[1:, ::2] = 2 * x[1:, ::2]
     want[0, 3] += 2
     np.testing.assert_array_equal(grad, want)
+    labels = Tensor(np.array([3, 0, 1], np.int32))
+    rows = Tensor(np.arange(3, dtype=np.int32))
+    picked = run(ms.grad(lambda t: (t[rows, labels] * 2).sum()), Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(picked, 2 * np.eye(4)[[3, 0, 1]])
 
 
 def test_equality_hashing_iteration_and_scalars():
@@ -93,8 +100,11 @@ def test_errors_name_the_operator():
         t[0, 0, 0]
     with pytest.raises(IndexError, match=r"a bool Tensor index \(a mask\)"):
         t[Tensor(M)]
-    with pytest.raises(IndexError, match=r"at most one index array"):
-        t[[0], [1]]
+    with pytest.raises(IndexError, match=r"several index arrays should stand next to each "
+                                         r"other"):
+        Tensor(np.ones((2, 3, 4)))[[0], :, [1]]
+    with pytest.raises(IndexError, match=r"the index arrays should broadcast together"):
+        t[[0, 1], [0, 1, 2]]
     with pytest.raises(TypeError, match=r"a 0-d Tensor is not iterable"):
         list(Tensor(np.array(1.0)))
     with pytest.raises(Exception, match=r"asnumpy|item"):      # a traced value has none

@@ -19,9 +19,10 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Parameter, Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives import primitive as _primitive
-from msops.primitives.array_ops import Reshape, StridedSlice
+from msops.primitives.array_ops import Reshape, StridedSlice, Transpose
 from msops.primitives.elementwise_ops import Less, Select
-from msops.primitives.gather_ops import Gather, TensorScatterUpdate
+from msops.primitives.gather_ops import Gather, GatherNd, TensorScatterUpdate
+from msops.primitives.stack_ops import Stack
 from msops.primitives.math_ops import Cast
 from msops.primitives.shape_ops import BroadcastTo
 from msops.primitives.state_ops import Assign
@@ -57,9 +58,63 @@ def _index_array(v: Any) -> Any:
     return None
 
 
+def _is_array_index(v: Any) -> bool:
+    return isinstance(v, (Tensor, list, np.ndarray))
+
+
+def _points(x: Tensor, items: tuple, index: Any) -> Tensor:
+    """x[i, j, ...] with several adjacent index arrays and whole slices around them
+    (numpy's `x[:, rows, cols]`): the arrays broadcast and stacked address the points, one
+    GatherNd (the addressed dims moved to the front by a Transpose, and the picked dims
+    moved back where the arrays stood)."""
+    ndim = len(x.shape)
+    expanded: list = []
+    for v in items:
+        expanded += [slice(None)] * (ndim - len(items) + 1) if v is Ellipsis else [v]
+    expanded += [slice(None)] * (ndim - len(expanded))
+    at = [k for k, v in enumerate(expanded) if _is_array_index(v)]
+    others = [v for k, v in enumerate(expanded) if k not in at]
+    if at != list(range(at[0], at[-1] + 1)) or any(v != slice(None) for v in others):
+        raise IndexError(f"For '{_API}', several index arrays should stand next to each "
+                         f"other with only whole slices (`:`, `...`) around them, but got "
+                         f"{index!r}.")
+    arrays = []
+    for k in at:
+        a = _index_array(expanded[k])
+        size = x.shape[k]
+        if not isinstance(expanded[k], Tensor) and a.size:
+            values = a.asnumpy()
+            if values.min() < -size or values.max() >= size:
+                raise IndexError(f"For '{_API}', the index {expanded[k]!r} is out of bounds "
+                                 f"for dim {k} of size {size}.")
+            a = Tensor(values % size)
+        else:                                     # negative values count from the end
+            a = _prim(Select)(_prim(Less)(a, 0), a + size, a)
+        arrays.append(a if a.dtype == mstype.int64 else _prim(Cast)(a, mstype.int64))
+    try:
+        shape = tuple(np.broadcast_shapes(*(tuple(a.shape) for a in arrays)))
+    except ValueError:
+        raise IndexError(f"For '{_API}', the index arrays should broadcast together, but got "
+                         f"shapes {[list(a.shape) for a in arrays]}.") from None
+    arrays = [a if tuple(a.shape) == shape else _prim(BroadcastTo, shape)(a) for a in arrays]
+    points = _prim(Stack, -1)(tuple(arrays))
+    p, k = at[0], len(at)
+    front = tuple(range(p, p + k)) + tuple(range(p)) + tuple(range(p + k, ndim))
+    moved = x if p == 0 else _prim(Transpose)(x, front)
+    out = _prim(GatherNd)(moved, points)
+    if p == 0:
+        return out
+    n = len(shape)
+    back = tuple(range(n, n + p)) + tuple(range(n)) + tuple(range(n + p, len(out.shape)))
+    return _prim(Transpose)(out, back)
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
-    """`x[index]` (numpy's semantics for basic indexing and one integer index array)."""
+    """`x[index]` (numpy's semantics for basic indexing, one integer index array, and
+    several adjacent ones among whole slices)."""
     items = index if isinstance(index, tuple) else (index,)
+    if sum(1 for v in items if _is_array_index(v)) > 1:
+        return _points(x, items, index)
     ndim = len(x.shape)
     consuming = sum(1 for v in items if v is not None and v is not Ellipsis)
     if consuming > ndim:
