@@ -251,3 +251,23 @@ def test_setitem_rows_by_an_index_tensor(mode, run):
     np.testing.assert_array_equal(gx.asnumpy(), want_gx)
     np.testing.assert_array_equal(gv.asnumpy(), 2 * 2 * v)
     ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def test_setitem_by_a_bool_mask(run):
+    """x[x < 0] = 0 (a Select: x's shape, whatever the mask's count); the gradient flows
+    where the mask is False. A value per selected element is refused (its count is data)."""
+    x = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], np.float32)
+
+    def clip(t):
+        t = t * 1
+        t[t < 0] = 0
+        return t
+    want = x.copy()
+    want[want < 0] = 0
+    np.testing.assert_array_equal(run(clip, Tensor(x)).asnumpy(), want)
+    grad = run(ms.grad(lambda t: (clip(t) ** 2).sum()), Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(grad, 2 * want)
+    t = Tensor(x.copy())
+    with pytest.raises(ValueError, match=r"with a bool mask index the value should be one "
+                                         r"number"):
+        t[Tensor(x > 0)] = Tensor(np.ones(3, np.float32))

@@ -221,8 +221,12 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                         f"{type(value).__name__}.")
     if isinstance(value, Tensor) and value.dtype != x.dtype:
         value = _prim(Cast)(value, x.dtype)
-    new = _rows_updated(x, index, value) if isinstance(index, Tensor) else \
-        _selection_updated(x, index, value)
+    if isinstance(index, Tensor) and index.dtype == mstype.bool_:
+        new = _masked(x, index, value)
+    elif isinstance(index, Tensor):
+        new = _rows_updated(x, index, value)
+    else:
+        new = _selection_updated(x, index, value)
     if isinstance(x, Parameter):
         if _primitive._trace_hook is not None:
             _prim(Assign)(x, new)
@@ -250,6 +254,27 @@ def _broadcast(value: Any, shape: tuple, dtype: Any) -> Tensor:
         raise ValueError(f"For '{api}', the value of shape {list(value.shape)} should "
                          f"broadcast to the selection's shape {list(shape)}.") from None
     return _prim(BroadcastTo, tuple(shape))(value)
+
+
+def _masked(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """x where a bool mask (x's shape, or broadcast to it) is False, else a single value (a
+    number or a one-element Tensor: `x[x < 0] = 0`); a value per selected element would
+    need the mask's count, known only at run time."""
+    api = "Tensor.__setitem__"
+    try:
+        np.broadcast_shapes(tuple(mask.shape), tuple(x.shape))
+    except ValueError:
+        raise IndexError(f"For '{api}', a bool mask index should broadcast to the Tensor's "
+                         f"shape {list(x.shape)}, but got {list(mask.shape)}.") from None
+    if isinstance(value, Tensor):
+        if int(np.prod(value.shape, dtype=np.int64)) != 1:
+            raise ValueError(f"For '{api}', with a bool mask index the value should be one "
+                             f"number (a value per selected element needs the mask's count, "
+                             f"known only at run time), but got shape {list(value.shape)}.")
+        value = _prim(Reshape)(value, ())
+    else:
+        value = Tensor(np.asarray(value, x.dtype.np_dtype))
+    return _prim(Select)(mask, value, x)
 
 
 def _rows_updated(x: Tensor, index: Tensor, value: Any) -> Tensor:
