@@ -148,16 +148,16 @@ def one_forward_one_backward(graph: Graph, stage: dict[int, int]) -> None:
     reorder(graph, key, order_dependencies(graph))
 
 
-def _receive_late(nodes: list[Node]) -> list[Node]:
-    """`nodes` with each Receive moved after the compute that follows it, up to its first
-    reader or the next communication node. The order of the communication is unchanged,
+def _receive_late(nodes: list[Node], receives: set[int]) -> list[Node]:
+    """`nodes` with each receive (ids `receives`) moved after the compute that follows it,
+    up to its first reader or the next communication node. The order of the communication is unchanged,
     and compute never waits on another rank, so this cannot deadlock; it lets the rank work
     while the sender still computes what it sends (placed where the send is in the global
     order, a receive would make the rank wait for the sender's unrelated work first)."""
     out = list(nodes)
     for k in range(len(out) - 1, -1, -1):
         r = out[k]
-        if not isinstance(r.prim, Receive):
+        if r.id not in receives:
             continue
         j = k + 1
         while j < len(out) and not out[j].is_communication and \
@@ -192,6 +192,7 @@ def split_stages(graph: Graph) -> Graph:
                     (stage[n.id],) if n.id in stage else everywhere)
     tags = itertools.count()
     received: dict[int, Node] = {}
+    receives: set[int] = set()                 # the Receive nodes made here
     kept: list[Node] = []
 
     def transfer(node: Node, to: set[int]) -> None:
@@ -235,22 +236,17 @@ def split_stages(graph: Graph) -> Graph:
         recv = graph.apply(Receive(tag, stage_peer(s), shape, dtype), [], source)
         recv.layout = layout
         kept.append(recv)
+        receives.add(recv.id)
         return recv
 
     def sync(param: Node, write: Node, writer: int, to: set[int]) -> None:
         """Copy the Parameter `param`, just updated by `write` on stage `writer`, into the
         copies the stages `to` read (a Parameter shared by several stages: tied
         embeddings). A write returns the value written."""
-        tag = next(tags) % _TAGS
-        if me == writer:
-            for w in sorted(to):
-                send = Send(tag, stage_peer(w)).add_prim_attr("side_effect_io", True)
-                kept.append(graph.apply(send, [write], param.source))
-        elif me in to:
-            recv = graph.apply(Receive(tag, stage_peer(writer), param.shape, param.dtype), [],
-                               param.source)
-            recv.layout = param.layout
-            kept.extend((recv, graph.apply(Assign(), [param, recv], param.source)))
+        recv = send_receive(write if me == writer else None, writer, to, param.shape,
+                            param.dtype, param.layout, param.source)
+        if recv is not None:
+            kept.append(graph.apply(Assign(), [param, recv], param.source))
 
     params = {p.id: p for p in graph.parameters}
     synced = {w: (pid, s) for pid, (s, w) in written.items()
@@ -272,7 +268,7 @@ def split_stages(graph: Graph) -> Graph:
                 transfer(o, to)
                 readers.setdefault(o.id, set()).update(to)
     outputs = [received.get(o.id, o) for o in graph.outputs]
-    graph.nodes = _receive_late(kept)
+    graph.nodes = _receive_late(kept, receives)
     graph.outputs = outputs
     used = {i.id for n in kept for i in n.inputs} | {o.id for o in outputs}
     for p in graph.parameters:
