@@ -64,6 +64,9 @@ def test_index_tensor_and_gradient(run):
     idx = np.array([[2, 0], [1, 1]], np.int32)
     np.testing.assert_array_equal(run(lambda t, i: t[:, i], Tensor(x), Tensor(idx)).asnumpy(),
                                   x[:, idx])
+    back = np.array([-1, 0], np.int32)                       # negative: from the end
+    np.testing.assert_array_equal(run(lambda t, i: t[i], Tensor(x), Tensor(back)).asnumpy(),
+                                  x[back])
     grad = run(ms.grad(lambda t: (t[1:, ::2] * t[1:, ::2]).sum() + t[0, [3, 3]].sum()),
                Tensor(x)).asnumpy()
     want = np.zeros_like(x)

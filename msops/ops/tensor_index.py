@@ -1,13 +1,14 @@
-"""Tensor indexing, `x[...]`: numpy's basic indexing as one StridedSlice, and one integer
-index array as a Gather.
+"""Tensor indexing and assignment, `x[...]` and `x[...] = v`, with numpy's semantics.
 
 Ints, slices (any step), `...` and `None` become StridedSlice's begin/end/strides and its
 masks (an int drops its dim, `None` inserts one), so `x[1:, None, ..., ::-1]` is one op and
 its backward. One index that is an int Tensor, list or array takes the rows it lists along
-its dim (a Gather after the slice: numpy puts the index's dims where it stood, as here).
-A traced Tensor is indexed the same way; a bool mask, or two index arrays, would give a
-shape only known at run time or need a gather of gathers, and are refused with a clear
-error.
+its dim (a Gather after the slice: numpy puts the index's dims where it stood, as here);
+several adjacent ones among whole slices address points (one GatherNd). Negative indices
+count from the end, in lists and in Tensors alike. A traced Tensor is indexed the same way;
+reading by a bool mask would give a shape known only at run time and is refused.
+Assignment makes x a new value: a Select of a constant mask for a static index or a bool
+mask, a TensorScatterUpdate for an int Tensor of rows.
 """
 from __future__ import annotations
 
@@ -62,6 +63,19 @@ def _is_array_index(v: Any) -> bool:
     return isinstance(v, (Tensor, list, np.ndarray))
 
 
+def _wrapped(v: Any, size: int, dim: int) -> Tensor:
+    """An index array for a dim of `size`, its negative values counting from the end: a
+    list's checked and wrapped now, a Tensor's (values known only when run) by a Select."""
+    array = _index_array(v)
+    if isinstance(v, Tensor):
+        return _prim(Select)(_prim(Less)(array, 0), array + size, array)
+    values = array.asnumpy()
+    if values.size and (values.min() < -size or values.max() >= size):
+        raise IndexError(f"For '{_API}', the index {v!r} is out of bounds for dim {dim} of "
+                         f"size {size}.")
+    return Tensor(values % size)
+
+
 def _points(x: Tensor, items: tuple, index: Any) -> Tensor:
     """x[i, j, ...] with several adjacent index arrays and whole slices around them
     (numpy's `x[:, rows, cols]`): the arrays broadcast and stacked address the points, one
@@ -80,16 +94,7 @@ def _points(x: Tensor, items: tuple, index: Any) -> Tensor:
                          f"{index!r}.")
     arrays = []
     for k in at:
-        a = _index_array(expanded[k])
-        size = x.shape[k]
-        if not isinstance(expanded[k], Tensor) and a.size:
-            values = a.asnumpy()
-            if values.min() < -size or values.max() >= size:
-                raise IndexError(f"For '{_API}', the index {expanded[k]!r} is out of bounds "
-                                 f"for dim {k} of size {size}.")
-            a = Tensor(values % size)
-        else:                                     # negative values count from the end
-            a = _prim(Select)(_prim(Less)(a, 0), a + size, a)
+        a = _wrapped(expanded[k], x.shape[k], k)
         arrays.append(a if a.dtype == mstype.int64 else _prim(Cast)(a, mstype.int64))
     try:
         shape = tuple(np.broadcast_shapes(*(tuple(a.shape) for a in arrays)))
@@ -163,20 +168,10 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             strides.append(int(step))
             dim, out_dim = dim + 1, out_dim + 1
         else:
-            array = _index_array(v)
-            if array is None:
+            if not _is_array_index(v):
                 raise IndexError(f"For '{_API}', an index should be an int, a slice, None, "
                                  f"..., or an int Tensor/list, but got {type(v).__name__}.")
-            if gather is not None:
-                raise IndexError(f"For '{_API}', at most one index array is supported, but "
-                                 f"{index!r} has several.")
-            if not isinstance(v, Tensor) and array.size:        # a list: bounds known
-                values, size = array.asnumpy(), x.shape[dim]
-                if values.min() < -size or values.max() >= size:
-                    raise IndexError(f"For '{_API}', the index {v!r} is out of bounds for "
-                                     f"dim {dim} of size {size}.")
-                array = Tensor(values % size)
-            gather = (array, out_dim)
+            gather = (_wrapped(v, x.shape[dim], dim), out_dim)
             masks["begin_mask"] |= bit
             masks["end_mask"] |= bit
             begin.append(0), end.append(0), strides.append(1)
@@ -280,12 +275,9 @@ def _masked(x: Tensor, mask: Tensor, value: Any) -> Tensor:
 def _rows_updated(x: Tensor, index: Tensor, value: Any) -> Tensor:
     """x with the rows (dim 0) an int Tensor lists replaced by `value` (negative indices
     count from the end; an index out of range is the TensorScatterUpdate's error)."""
-    _index_array(index)                            # int32/int64, not a mask
     if not x.shape:
         raise IndexError("For 'Tensor.__setitem__', a 0-d Tensor has no rows to index.")
-    rows = x.shape[0]
-    wrapped = _prim(Select)(_prim(Less)(index, 0), index + rows, index)
-    indices = _prim(Reshape)(wrapped, tuple(index.shape) + (1,))
+    indices = _prim(Reshape)(_wrapped(index, x.shape[0], 0), tuple(index.shape) + (1,))
     updates = _broadcast(value, tuple(index.shape) + tuple(x.shape[1:]), x.dtype)
     return _prim(TensorScatterUpdate)(x, indices, updates)
 

@@ -25,7 +25,7 @@ from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
 
 __all__ = ["transform_checkpoints", "rank_files", "strategy_layouts", "read_shards",
-           "file_layout", "merged_parameters", "Shards"]
+           "file_layout", "merged_parameters", "rank_count", "Shards"]
 
 Progress = Callable[[Iterable, int, str], Iterable]
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
@@ -174,12 +174,19 @@ def merged_parameters(shards: Shards, progress: Progress = _no_progress,
             yield name, place_slices(shards.slices(name), layout)
 
 
-def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None) -> int:
-    if not dst_strategy_file:
+def rank_count(strategy_file: str | None, layouts: Mapping[str, TensorLayout],
+               api: str) -> int:
+    """The ranks of the run a strategy file describes: its device_num, else its widest
+    layout's (1 without a file: a whole checkpoint)."""
+    if not strategy_file:
         return 1
-    content = read_strategy_file(dst_strategy_file, "transform_checkpoints")
+    n = read_strategy_file(strategy_file, api).get("device_num")
+    return int(n) if n else max((lay.device_num for lay in layouts.values()), default=1)
+
+
+def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None) -> int:
+    n = rank_count(dst_strategy_file, layouts, "transform_checkpoints")
     counts = {lay.device_num for lay in layouts.values()}
-    n = content.get("device_num") or (max(counts) if counts else 1)
     if counts - {n}:
         raise ValueError(f"For 'transform_checkpoints', every layout of '{dst_strategy_file}' "
                          f"should span its device_num {n} ranks, but got {sorted(counts)}.")

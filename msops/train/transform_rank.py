@@ -15,11 +15,10 @@ import numpy as np
 
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import is_split
-from msops.parallel.strategy_ckpt import read_strategy_file
 from msops.train.ckpt_format import write_ckpt
 from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
-from msops.train.transform import file_layout, strategy_layouts
+from msops.train.transform import file_layout, rank_count, strategy_layouts
 
 __all__ = ["rank_list_for_transform", "transform_checkpoint_by_rank"]
 
@@ -56,14 +55,6 @@ def _source_layout(api: str, path: str, name: str, arr: np.ndarray,
     return layout
 
 
-def _rank_count(strategy_file: str | None, layouts: Mapping[str, TensorLayout],
-                api: str) -> int:
-    if not strategy_file:
-        return 1
-    n = read_strategy_file(strategy_file, api).get("device_num")
-    return int(n) if n else max((lay.device_num for lay in layouts.values()), default=1)
-
-
 def _check_rank(api: str, rank_id: object, ranks: int) -> int:
     if not isinstance(rank_id, int) or isinstance(rank_id, bool):
         raise TypeError(f"For '{api}', the 'rank_id' should be an int, but got "
@@ -83,8 +74,8 @@ def rank_list_for_transform(rank_id: int, src_strategy_file: str | None = None,
     api = "rank_list_for_transform"
     src = strategy_layouts(src_strategy_file, api)
     dst = strategy_layouts(dst_strategy_file, api)
-    rank_id = _check_rank(api, rank_id, _rank_count(dst_strategy_file, dst, api))
-    src_ranks = _rank_count(src_strategy_file, src, api)
+    rank_id = _check_rank(api, rank_id, rank_count(dst_strategy_file, dst, api))
+    src_ranks = rank_count(src_strategy_file, src, api)
     chosen: list[int] = []
     for name, lay in src.items():
         if not is_split(lay):
@@ -123,7 +114,7 @@ def transform_checkpoint_by_rank(rank_id: int, checkpoint_files_map: Mapping[int
                         f"got {type(save_checkpoint_file_name).__name__}.")
     from_strategy = strategy_layouts(src_strategy_file, api)
     dst = strategy_layouts(dst_strategy_file, api)
-    rank_id = _check_rank(api, rank_id, _rank_count(dst_strategy_file, dst, api))
+    rank_id = _check_rank(api, rank_id, rank_count(dst_strategy_file, dst, api))
     sources = []                     # (source rank, name -> array, name -> its layout)
     for r in sorted(checkpoint_files_map):
         path = checkpoint_files_map[r]
