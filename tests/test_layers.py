@@ -15,6 +15,7 @@ LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "m
           "parallel", "pipeline", "autodiff", "jit", "nn", "dataset", "train"]
 #: modules whose MindSpore spelling puts them in a lower package than their layer
 RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
+             "msops.parallel.auto_parallel": "nn", "msops.parallel.nn": "nn",
              # functional collectives over the primitives (mindspore.communication.comm_func)
              "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops"}
 #: the package's face and entry points sit above every layer
