@@ -93,3 +93,13 @@ def test_parallel_nn_cells_are_the_nn_cells_with_mindspores_defaults():
     assert MicroBatchInterleaved is nn.MicroBatchInterleaved
     with pytest.raises(ValueError, match="For 'Pipeline', the 'stage_config' should name"):
         Pipeline(net, 2, stage_config={"nope": 0})
+
+
+def test_no_init_parameters_builds_the_same_initial_values():
+    ms.set_seed(11)
+    want = nn.Dense(3, 4).weight.asnumpy()
+    ms.set_seed(11)
+    with nn.no_init_parameters():
+        got = nn.Dense(3, 4).weight.asnumpy()
+    assert got.shape == (4, 3) and abs(want).sum() > 0
+    assert (got == want).all()

@@ -74,3 +74,5 @@ from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
 from msops.nn.upsample import Upsample  # noqa: E402
 __all__ += ["Upsample"]
+from msops.nn.utils import no_init_parameters  # noqa: E402
+__all__ += ["no_init_parameters"]
