@@ -312,6 +312,22 @@ def to(self: Tensor, dtype: mstype.Type) -> Tensor:
     return F.cast(self, dtype)
 
 
+def nonzero(self: Tensor, *, as_tuple: bool = False) -> Any:
+    """`ops.nonzero(self, as_tuple=as_tuple)` (values known: eager, or a constant)."""
+    return F.nonzero(self, as_tuple=as_tuple)
+
+
+def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+    """`ops.masked_select(self, mask)`: the elements where `mask` (known values) is True."""
+    return F.masked_select(self, mask)
+
+
+def unique_consecutive(self: Tensor, return_idx: bool = False, return_counts: bool = False,
+                       axis: int | None = None) -> Any:
+    """`ops.unique_consecutive(self, ...)` (values known: eager, or a constant)."""
+    return F.unique_consecutive(self, return_idx, return_counts, axis)
+
+
 def tolist(self: Tensor) -> Any:
     """The values as nested Python lists (eager only)."""
     return self.asnumpy().tolist()
@@ -334,7 +350,9 @@ METHODS: dict[str, Any] = {
     "sort": sort, "topk": topk,
     "div": div, "softmax": softmax, "clip": clip, "masked_fill": masked_fill,
     "gather": gather, "index_select": index_select,
-    "to": to, "tolist": tolist, "numpy": numpy,
+    "to": to, "tolist": tolist, "numpy": numpy, "nonzero": nonzero,
+    "masked_select": masked_select, "unique_consecutive": unique_consecutive,
+    "argwhere": lambda self: F.argwhere(self),
     "__getitem__": getitem, "__setitem__": setitem, "__iter__": iterate,
 }
 METHODS.update({n: _unary(n) for n in (
