@@ -9,6 +9,8 @@ from msops.common.dtype import (bfloat16, bool_, complex64, complex128, dtype_to
 from msops.common.initializer import set_seed
 from msops.common.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from msops.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from msops.device import (DeviceInfo, get_current_device, set_deterministic,  # noqa: F401
+                          set_device)
 from msops.parallel.context import (ParallelMode, get_auto_parallel_context,
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from msops import communication, nn, ops, parallel  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).parents[1] / "msops"
 
 #: bottom to top: a layer may import itself and the layers before it
-LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "mint",
+LAYERS = ["common", "context", "device", "communication", "primitives", "ops", "graph", "mint",
           "parallel", "pipeline", "autodiff", "jit", "nn", "dataset", "train"]
 #: modules whose MindSpore spelling puts them in a lower package than their layer
 RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
