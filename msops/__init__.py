@@ -39,6 +39,13 @@ from msops.nn.shard_fn import shard  # noqa: E402
 from msops.nn.recompute_fn import recompute  # noqa: E402
 
 parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below nn
+# mindspore.parallel's checkpoint functions (2.5+) that live in train/, above parallel
+(parallel.load_distributed_checkpoint, parallel.merge_sliced_parameter,
+ parallel.transform_checkpoints, parallel.transform_checkpoint_by_rank,
+ parallel.rank_list_for_transform) = (
+    load_distributed_checkpoint, merge_sliced_parameter, transform_checkpoints,
+    transform_checkpoint_by_rank, rank_list_for_transform)
+from msops.parallel import parameter_broadcast  # noqa: E402  (also mindspore.parameter_broadcast)
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

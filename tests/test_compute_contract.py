@@ -50,6 +50,8 @@ CASES = [
     (ops.Dropout(0.7), (r(3, 5, dtype=F16),)),
     (ops.Identity(), (r(2, 3),)),
     (ops.StopGradient(), (r(2, 3),)),
+    (ops.Reshard(*((ms.parallel.Layout((2, 2), ("dp", "mp"))("dp", "None"),),) * 2),
+     (r(2, 3),)),
     (ops.Reshape(), (r(2, 3, 4), (4, -1))),
     (ops.Flatten(), (r(2, 3, 4),)),
     (ops.Transpose(), (r(2, 3, 4), (2, 0, 1))),

@@ -101,6 +101,8 @@ CASES = [
     Case("BatchNorm_NHWC", batchnorm(False, "NHWC"), [r(2, 2, 3, M), pos(M), r(M), r(M), pos(M)]),
     Case("Dropout", dropout, [r(M, N)]),
     Case("Identity", lambda x: ops.Identity()(x), [r(M, N)]),
+    Case("Reshard", lambda x: ops.reshard(x, ms.parallel.Layout((2, 1), ("dp", "mp"))(
+        "dp", "mp")), [r(M, N)]),
     Case("StopGradient", lambda x: ops.Add()(ops.StopGradient()(x), x), [r(M, N)]),
     Case("Reshape", lambda x: ops.Reshape()(x, (-1,)), [r(M, N)]),
     Case("Flatten", lambda x: ops.Flatten()(x), [r(M, N, K)]),

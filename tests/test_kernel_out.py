@@ -41,7 +41,7 @@ def test_writes_output_kernels_write_into_the_given_out(prim, args):
 
 def test_only_views_tuples_and_multi_output_ops_do_not_write_their_output():
     assert {p.name for p, _ in CASES if not p.writes_output} == {
-        "Identity", "StopGradient", "Reshape", "Flatten", "Split", "StridedSlice",
+        "Identity", "StopGradient", "Reshard", "Reshape", "Flatten", "Split", "StridedSlice",
         "SoftmaxCrossEntropyWithLogits",
         "BatchNorm", "Dropout", "ExpandDims", "Squeeze", "LayerNorm",
         "ArgMaxWithValue", "ArgMinWithValue", "Unstack", "Unpack", "TopK", "Sort",
