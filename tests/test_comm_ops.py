@@ -24,7 +24,8 @@ def exactly(exc: type, message: str):
 def test_every_api_primitive_is_exported():
     names = ["AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
              "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "AllGatherV",
-             "ReduceScatterV", "Reduce", "CollectiveGather", "CollectiveScatter", "Barrier", "Send", "Receive", "ReduceOp"]
+             "ReduceScatterV", "Reduce", "CollectiveGather", "CollectiveScatter", "Barrier",
+             "Send", "Receive", "ReduceOp"]
     for name in names:
         assert getattr(ops, name) is getattr(comm_ops, name)
     assert ops.AlltoAllV is ops.AllToAllV

@@ -23,7 +23,8 @@ from msops.primitives.primitive import PrimitiveWithInfer
 from msops.primitives.rules import declare_without
 
 __all__ = ["ReduceOp", "Collective", "check_reduce_dtype", "target_dtypes", "gather_shape",
-           "scatter_shape", "tensor_dtype", "lower_call", "counts_value", "packed_displs", "no_backward"]
+           "scatter_shape", "tensor_dtype", "lower_call", "counts_value", "packed_displs",
+           "no_backward"]
 
 #: dtypes every data-moving collective accepts (all but string)
 target_dtypes = mstype.all_types

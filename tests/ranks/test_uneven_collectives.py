@@ -8,11 +8,11 @@ concatenation of every rank's W_q.
 """
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 import msops as ms
 from msops import Tensor, nn, ops
 from msops.communication import get_group_size, get_rank
+from test_desync import raises_everywhere, still_in_step
 
 RANKS = (2, 4, 8)
 
@@ -167,29 +167,6 @@ def test_ops_communication_is_the_torch_style_family():
 
 
 # -- mismatches: the same error on every rank ----------------------------------------------------
-
-def same_everywhere(text):
-    every = MPI.COMM_WORLD.allgather(text)
-    assert every == [text] * len(every), every
-    return text
-
-
-def raises_everywhere(fn, *sides):
-    with pytest.raises(ValueError) as err:
-        fn()
-    msg = same_everywhere(str(err.value))
-    assert msg.startswith("For the collective calls of group 'world_group', every rank should "
-                          "make the same call"), msg
-    for side in sides:
-        assert side in msg, (side, msg)
-    return msg
-
-
-def still_in_step():
-    n = get_group_size()
-    out = ops.AllReduce()(Tensor(np.full(3, get_rank() + 1, np.float32))).asnumpy()
-    np.testing.assert_array_equal(out, np.full(3, n * (n + 1) / 2, np.float32))
-
 
 def test_different_split_sizes_are_caught_on_every_rank():
     rank, n = world()

@@ -46,8 +46,13 @@ def _same_rows(api: str, output: Tensor, input: Tensor, rows: int) -> None:
                          f"{list(output.shape)}.")
 
 
-def _row_elements(t: Tensor) -> int:
-    return int(np.prod(t.shape[1:], dtype=np.int64))
+def _run(api: str, prim: Any, rows: tuple, output: Tensor, input: Tensor,
+         async_op: bool) -> CommHandle | None:
+    """output := prim on input's flattened rows, the split sizes `rows` in elements."""
+    block = int(np.prod(input.shape[1:], dtype=np.int64))
+    got = prim(reshape(input, (-1,)), tuple(r * block for r in rows))
+    write(api, "output", output, reshape(got, tuple(output.shape)))
+    return handle(async_op)
 
 
 def all_gather_into_tensor_uneven(output: Tensor, input: Tensor,
@@ -75,11 +80,7 @@ def all_gather_into_tensor_uneven(output: Tensor, input: Tensor,
                              f"piece), but got shape {list(input.shape)}.")
         _same_rows(api, output, input, sum(rows))
         return rows
-    rows = _checked(prim, sizes)
-    block = _row_elements(input)
-    got = prim(reshape(input, (-1,)), tuple(r * block for r in rows))
-    write(api, "output", output, reshape(got, tuple(output.shape)))
-    return handle(async_op)
+    return _run(api, prim, _checked(prim, sizes), output, input, async_op)
 
 
 def reduce_scatter_tensor_uneven(output: Tensor, input: Tensor,
@@ -99,8 +100,4 @@ def reduce_scatter_tensor_uneven(output: Tensor, input: Tensor,
         rows = row_splits(api, "input_split_sizes", input_split_sizes, input.shape[0], g.size)
         _same_rows(api, output, input, rows[g.rank])
         return rows
-    rows = _checked(prim, sizes)
-    block = _row_elements(input)
-    got = prim(reshape(input, (-1,)), tuple(r * block for r in rows))
-    write(api, "output", output, reshape(got, tuple(output.shape)))
-    return handle(async_op)
+    return _run(api, prim, _checked(prim, sizes), output, input, async_op)
