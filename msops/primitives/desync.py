@@ -45,9 +45,6 @@ __all__ = ["eager_kernel", "describe", "enabled", "take_part", "refuse", "Disagr
 _LOCAL_ATTRS = frozenset({"rank", "rank_id", "rank_size", "group", "in_strategy",
                           "out_strategy", "no_eliminate", "side_effect_io", "side_effect_mem"})
 _ROW_BYTES = 1024
-#: the digest a refused call (its arguments failed on this rank) takes part with: every
-#: call's digest is >= 0, so it never matches one
-_REFUSED = -1
 
 
 class Disagreement(ValueError):
@@ -128,9 +125,9 @@ def take_part(prim: Any, exchange: Callable[[], None]) -> None:
 def refuse(prim: Any, err: Exception) -> None:
     """A collective call whose own arguments failed on this rank (`err`, before the call
     began), the check on: take part in the check the other ranks wait in, with a digest no
-    call has. When every rank refused, each raises its own error (this returns); otherwise
-    every rank joins the slow path and raises the same ValueError, this rank's side
-    showing `err`. Without a communicator, or with the check off, this returns at once
+    call has (negative, from err's text; a call's is >= 0). When every rank refused with
+    the same error, each raises it (this returns); otherwise every rank joins the slow
+    path and raises the same ValueError, this rank's side showing `err`. Without a communicator, or with the check off, this returns at once
     (then a rank that did make the call waits in it until the watchdog's timeout)."""
     comm = prim._group._comm
     if comm is None or prim.point_to_point or not enabled():
@@ -138,12 +135,13 @@ def refuse(prim: Any, err: Exception) -> None:
     from mpi4py import MPI
     seq = watchdog.enter(prim.name, prim.group, prim._group.ranks)
     try:
-        digests = np.array([_REFUSED, -_REFUSED], np.int64)
+        refused = -1 - _hash62(f"{type(err).__name__}: {err}")
+        digests = np.array([refused, -refused], np.int64)
         try:
             comm.Allreduce(MPI.IN_PLACE, [digests, MPI.INT64_T], MPI.MAX)
         except MPI.Exception as mpi_err:
             reraise(prim, mpi_err)
-        if digests[0] + digests[1] == 0:            # every rank refused
+        if digests[0] + digests[1] == 0:            # every rank refused alike
             return
         mine = f"#{seq} {prim.name} refused: {str(err).rstrip('.')}"
         message = _mismatch(prim, comm, mine, None)

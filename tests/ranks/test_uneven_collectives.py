@@ -196,6 +196,15 @@ def test_one_ranks_bad_input_is_reported_on_every_rank():
     still_in_step()
 
 
+def test_every_rank_refusing_differently_raises_one_error():
+    rank, n = world()
+    x = Tensor(np.ones(rank, np.float32))          # never the n elements the sizes sum to
+    raises_everywhere(lambda: ops.ReduceScatterV()(x, [1] * n),
+                      "rank 0: #", f"rank {n - 1}: #",
+                      f"the 'input_x' length: {n - 1}, but got")
+    still_in_step()
+
+
 def test_the_same_bad_arguments_everywhere_raise_their_own_error():
     n = get_group_size()
     with pytest.raises(ValueError, match=r"^For 'ReduceScatterV', the length of "
