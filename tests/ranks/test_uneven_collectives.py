@@ -156,6 +156,25 @@ def test_reduce_scatter_tensor_uneven_writes_this_ranks_rows():
     np.testing.assert_array_equal(out.asnumpy(), np.max(xs, axis=0)[at[rank]:at[rank + 1]])
 
 
+def test_uneven_forms_compiled():
+    """In ms.jit the outputs, computed in the function, are rebound to the results."""
+    rank, n = world()
+    sizes = split_sizes(n, 10)
+    xs = [data(r, (sizes[r], 2), 10) for r in range(n)]
+
+    @ms.jit
+    def step(x):
+        zero = ops.ReduceSum()(x, ()) * 0
+        gathered = ops.zeros((sum(sizes), 2), ms.float64) + zero
+        ops.all_gather_into_tensor_uneven(gathered, x, sizes)
+        mine = ops.zeros((sizes[rank], 2), ms.float64) + zero
+        ops.reduce_scatter_tensor_uneven(mine, gathered * 2, sizes)
+        return gathered, mine
+    gathered, mine = step(Tensor(xs[rank]))
+    np.testing.assert_array_equal(gathered.asnumpy(), np.concatenate(xs))
+    np.testing.assert_allclose(mine.asnumpy(), 2 * n * xs[rank], rtol=1e-12)
+
+
 def test_ops_communication_is_the_torch_style_family():
     from msops.ops import communication
     assert ops.all_reduce is communication.all_reduce is ms.mint.distributed.all_reduce
