@@ -46,6 +46,7 @@ from msops.ops import communication as _ops_communication  # noqa: E402  (mint l
 for _name in _ops_communication.OPS_NAMES:     # mindspore.ops's communication functions
     setattr(ops, _name, getattr(_ops_communication, _name))
 ops.__all__ += [n for n in _ops_communication.OPS_NAMES if n not in ops.__all__]
+del _name
 from msops.communication import comm_func  # noqa: E402,F401  (sits above communication)
 
 __version__ = "0.1.0"

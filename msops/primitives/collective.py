@@ -6,9 +6,8 @@ infers shapes and dtypes without communicating, and names ranks (`root_rank`,
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import itertools
+from typing import Any, Callable
 
 import numpy as np
 

@@ -127,8 +127,9 @@ def refuse(prim: Any, err: Exception) -> None:
     began), the check on: take part in the check the other ranks wait in, with a digest no
     call has (negative, from err's text; a call's is >= 0). When every rank refused with
     the same error, each raises it (this returns); otherwise every rank joins the slow
-    path and raises the same ValueError, this rank's side showing `err`. Without a communicator, or with the check off, this returns at once
-    (then a rank that did make the call waits in it until the watchdog's timeout)."""
+    path and raises the same ValueError, this rank's side showing `err`. Without a
+    communicator, or with the check off, this returns at once (then a rank that did make
+    the call waits in it until the watchdog's timeout)."""
     comm = prim._group._comm
     if comm is None or prim.point_to_point or not enabled():
         return

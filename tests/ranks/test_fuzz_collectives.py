@@ -2,8 +2,9 @@
 
 Rank 0 draws a collective (AllGather, AllReduce, ReduceScatter, AlltoAll, Broadcast,
 AllGatherV, ReduceScatterV), its attributes (reduce op, split and concat dims, split
-count, root, split sizes), and the input's shape and dtype; every rank runs that call (broadcast: hypothesis engines in different
-processes are not bound to draw alike) on its own deterministic input. Accepted: the
+count, root, split sizes), and the input's shape and dtype; every rank runs that call
+(broadcast: hypothesis engines in different processes are not bound to draw alike) on its
+own deterministic input. Accepted: the
 same TypeError / ValueError / IndexError naming the op (or, when only some ranks' own
 arguments fail, the collective check's error) on every rank, or the result numpy computes
 from every rank's input.
@@ -103,7 +104,9 @@ def test_eager_collective_equals_numpy_or_raises_alike(call, shape, dtype):
     uneven = name in ("AllGatherV", "ReduceScatterV")
 
     def make_input(rank):
-        return _uneven_input(name, rank, attr, shape, dtype) if uneven else _input(rank, shape, dtype)
+        if uneven:
+            return _uneven_input(name, rank, attr, shape, dtype)
+        return _input(rank, shape, dtype)
     x = make_input(RANK)
     try:
         prim = _make(name, attr)
