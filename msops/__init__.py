@@ -50,6 +50,12 @@ from msops.parallel import parameter_broadcast  # noqa: E402  (also mindspore.pa
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402
 from msops import mint  # noqa: E402  (mindspore.mint.distributed)
+from msops.ops import communication as _ops_communication  # noqa: E402  (mint layer)
+
+for _name in _ops_communication.OPS_NAMES:     # mindspore.ops's communication functions
+    setattr(ops, _name, getattr(_ops_communication, _name))
+ops.__all__ += [n for n in _ops_communication.OPS_NAMES if n not in ops.__all__]
+del _name
 from msops.communication import comm_func  # noqa: E402,F401  (sits above communication)
 
 __version__ = "0.1.0"

@@ -197,6 +197,23 @@ def test_mint_objects_travel_as_json(world1):
 E = "world_group"
 
 
+def test_set_comm_ops_inplace_arguments():
+    from msops.ops import set_comm_ops_inplace
+    with exactly(TypeError, "For 'set_comm_ops_inplace', the 'is_enable' should be a bool, "
+                            "but got int."):
+        set_comm_ops_inplace(1)
+    with exactly(TypeError, "For 'set_comm_ops_inplace', the 'func_list' should be None or a "
+                            "list, but got tuple."):
+        set_comm_ops_inplace(False, ("all_reduce",))
+    with exactly(ValueError, "For 'set_comm_ops_inplace', every name in 'func_list' should be "
+                             "one of ['all_reduce', 'all_gather_into_tensor', "
+                             "'reduce_scatter_tensor', 'all_to_all_single'], but got "
+                             "'broadcast'."):
+        set_comm_ops_inplace(False, ["all_reduce", "broadcast"])
+    from msops.mint.distributed._inplace import is_inplace
+    assert is_inplace("all_reduce")                     # an invalid list changes nothing
+
+
 @pytest.mark.parametrize("call,exc,message", [
     (lambda: comm_func.all_reduce([1.0]), TypeError,
      "For 'all_reduce', the 'tensor' should be a Tensor, but got list."),

@@ -23,8 +23,9 @@ def exactly(exc: type, message: str):
 
 def test_every_api_primitive_is_exported():
     names = ["AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
-             "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
-             "CollectiveGather", "CollectiveScatter", "Barrier", "Send", "Receive", "ReduceOp"]
+             "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "AllGatherV",
+             "ReduceScatterV", "Reduce", "CollectiveGather", "CollectiveScatter", "Barrier",
+             "Send", "Receive", "ReduceOp"]
     for name in names:
         assert getattr(ops, name) is getattr(comm_ops, name)
     assert ops.AlltoAllV is ops.AllToAllV
@@ -57,6 +58,10 @@ def attrs_of(prim) -> dict:
     (lambda: ops.AllToAllV(block_size=4), dict(group="world_group", block_size=4,
                                                check_counts=True, rank_size=8, rank=3,
                                                no_eliminate=True)),
+    (lambda: ops.AllGatherV(), dict(group="world_group", rank_size=8, rank=3,
+                                    no_eliminate=True)),
+    (lambda: ops.ReduceScatterV("max"), dict(op="max", group="world_group", rank_size=8,
+                                             rank=3, no_eliminate=True)),
     (lambda: ops.Reduce(2, "prod"), dict(dest_rank=2, op="prod", group="world_group",
                                          rank_size=8, rank=3)),
     (lambda: ops.CollectiveGather(0), dict(dest_rank=0, group="world_group", rank_size=8,
@@ -235,6 +240,8 @@ ALL_PRIMS = [
     ("Broadcast", lambda **kw: ops.Broadcast(0, **kw), [[[2]]]),
     ("AlltoAll", lambda **kw: ops.AlltoAll(8, 0, 0, **kw), [[8]]),
     ("AllToAllV", lambda **kw: ops.AllToAllV(**kw), [[8], [1] * 8, [1] * 8]),
+    ("AllGatherV", lambda **kw: ops.AllGatherV(**kw), [[8], [8] * 8]),
+    ("ReduceScatterV", lambda **kw: ops.ReduceScatterV(**kw), [[8], [1] * 8]),
     ("Reduce", lambda **kw: ops.Reduce(0, **kw), [[2]]),
     ("CollectiveGather", lambda **kw: ops.CollectiveGather(0, **kw), [[2]]),
     ("CollectiveScatter", lambda **kw: ops.CollectiveScatter(0, **kw), [[8]]),
@@ -243,10 +250,10 @@ ALL_PRIMS = [
 
 
 def _dtypes_for(name: str, args: list, dtype) -> list:
-    """infer_dtype arguments: `dtype` for tensors, the values for AllToAllV's counts."""
+    """infer_dtype arguments: `dtype` for tensors, the values for the counts/split sizes."""
     if name == "Broadcast":
         return [[dtype]]
-    if name == "AllToAllV":
+    if name in ("AllToAllV", "AllGatherV", "ReduceScatterV"):
         return [dtype] + args[1:]
     return [dtype] * len(args)
 
@@ -259,12 +266,14 @@ def test_every_collective_rejects_strings(sim, name, make, args):
                                         f"dtype in .*, but got String.$"):
         prim.infer_dtype(*_dtypes_for(name, args, ms.string))
     for dtype in ms.common.dtype.all_types:                      # every numeric dtype moves
-        if name not in ("AllReduce", "ReduceScatter", "Reduce") or dtype.kind != "bool":
+        if name not in ("AllReduce", "ReduceScatter", "ReduceScatterV", "Reduce") or \
+                dtype.kind != "bool":
             out = prim.infer_dtype(*_dtypes_for(name, args, dtype))
             assert out == ((dtype,) if name == "Broadcast" else dtype)
     s, f = Tensor(np.array(list("abcdefgh"))), Tensor(np.ones(8, np.float32))
     eager = {"Broadcast": ((s,),), "_MiniStepAllGather": (s, f), "_MicroStepAllGather": (s, f),
-             "AllToAllV": (s, [1] * 8, [1] * 8)}.get(name, (s,))
+             "AllToAllV": (s, [1] * 8, [1] * 8), "AllGatherV": (s, [8] * 8),
+             "ReduceScatterV": (s, [1] * 8)}.get(name, (s,))
     with pytest.raises(TypeError, match=f"^For '{name}', the 'x' should be a Tensor with dtype"):
         prim(*eager)
 
@@ -287,6 +296,8 @@ def test_simulation_refuses_to_move_data_for_every_op(sim):
              (ops.ReduceScatter(), (x,)), (ops.Broadcast(0), ((x, x),)),
              (ops.AlltoAll(8, 0, 1), (x,)), (ops.AllToAllV(), (x, [2] * 8)),
              (ops.AllToAllV(check_counts=False), (x, [2] * 8, [2] * 8)),
+             (ops.AllGatherV(), (Tensor(np.ones(3, np.float32)), [3] * 8)),
+             (ops.ReduceScatterV(), (Tensor(np.ones(8, np.float32)), [1] * 8)),
              (ops.Reduce(0), (x,)), (ops.CollectiveGather(0), (x,)),
              (ops.CollectiveScatter(0), (x,)), (ops.Barrier(), ()), (ops.Send(0, 1), (x,)),
              (ops.Receive(0, 1, [2], ms.float32), ())]
@@ -385,6 +396,63 @@ def test_attr_value_errors(sim, exc, message, make):
     sim(4, 1)
     with exactly(exc, message):
         make()
+
+
+# -- AllGatherV, ReduceScatterV ------------------------------------------------------------------
+
+SIZES = [3, 0, 2, 4, 1, 0, 5, 2]                # rank 3's piece: 4 elements; 17 in all
+
+
+def test_uneven_collectives_infer_from_the_split_sizes(sim):
+    sim(8, 3)
+    assert ops.AllGatherV().infer_shape([4], SIZES) == [17]
+    assert ops.AllGatherV().infer_shape([-1], tuple(SIZES)) == [17]          # dynamic input
+    assert ops.AllGatherV().infer_shape([4], Tensor(np.array(SIZES, np.int64))) == [17]
+    assert ops.ReduceScatterV().infer_shape([17], SIZES) == [4]
+    assert ops.ReduceScatterV().infer_shape([17], [17, 0, 0, 0, 0, 0, 0, 0]) == [0]
+    assert ops.AllGatherV().infer_shape([0], [0] * 8) == [0]
+    assert ops.ReduceScatterV("min").infer_dtype(ms.int8, SIZES) == ms.int8
+    with exactly(TypeError, "For 'ReduceScatterV', the reduce op 'max' should be one of "
+                            "['sum', 'prod'] for a Tensor of Complex64, but got 'max'."):
+        ops.ReduceScatterV("max").infer_dtype(ms.complex64, SIZES)
+
+
+@pytest.mark.parametrize("name,arg,x", [("AllGatherV", "output_split_sizes", [4]),
+                                        ("ReduceScatterV", "input_split_sizes", [17])])
+def test_uneven_collectives_reject_bad_split_sizes(sim, name, arg, x):
+    sim(8, 3)
+    prim = getattr(ops, name)()
+    with exactly(ValueError, f"For '{name}', the length of '{arg}' should be == rank_size: 8, "
+                             f"but got 7 ([3, 0, 2, 4, 1, 0, 5])."):
+        prim.infer_shape(x, SIZES[:7])
+    with exactly(ValueError, f"For '{name}', every element of '{arg}' should be >= 0, but got "
+                             f"[3, 0, 2, 4, 1, 0, 7, -2]."):
+        prim.infer_shape(x, SIZES[:6] + [7, -2])
+    with exactly(TypeError, f"For '{name}', every element of '{arg}' should be an int, but got "
+                            f"float in [3, 0, 2, 4.0, 1, 0, 5, 2]."):
+        prim.infer_shape(x, SIZES[:3] + [4.0] + SIZES[4:])
+    with exactly(TypeError, f"For '{name}', the '{arg}' should be a 1-D int Tensor, list or "
+                            f"tuple, but got an array of shape [8] and dtype float32."):
+        prim.infer_shape(x, Tensor(np.array(SIZES, np.float32)))
+    with exactly(ValueError, f"For '{name}', the 'input_x' should be 1-D (flatten it first), "
+                             f"but got shape [2, 2]."):
+        prim.infer_shape([2, 2], SIZES)
+
+
+def test_uneven_collectives_check_the_input_against_the_split_sizes(sim):
+    sim(8, 3)
+    with exactly(ValueError, "For 'AllGatherV', the 'input_x' should have output_split_sizes[3] "
+                             "= 4 elements (this rank's piece), but got 5 (output_split_sizes "
+                             "[3, 0, 2, 4, 1, 0, 5, 2])."):
+        ops.AllGatherV().infer_shape([5], SIZES)
+    with exactly(ValueError, "For 'ReduceScatterV', the sum of 'input_split_sizes' should be == "
+                             "the 'input_x' length: 16, but got [3, 0, 2, 4, 1, 0, 5, 2] (sum "
+                             "17)."):
+        ops.ReduceScatterV().infer_shape([16], SIZES)
+    with exactly(ValueError, "For 'ReduceScatterV', the sum of 'input_split_sizes' should be == "
+                             "the 'input_x' length: 16, but got [3, 0, 2, 4, 1, 0, 5, 2] (sum "
+                             "17)."):
+        ops.ReduceScatterV()(Tensor(np.ones(16, np.float32)), SIZES)     # eager: before MPI
 
 
 # -- AllToAllV --------------------------------------------------------------------------------

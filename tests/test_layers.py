@@ -17,7 +17,9 @@ LAYERS = ["common", "context", "device", "communication", "primitives", "ops", "
 RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              "msops.parallel.auto_parallel": "nn", "msops.parallel.nn": "nn",
              # functional collectives over the primitives (mindspore.communication.comm_func)
-             "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops"}
+             "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops",
+             # mindspore.ops.communication is mint.distributed's functions
+             "msops.ops.communication": "mint"}
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
 

@@ -33,7 +33,7 @@ __all__ = ["CommHandle", "handle", "check_tensor", "check_tensors", "check_async
            "resolve_group", "member_rank", "member_group", "reducing", "check_divisible", "group_rank", "check_op", "check_tag", "check_peer",
            "collective", "point_to_point", "shape_of", "exchange_lists", "split_rows",
            "send_to", "recv_from", "isend_to", "irecv_from", "single_exchange", "PendingHandle",
-           "root_checked"]
+           "root_checked", "row_splits", "fail_together"]
 
 #: the reduce ops the functional collectives name (ReduceOp's values)
 REDUCE_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.LAND,
@@ -130,6 +130,15 @@ def root_checked(api: str, g: Group, root: int, check: Callable[[], Any]) -> Any
         raw = collective(Broadcast, g, root_rank=root)((Tensor(raw),))[0].asnumpy()
         raise (TypeError if head[1] else ValueError)(raw.tobytes().decode(errors="replace"))
     return value
+
+
+def fail_together(prim: Any, err: Exception) -> None:
+    """Raise `err`, an argument error of a call of collective `prim` found on this rank
+    alone (the other ranks may already wait in the call), after taking part in the eager
+    check they wait in: with the check on, every rank raises (desync.refuse)."""
+    if _primitive._trace_hook is None:
+        desync.refuse(prim, err)
+    raise err
 
 
 def handle(async_op: bool) -> CommHandle | None:
@@ -362,7 +371,7 @@ def recv_from(api: str, tensor: Tensor, src: int, group: str, tag: int) -> Tenso
                           dtype=tensor.dtype)()
 
 
-def _equal_splits(api: str, arg: str, sizes: Any, rows: int, n: int) -> tuple:
+def row_splits(api: str, arg: str, sizes: Any, rows: int, n: int) -> tuple:
     """A list of n row counts: `sizes` checked to sum to `rows`, or rows split evenly."""
     if sizes is None or (isinstance(sizes, (list, tuple)) and not sizes):
         if rows % n:
@@ -393,8 +402,8 @@ def single_exchange(api: str, out_shape: tuple, tensor: Tensor, output_split_siz
         raise ValueError(f"For '{api}', the output shape should match the input's beyond "
                          f"dim 0, but got {list(out_shape)} and {list(tensor.shape)}.")
     n = g.size
-    send_rows = _equal_splits(api, "input_split_sizes", input_split_sizes, tensor.shape[0], n)
-    recv_rows = _equal_splits(api, "output_split_sizes", output_split_sizes, out_shape[0], n)
+    send_rows = row_splits(api, "input_split_sizes", input_split_sizes, tensor.shape[0], n)
+    recv_rows = row_splits(api, "output_split_sizes", output_split_sizes, out_shape[0], n)
     # one AllToAllV of the flattened input, its counts in elements
     block = int(np.prod(tensor.shape[1:], dtype=np.int64))
     got = collective(AllToAllV, g)(tensor, tuple(r * block for r in send_rows),

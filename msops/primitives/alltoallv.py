@@ -10,7 +10,6 @@ the check's format, each rank's side shown.
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -19,7 +18,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication import GlobalComm
 from msops.primitives import desync
-from msops.primitives.collective import Collective, tensor_dtype
+from msops.primitives.collective import Collective, counts_value, packed_displs, tensor_dtype
 from msops.primitives.mpi import alloc_line, bufs, call, call_lines, reraise
 from msops.primitives.primitive import prim_attr_register, remember
 from msops.primitives.rules import bprop
@@ -29,35 +28,6 @@ __all__ = ["AllToAllV", "AlltoAllV"]
 _FORMS = {4: ("send_counts", "send_displs", "recv_counts", "recv_displs"),
           2: ("send_numel_list", "recv_numel_list"),
           1: ("send_counts",)}
-
-
-def _counts_value(prim: Collective, arg: str, value: Any) -> tuple[int, ...]:
-    """A counts/displs input as rank_size non-negative ints (list, tuple or int Tensor)."""
-    if hasattr(value, "asnumpy"):
-        value = value.asnumpy()
-    if isinstance(value, np.ndarray):
-        if value.ndim != 1 or value.dtype.kind not in "iu":
-            raise TypeError(f"For '{prim.name}', the '{arg}' should be a 1-D int Tensor, "
-                            f"list or tuple, but got an array of shape {list(value.shape)} "
-                            f"and dtype {value.dtype}.")
-        value = value.tolist()
-    validator.check_value_type(arg, value, (list, tuple), prim.name)
-    for v in value:
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise TypeError(f"For '{prim.name}', every element of '{arg}' should be an int, "
-                            f"but got {type(v).__name__} in {list(value)}.")
-    if len(value) != prim.rank_size:
-        raise ValueError(f"For '{prim.name}', the length of '{arg}' should be == rank_size: "
-                         f"{prim.rank_size}, but got {len(value)} ({list(value)}).")
-    if any(v < 0 for v in value):
-        raise ValueError(f"For '{prim.name}', every element of '{arg}' should be >= 0, "
-                         f"but got {list(value)}.")
-    return tuple(int(v) for v in value)
-
-
-def _packed_displs(counts: Sequence[int]) -> tuple[int, ...]:
-    """Displacements that lay the blocks end to end in rank order."""
-    return tuple(itertools.accumulate(counts[:-1], initial=0))
 
 
 class _Exchange:
@@ -160,14 +130,14 @@ class AllToAllV(Collective):
                             f"send_counts, send_displs, recv_counts, recv_displs), but got "
                             f"{len(counts) + 1}.")
         names = _FORMS[len(counts)]
-        values = [_counts_value(self, a, v) for a, v in zip(names, counts)]
+        values = [counts_value(self, a, v) for a, v in zip(names, counts)]
         if len(values) == 4:
             sc, sd, rc, rd = values
         else:
-            sc, sd = values[0], _packed_displs(values[0])
+            sc, sd = values[0], packed_displs(values[0])
             rc = rd = None                                  # derived after the exchange
             if len(values) == 2:
-                rc, rd = values[1], _packed_displs(values[1])
+                rc, rd = values[1], packed_displs(values[1])
         if numel is not None:
             self._check_send_extents(names, numel, sc, sd)
         if rc is not None:
@@ -271,15 +241,14 @@ class AllToAllV(Collective):
                                             "set alike on every rank?).")
         return desync.Disagreement(message, detail, side)
 
-    def _lowered(self, values: list) -> Callable:
-        try:
-            return super()._lowered(values)
-        except (TypeError, ValueError):
-            # the other ranks wait in the count exchange: take part, marked invalid, then raise
-            if self._exchanges(len(values) - 1) and self._group.rank is not None \
-                    and not self._group.simulated:
+    def _refused(self, err: Exception, values: list) -> None:
+        """A call that exchanges its counts: the other ranks wait in that exchange, so take
+        part, marked invalid (they name this rank); then this rank raises `err`."""
+        if self._exchanges(len(values) - 1):
+            if self._group.rank is not None and not self._group.simulated:
                 desync.take_part(self, self._send_invalid_header)
-            raise
+            return
+        super()._refused(err, values)
 
     # -- the kernel ---------------------------------------------------------------------------
     def kernel(self, x: np.ndarray, *counts: Any) -> np.ndarray:
@@ -347,7 +316,7 @@ class AllToAllV(Collective):
         recv = plan.derived.get(counts)
         if recv is None:
             rc = tuple(np.frombuffer(counts, np.int64).tolist())
-            recv = remember(plan.derived, counts, _Exchange(rc, _packed_displs(rc), self.block_size))
+            recv = remember(plan.derived, counts, _Exchange(rc, packed_displs(rc), self.block_size))
         return recv
 
     def eager(self, kernel: Callable, in_abstracts: Any, out_abstract: Any) -> Callable:
@@ -391,7 +360,7 @@ class AllToAllVGrad(AllToAllV):
     const_inputs = (1,)
 
     def infer_shape(self, x_shape: list, recv_counts: Any) -> list:
-        return [sum(_counts_value(self, "recv_counts", recv_counts)) * self.block_size]
+        return [sum(counts_value(self, "recv_counts", recv_counts)) * self.block_size]
 
     def infer_dtype(self, x_dtype: mstype.Type, recv_counts: Any) -> mstype.Type:
         return tensor_dtype(self, x_dtype)
@@ -402,7 +371,7 @@ class AllToAllVGrad(AllToAllV):
     def kernel(self, x: np.ndarray, recv_counts: Any) -> np.ndarray:
         n, b = self.rank_size, self.block_size
         try:
-            rc = _counts_value(self, "recv_counts", recv_counts)
+            rc = counts_value(self, "recv_counts", recv_counts)
         except (TypeError, ValueError):
             self._send_invalid_header()
             raise
@@ -424,8 +393,8 @@ class AllToAllVGrad(AllToAllV):
             t = mstype.mpi_move_type(x.dtype)
             out = np.empty(sum(rc) * b, x.dtype)
             comm.Alltoallv([np.ascontiguousarray(x).reshape(-1),
-                            ([c * b for c in sc], [d * b for d in _packed_displs(sc)]), t],
-                           [out, ([c * b for c in rc], [d * b for d in _packed_displs(rc)]), t])
+                            ([c * b for c in sc], [d * b for d in packed_displs(sc)]), t],
+                           [out, ([c * b for c in rc], [d * b for d in packed_displs(rc)]), t])
         except Exception as err:
             reraise(self, err)
         return out
@@ -450,19 +419,19 @@ def alltoallv_bprop(prim: AllToAllV, inputs: list, out: Any, dout: Any, g: Any) 
     x, counts = inputs[0], [tuple(c.value) for c in inputs[1:]]
     b, numel = prim.block_size, int(np.prod(x.shape))
     sc = counts[0]
-    sd = counts[1] if len(counts) == 4 else _packed_displs(sc)
+    sd = counts[1] if len(counts) == 4 else packed_displs(sc)
     if len(counts) == 1:
         packed = g.apply(AllToAllVGrad(prim.group, b), [dout, g.add_const(sc)])
     else:
         rc, rd = (counts[2], counts[3]) if len(counts) == 4 else (counts[1],
-                                                                   _packed_displs(counts[1]))
+                                                                   packed_displs(counts[1]))
         swapped = AllToAllV(prim.group, b, prim.check_counts)
         if _tiles(sc, sd, numel // b if numel % b == 0 else -1):
             flat = g.apply(swapped, [dout] + [g.add_const(c) for c in (rc, rd, sc, sd)])
             return (_reshaped(g, flat, x.shape),) + (None,) * len(counts)
         packed = g.apply(swapped, [dout] + [g.add_const(c) for c in
-                                            (rc, rd, sc, _packed_displs(sc))])
-    if tuple(sd) == _packed_displs(sc) and sum(sc) * b == numel:
+                                            (rc, rd, sc, packed_displs(sc))])
+    if tuple(sd) == packed_displs(sc) and sum(sc) * b == numel:
         return (_reshaped(g, packed, x.shape),) + (None,) * len(counts)
     return (_reshaped(g, _scatter_add(g, packed, sc, sd, b, numel, x.dtype), x.shape),) + \
         (None,) * len(counts)

@@ -6,19 +6,24 @@ infers shapes and dtypes without communicating, and names ranks (`root_rank`,
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable
+
+import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import get_group
+from msops.primitives import desync
 from msops.primitives.desync import eager_kernel
 from msops.primitives.mpi import buffer_kernel, mpi_detail, mpi_op
 from msops.primitives.primitive import PrimitiveWithInfer
 from msops.primitives.rules import declare_without
 
 __all__ = ["ReduceOp", "Collective", "check_reduce_dtype", "target_dtypes", "gather_shape",
-           "scatter_shape", "tensor_dtype", "lower_call"]
+           "scatter_shape", "tensor_dtype", "lower_call", "counts_value", "packed_displs",
+           "no_backward"]
 
 #: dtypes every data-moving collective accepts (all but string)
 target_dtypes = mstype.all_types
@@ -67,6 +72,9 @@ class Collective(PrimitiveWithInfer):
     point_to_point = False
     #: whether every rank's inputs have the same shapes (False: AllToAllV's counts decide)
     same_shapes = True
+    #: whether every rank passes the same constant inputs (AllGatherV's split sizes): the
+    #: eager check then compares their values too (AllToAllV's counts differ by design)
+    consts_agree = False
 
     def _init_group(self, group: str) -> None:
         validator.check_value_type("group", group, str, self.name)
@@ -104,6 +112,19 @@ class Collective(PrimitiveWithInfer):
         return eager_kernel(self, kernel, in_abstracts, self.point_to_point, self.same_shapes,
                             out_abstract)
 
+    def _lowered(self, values: list) -> Callable:
+        try:
+            return super()._lowered(values)
+        except (TypeError, ValueError) as err:
+            self._refused(err, values)
+            raise
+
+    def _refused(self, err: Exception, values: list) -> None:
+        """This rank's own arguments failed (`err`) before the call began, while the other
+        ranks may be waiting in it: take part in what they wait in, so that every rank
+        raises (desync.refuse: the check's error, this rank's side showing `err`)."""
+        desync.refuse(self, err)
+
     def comm_bytes(self, in_bytes: int) -> int:
         """Bytes one rank sends in this collective for an input of `in_bytes` (ring and
         pairwise algorithms): the planner's cost, shown in dumps. Default: the input once."""
@@ -120,6 +141,41 @@ declare_without("sharding", Collective,
                 reason="explicit communication ops cannot be used inside a parallel graph "
                        "(parallel_mode is set); the framework inserts the collectives that "
                        "layouts need")
+
+
+def counts_value(prim: Collective, arg: str, value: Any) -> tuple[int, ...]:
+    """A counts/displs/split-sizes input as rank_size non-negative ints (list, tuple or 1-D
+    int Tensor)."""
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "iu":
+            raise TypeError(f"For '{prim.name}', the '{arg}' should be a 1-D int Tensor, "
+                            f"list or tuple, but got an array of shape {list(value.shape)} "
+                            f"and dtype {value.dtype}.")
+        value = value.tolist()
+    validator.check_value_type(arg, value, (list, tuple), prim.name)
+    for v in value:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"For '{prim.name}', every element of '{arg}' should be an int, "
+                            f"but got {type(v).__name__} in {list(value)}.")
+    if len(value) != prim.rank_size:
+        raise ValueError(f"For '{prim.name}', the length of '{arg}' should be == rank_size: "
+                         f"{prim.rank_size}, but got {len(value)} ({list(value)}).")
+    if any(v < 0 for v in value):
+        raise ValueError(f"For '{prim.name}', every element of '{arg}' should be >= 0, "
+                         f"but got {list(value)}.")
+    return tuple(int(v) for v in value)
+
+
+def packed_displs(counts: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """Displacements that lay the blocks of `counts` end to end in rank order."""
+    return tuple(itertools.accumulate(counts[:-1], initial=0))
+
+
+def no_backward(prim: Collective, why: str) -> NotImplementedError:
+    """The error of a backward rule that cannot handle this configuration of its op."""
+    return NotImplementedError(f"For '{prim.name}', there is no backward rule {why}.")
 
 
 # -- shape rules ----------------------------------------------------------------------------

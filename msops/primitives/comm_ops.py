@@ -2,7 +2,8 @@
 
 Rank-dependent inference: `Reduce` and `CollectiveGather` give the result only to the
 destination rank; every other rank's output (and inferred shape) is `[1]` (zeros).
-AllToAllV, with its cross-rank count check, lives in `alltoallv.py`; the group, shape
+AllToAllV, with its cross-rank count check, lives in `alltoallv.py`, AllGatherV and
+ReduceScatterV (uneven pieces) in `uneven_ops.py`; the group, shape
 rules and lowering every collective shares in `collective.py`; MPI plumbing in `mpi.py`.
 
 Ops whose output is one new array (`writes_output`) take `out=None`: graph mode hands
@@ -20,11 +21,12 @@ from msops.common import validator
 from msops.common.validator import Rel
 from msops.communication import GlobalComm
 from msops.primitives.alltoallv import AllToAllV, AlltoAllV
+from msops.primitives.uneven_ops import AllGatherV, ReduceScatterV
 from msops.primitives.comm_fusion import (CommFusion, pack_block_major, pack_flat,
                                           unpack_flat, unpack_rank_major)
 from msops.primitives.collective import (Collective, ReduceOp, check_reduce_dtype,
-                                         gather_shape, lower_call, scatter_shape, target_dtypes,
-                                         tensor_dtype)
+                                         gather_shape, lower_call, no_backward, scatter_shape,
+                                         target_dtypes, tensor_dtype)
 from msops.primitives.mpi import (alloc_line, buf, bufs, call, call_lines, mpi_detail, reduced,
                                   reraise)
 from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, scalar, zeros
@@ -32,7 +34,8 @@ from msops.primitives.primitive import prim_attr_register, remember
 from msops.primitives.rules import bprop, declare_without, fusion_rule
 
 __all__ = ["ReduceOp", "AllGather", "_MiniStepAllGather", "_MicroStepAllGather", "AllReduce",
-           "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "Reduce",
+           "ReduceScatter", "Broadcast", "AlltoAll", "AllToAllV", "AlltoAllV", "AllGatherV",
+           "ReduceScatterV", "Reduce",
            "CollectiveGather", "CollectiveScatter", "Barrier", "Send", "Receive",
            "check_reduce_dtype"]
 
@@ -638,11 +641,6 @@ class Receive(Collective):
 # Each collective's backward is its transpose, written as a sibling collective over the same
 # group (see math_ops for the builder `g`). The gradient of a loss summed over ranks: what
 # rank i's input contributed to every rank's output comes back to rank i.
-def no_backward(prim: Collective, why: str) -> NotImplementedError:
-    """The error of a backward rule that cannot handle this configuration of its op."""
-    return NotImplementedError(f"For '{prim.name}', there is no backward rule {why}.")
-
-
 def _kept_on(g: Any, is_mine: bool, value: Any, x: Any) -> Any:
     """The gradient of x: `value` on the rank it is meant for; zeros of x's shape on the
     others, made from `value` (its [1] placeholder) so the collective stays in their graph."""

@@ -39,7 +39,7 @@ from msops.communication import watchdog
 from msops.primitives.mpi import reraise
 from msops.primitives.primitive import remember
 
-__all__ = ["eager_kernel", "describe", "enabled", "take_part", "Disagreement"]
+__all__ = ["eager_kernel", "describe", "enabled", "take_part", "refuse", "Disagreement"]
 
 #: attributes that differ between ranks by design, or say nothing about the call
 _LOCAL_ATTRS = frozenset({"rank", "rank_id", "rank_size", "group", "in_strategy",
@@ -80,9 +80,18 @@ def describe(prim: Any, in_abstracts: Sequence[Any], with_shapes: bool = True) -
     text = f"{prim.name}({attrs})"
     tensors = [a for a in in_abstracts if a.kind != "const"]
     shown = [_shape_text(a) if with_shapes else str(a.dtype) for a in tensors]
+    shown += _agreed_consts(prim, in_abstracts)
     if shown:
         text += " on " + ", ".join(shown)
     return text
+
+
+def _agreed_consts(prim: Any, in_abstracts: Sequence[Any]) -> list[str]:
+    """The constant inputs every rank must pass alike (`prim.consts_agree`), as shown."""
+    if not getattr(prim, "consts_agree", False):
+        return []
+    return [repr(list(a.value) if isinstance(a.value, (list, tuple)) else a.value)
+            for a in in_abstracts if a.kind == "const"]
 
 
 def _shapes(in_abstracts: Sequence[Any], out_abstract: Any = None) -> tuple[Any, Any]:
@@ -113,6 +122,35 @@ def take_part(prim: Any, exchange: Callable[[], None]) -> None:
         watchdog.leave()
 
 
+def refuse(prim: Any, err: Exception) -> None:
+    """A collective call whose own arguments failed on this rank (`err`, before the call
+    began), the check on: take part in the check the other ranks wait in, with a digest no
+    call has (negative, from err's text; a call's is >= 0). When every rank refused with
+    the same error, each raises it (this returns); otherwise every rank joins the slow
+    path and raises the same ValueError, this rank's side showing `err`. Without a
+    communicator, or with the check off, this returns at once (then a rank that did make
+    the call waits in it until the watchdog's timeout)."""
+    comm = prim._group._comm
+    if comm is None or prim.point_to_point or not enabled():
+        return
+    from mpi4py import MPI
+    seq = watchdog.enter(prim.name, prim.group, prim._group.ranks)
+    try:
+        refused = -1 - _hash62(f"{type(err).__name__}: {err}")
+        digests = np.array([refused, -refused], np.int64)
+        try:
+            comm.Allreduce(MPI.IN_PLACE, [digests, MPI.INT64_T], MPI.MAX)
+        except MPI.Exception as mpi_err:
+            reraise(prim, mpi_err)
+        if digests[0] + digests[1] == 0:            # every rank refused alike
+            return
+        mine = f"#{seq} {prim.name} refused: {str(err).rstrip('.')}"
+        message = _mismatch(prim, comm, mine, None)
+    finally:
+        watchdog.leave()
+    raise ValueError(message) from err
+
+
 def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
                  point_to_point: bool = False, same_shapes: bool = True,
                  out_abstract: Any = None, carried: bool = False) -> Callable:
@@ -133,7 +171,7 @@ def eager_kernel(prim: Any, kernel: Callable, in_abstracts: Sequence[Any],
     tensors = tuple((a.shape if same_shapes else None, a.dtype)
                     for a in in_abstracts if a.kind != "const")
     key = (tensors, None if tensors else _shapes(in_abstracts, out_abstract),
-           point_to_point, same_shapes, carried)
+           point_to_point, same_shapes, carried, tuple(_agreed_consts(prim, in_abstracts)))
     calls = prim.__dict__.setdefault("_eager_calls", {})
     call = calls.get(key)
     if call is None:

@@ -226,6 +226,36 @@ def test_mint_all_reduce_in_place_nothing_else():
     np.testing.assert_array_equal(bystander.asnumpy(), np.min(everyone(), axis=0))
 
 
+def test_returning_form_after_set_comm_ops_inplace_false():
+    """MindSpore 2.9+'s switch: the four functions with a returning form give (Tensor,
+    handle) and leave their arguments alone; the others keep writing in place."""
+    from msops import ops
+    me, n = world()
+    t = Tensor(data(me))
+    ops.set_comm_ops_inplace(False)
+    try:
+        got, h = ops.all_reduce(t, "max")
+        assert h is None
+        np.testing.assert_array_equal(got.asnumpy(), np.max(everyone(), axis=0))
+        np.testing.assert_array_equal(t.asnumpy(), data(me))
+        got, _ = ops.all_gather_into_tensor(None, t)
+        np.testing.assert_array_equal(got.asnumpy(), np.concatenate(everyone()))
+        x = Tensor(data(me, (2 * n, 3)))
+        got, h = ops.reduce_scatter_tensor(None, x, async_op=True)
+        h.wait()
+        np.testing.assert_array_equal(got.asnumpy(), np.split(np.sum(
+            [data(r, (2 * n, 3)) for r in range(n)], axis=0), n)[me])
+        got, _ = ops.all_to_all_single((n, 3), Tensor(data(me, (n, 3))))
+        np.testing.assert_array_equal(got.asnumpy(), np.stack(
+            [data(r, (n, 3))[me] for r in range(n)]))
+        ops.set_comm_ops_inplace(True, ["all_reduce"])
+        assert ops.all_reduce(t) is None
+        np.testing.assert_array_equal(t.asnumpy(), np.sum(everyone(), axis=0))
+        assert isinstance(ops.reduce_scatter_tensor(None, x), tuple)   # still returning
+    finally:
+        ops.set_comm_ops_inplace(True)
+
+
 def test_mint_gathers_and_scatters():
     me, n = world()
     x = Tensor(data(me))

@@ -8,7 +8,9 @@ from msops.mint.distributed.objects import *  # noqa: F401,F403
 from msops.mint.distributed.objects import __all__ as _objects_all
 from msops.mint.distributed.process_group import *  # noqa: F401,F403
 from msops.mint.distributed.process_group import __all__ as _groups_all
+from msops.mint.distributed.uneven import *  # noqa: F401,F403
+from msops.mint.distributed.uneven import __all__ as _uneven_all
 from msops.primitives.collective import ReduceOp
 
-__all__ = list(_groups_all) + list(_collectives_all) + list(_objects_all) + \
-    ["CommHandle", "ReduceOp"]
+__all__ = list(_groups_all) + list(_collectives_all) + list(_uneven_all) + \
+    list(_objects_all) + ["CommHandle", "ReduceOp"]

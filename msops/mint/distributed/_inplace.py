@@ -8,14 +8,58 @@ written that way, and is refused rather than left unchanged behind the caller's 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from msops.common.tensor import Parameter, Tensor
+from msops.communication._comm_call import CommHandle, handle
 from msops.graph.tracer import SymbolicTensor
 
-__all__ = ["write", "write_list"]
+__all__ = ["write", "write_list", "set_comm_ops_inplace", "is_inplace", "result"]
+
+#: the functions that also have a returning form (MindSpore 2.9+'s `set_comm_ops_inplace`),
+#: and whether each writes in place (the default) or returns (Tensor, CommHandle or None)
+_INPLACE = {"all_reduce": True, "all_gather_into_tensor": True, "reduce_scatter_tensor": True,
+            "all_to_all_single": True}
+
+
+def set_comm_ops_inplace(is_enable: bool, func_list: list | None = None) -> None:
+    """Make the functions named in `func_list` (None: all_reduce, all_gather_into_tensor,
+    reduce_scatter_tensor, all_to_all_single) write in place (True) or return
+    (Tensor, CommHandle or None) and leave their output argument alone (False). Applies to
+    them wherever they are called from (ops, ops.communication, mint.distributed). A
+    setting of this process: set it alike on every rank."""
+    api = "set_comm_ops_inplace"
+    if not isinstance(is_enable, bool):
+        raise TypeError(f"For '{api}', the 'is_enable' should be a bool, but got "
+                        f"{type(is_enable).__name__}.")
+    if func_list is not None and not isinstance(func_list, list):
+        raise TypeError(f"For '{api}', the 'func_list' should be None or a list, but got "
+                        f"{type(func_list).__name__}.")
+    names = list(_INPLACE) if func_list is None else \
+        [getattr(f, "__name__", f) for f in func_list]
+    for name in names:
+        if name not in _INPLACE:
+            raise ValueError(f"For '{api}', every name in 'func_list' should be one of "
+                             f"{list(_INPLACE)}, but got {name!r}.")
+    for name in names:
+        _INPLACE[name] = is_enable
+
+
+def is_inplace(api: str) -> bool:
+    """Whether function `api` (one with a returning form) writes in place now."""
+    return _INPLACE[api]
+
+
+def result(api: str, arg: str, target: Tensor, value: Tensor,
+           async_op: bool) -> CommHandle | tuple | None:
+    """What a function with a returning form gives back: in place, target := value and
+    the handle; otherwise (value, handle), the target left alone."""
+    if not _INPLACE[api]:
+        return value, handle(async_op)
+    write(api, arg, target, value)
+    return handle(async_op)
 
 
 def write(api: str, arg: str, target: Tensor, value: Tensor) -> None:

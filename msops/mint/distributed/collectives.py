@@ -20,8 +20,8 @@ from msops.communication._comm_call import (CommHandle, check_async, check_divis
                                             check_tensor, check_tensors, collective, exchange_lists,
                                             group_rank, handle, irecv_from, isend_to,
                                             member_group, recv_from, reducing, root_checked,
-                                            send_to, single_exchange, split_rows)
-from msops.mint.distributed._inplace import write, write_list
+                                            send_to, shape_of, single_exchange, split_rows)
+from msops.mint.distributed._inplace import is_inplace, result, write, write_list
 from msops.ops.array_func import reshape, stack
 from msops.primitives.collective import ReduceOp
 from msops.primitives.comm_ops import (AllGather, AllReduce, Barrier, Broadcast,
@@ -40,12 +40,12 @@ def _as_rows(t: Tensor) -> Tensor:
 
 
 def all_reduce(tensor: Tensor, op: str = ReduceOp.SUM, group: str | None = None,
-               async_op: bool = False) -> CommHandle | None:
-    """tensor := its reduction with `op` over `group`, on every rank."""
+               async_op: bool = False) -> CommHandle | tuple | None:
+    """tensor := its reduction with `op` over `group`, on every rank (returning form:
+    (the reduction, handle))."""
     api = "all_reduce"
     op, g = reducing(api, "tensor", tensor, op, group, async_op)
-    write(api, "tensor", tensor, collective(AllReduce, g, op=op)(tensor))
-    return handle(async_op)
+    return result(api, "tensor", tensor, collective(AllReduce, g, op=op)(tensor), async_op)
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group: str | None = None,
@@ -63,11 +63,14 @@ def all_gather(tensor_list: list, tensor: Tensor, group: str | None = None,
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
                            group: str | None = None,
-                           async_op: bool = False) -> CommHandle | None:
+                           async_op: bool = False) -> CommHandle | tuple | None:
     """output_tensor := every rank's input concatenated along dim 0, (N*x1, ...), or
-    stacked, (N, x1, ...): the output's shape decides."""
+    stacked, (N, x1, ...): the output's shape decides (returning form: (the concatenation,
+    handle), output_tensor unused)."""
     api = "all_gather_into_tensor"
-    check_tensor(api, "output_tensor", output_tensor)
+    inplace = is_inplace(api)
+    if inplace:
+        check_tensor(api, "output_tensor", output_tensor)
     check_tensor(api, "input_tensor", input_tensor)
     check_async(api, async_op)
     g = member_group(api, group)
@@ -75,6 +78,8 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
     allowed = ((g.size,) + tuple(input_tensor.shape),
                (g.size * input_tensor.shape[0],) + tuple(input_tensor.shape[1:])
                if input_tensor.shape else (g.size,))
+    if not inplace:
+        return reshape(got, allowed[1]), handle(async_op)
     if tuple(output_tensor.shape) not in allowed:
         raise ValueError(f"For '{api}', the 'output_tensor' should have shape "
                          f"{list(allowed[1])} or {list(allowed[0])}, but got "
@@ -90,13 +95,18 @@ def _reduce_scatter(api: str, output: Tensor, rows: Tensor, op: str, g: Any) -> 
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: str = ReduceOp.SUM,
-                          group: str | None = None, async_op: bool = False) -> CommHandle | None:
+                          group: str | None = None,
+                          async_op: bool = False) -> CommHandle | tuple | None:
     """output := group rank i's block i of `input` (dim 0 split in N) reduced over the
-    group. input is (N*x1, ...) or (N, *output shape)."""
+    group. input is (N*x1, ...) or (N, *output shape) (returning form: (the block
+    (x1, ...), handle), output unused)."""
     api = "reduce_scatter_tensor"
-    check_tensor(api, "output", output)
+    if is_inplace(api):
+        check_tensor(api, "output", output)
     op, g = reducing(api, "input", input, op, group, async_op)
     check_divisible(api, "input", input, g.size)
+    if not is_inplace(api):
+        return collective(ReduceScatter, g, op=op)(input), handle(async_op)
     _reduce_scatter(api, output, input, op, g)
     return handle(async_op)
 
@@ -200,20 +210,21 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group: str | N
     return handle(async_op)
 
 
-def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Any = None,
+def all_to_all_single(output: Tensor | tuple, input: Tensor, output_split_sizes: Any = None,
                       input_split_sizes: Any = None, group: str | None = None,
-                      async_op: bool = False) -> CommHandle | None:
+                      async_op: bool = False) -> CommHandle | tuple | None:
     """Rows of `input` split by input_split_sizes (None: evenly) go to the group's ranks in
-    order; output := the rows received, split by output_split_sizes."""
+    order; output := the rows received, split by output_split_sizes (returning form:
+    (those rows, handle); output is then a Tensor or a shape, giving the result's shape)."""
     api = "all_to_all_single"
-    check_tensor(api, "output", output)
+    if is_inplace(api):
+        check_tensor(api, "output", output)
+    out_shape = shape_of(api, "output", output)
     check_tensor(api, "input", input)
     check_async(api, async_op)
     g = member_group(api, group)
-    got = single_exchange(api, tuple(output.shape), input, output_split_sizes,
-                          input_split_sizes, g)
-    write(api, "output", output, got)
-    return handle(async_op)
+    got = single_exchange(api, out_shape, input, output_split_sizes, input_split_sizes, g)
+    return result(api, "output", output, got, async_op)
 
 
 def barrier(group: str | None = None, async_op: bool = False,
