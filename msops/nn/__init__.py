@@ -72,3 +72,5 @@ from msops.nn.adadelta import Adadelta
 from msops.nn.proximal import FTRL, ProximalAdagrad
 from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
+from msops.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
+__all__ += ["SyncBatchNorm"]

@@ -110,9 +110,9 @@ class GroupNorm(Cell):
 
 class _BatchNorm(Cell):
     """The shared body: parameters `gamma`, `beta` (trainable when affine), `moving_mean`,
-    `moving_variance` (never trainable), all (C,); `ndim` the input rank it takes."""
+    `moving_variance` (never trainable), all (C,); `ndims` the input ranks it takes."""
 
-    ndim = 2
+    ndims = (2,)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
                  affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
@@ -149,25 +149,34 @@ class _BatchNorm(Cell):
         self.assign = ops.Assign()
 
     def construct(self, x):
-        if len(x.shape) != self.ndim:
-            raise ValueError(f"For '{self.cls_name}', the 'x' should be {self.ndim}-D, but got "
+        if len(x.shape) not in self.ndims:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be "
+                             f"{' or '.join(map(str, self.ndims))}-D, but got "
                              f"shape {list(x.shape)}.")
+        return self._normalise(x)
+
+    def _normalise(self, x):
+        """x (2-D or 4-D) normalised; in training the moving statistics are updated."""
         use_batch = self.training if self.use_batch_statistics is None \
             else self.use_batch_statistics
         if not use_batch:
             return self.bn_infer(x, self.gamma, self.beta, self.moving_mean,
                                  self.moving_variance)[0]
-        y, moving_mean, moving_variance, _, _ = self.bn_train(
-            x, self.gamma, self.beta, self.moving_mean, self.moving_variance)
+        y, moving_mean, moving_variance, _, _ = self._train(
+            [x, self.gamma, self.beta, self.moving_mean, self.moving_variance])
         self.assign(self.moving_mean, moving_mean)
         self.assign(self.moving_variance, moving_variance)
         return y
+
+    def _train(self, args: list) -> Any:
+        """BatchNorm's five outputs in training (the batch's statistics)."""
+        return self.bn_train(*args)
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
             return
         x = in_strategy[0]
-        c = x[3] if self.ndim == 4 and self.data_format == "NHWC" else x[1]
+        c = x[3] if len(x) == 4 and self.data_format == "NHWC" else x[1]
         full = (x,) + ((c,),) * 4
         self.bn_train.shard(full, out_strategy)
         self.bn_infer.shard(full, out_strategy)
@@ -182,7 +191,7 @@ class BatchNorm1d(_BatchNorm):
     `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
     """
 
-    ndim = 2
+    ndims = (2,)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
                  affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
@@ -199,4 +208,4 @@ class BatchNorm2d(_BatchNorm):
     `shard(((n, c, h, w),))` shards the BatchNorm primitive as (x, (c,), (c,), (c,), (c,)).
     """
 
-    ndim = 4
+    ndims = (4,)
