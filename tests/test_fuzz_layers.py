@@ -76,6 +76,10 @@ LAYERS = {
                           (r(2, 3), np.full((2, 3), 0.5, F32))),
     "CosineEmbeddingLoss": (dict(margin=0.1, reduction="mean"),
                             (r(3, 4), r(3, 4) + 1, np.array([1, -1, 1], np.int32))),
+    "InstanceNorm2d": (dict(num_features=3, eps=1e-5, momentum=0.1, affine=True),
+                       (r(2, 3, 2, 2),)),
+    "BatchNorm3d": (dict(num_features=2, eps=1e-5, momentum=0.9), (r(2, 2, 2, 1, 3),)),
+    "SyncBatchNorm": (dict(num_features=2, eps=1e-5, process_groups=None), (r(3, 2),)),
     # not BCELoss / KLDivLoss: a perturbed input outside their domain (a probability < 0)
     # gives NaN by definition, which no graph-mode check can see before the values exist
 }

@@ -74,3 +74,6 @@ from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
 from msops.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
 __all__ += ["SyncBatchNorm"]
+from msops.nn.normalization import BatchNorm3d  # noqa: E402
+from msops.nn.instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+__all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

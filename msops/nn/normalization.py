@@ -23,7 +23,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.ops import nn_func
 
-__all__ = ["LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class LayerNorm(Cell):
@@ -209,3 +209,42 @@ class BatchNorm2d(_BatchNorm):
     """
 
     ndims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of x (N, C, D, H, W) per channel, as `mindspore.nn.BatchNorm3d`
+    (no data_format): x is viewed as (N, C, D * H, W) for the BatchNorm primitive, as
+    MindSpore does. `shard(((n, 1, 1, 1, 1),))` splits the batch only (the views keep dim 0
+    alone whole or split)."""
+
+    ndims = (5,)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
+                 affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
+                 moving_mean_init: Any = "zeros", moving_var_init: Any = "ones",
+                 use_batch_statistics: bool | None = None,
+                 dtype: mstype.Type = mstype.float32) -> None:
+        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
+                         moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
+        self.reshape = ops.Reshape()
+        self.reshape_back = ops.Reshape()
+
+    def construct(self, x):
+        shape = tuple(x.shape)
+        if len(shape) != 5:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be 5-D (N, C, D, H, W), "
+                             f"but got shape {list(shape)}.")
+        n, c, d, h, w = shape
+        y = self._normalise(self.reshape(x, (n, c, d * h, w)))
+        return self.reshape_back(y, shape)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        x = tuple(in_strategy[0])
+        if len(x) != 5 or any(s != 1 for s in x[1:]):
+            raise ValueError(f"For '{self.cls_name}', the strategy should be ((n, 1, 1, 1, 1),) "
+                             f"(the batch split only), but got {in_strategy}.")
+        self.reshape.shard((x,))
+        super()._shard_primitives(((x[0], 1, 1, 1),), out_strategy)
+        self.reshape_back.shard(((x[0], 1, 1, 1),))
