@@ -77,3 +77,5 @@ __all__ += ["SyncBatchNorm"]
 from msops.nn.normalization import BatchNorm3d  # noqa: E402
 from msops.nn.instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+from msops.nn.array_layers import Tril, Triu  # noqa: E402
+__all__ += ["Tril", "Triu"]
