@@ -6,6 +6,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, nn, ops
+from numeric import finite_differences
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
 
@@ -72,3 +73,87 @@ def test_tril_triu_errors():
         nn.Tril()(Tensor(np.ones(3, np.float32)))
     with pytest.raises(TypeError, match="For 'Tril', the 'x'"):
         ops.Tril()(Tensor(np.array([["a", "b"]])))
+
+
+def np_pad(x, pairs, mode, value=0):
+    """numpy's pad with (before, after) for x's last len(pairs) dims (pairs from dim 0 of
+    those); negative amounts crop first."""
+    lead = x.ndim - len(pairs)
+    crop = tuple([slice(None)] * lead + [slice(max(-b, 0), x.shape[lead + i] - max(-a, 0))
+                                         for i, (b, a) in enumerate(pairs)])
+    widths = [(0, 0)] * lead + [(max(b, 0), max(a, 0)) for b, a in pairs]
+    kw = dict(constant_values=value) if mode == "constant" else {}
+    return np.pad(x[crop], widths, {"replicate": "edge"}.get(mode, mode), **kw)
+
+
+P = np.random.default_rng(2).standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("make,x,pairs,np_mode,value", [
+    (lambda: nn.ConstantPad1d(2, 1.5), P[0, 0, 0], [(2, 2)], "constant", 1.5),
+    (lambda: nn.ConstantPad1d((3, -1), -2), P[0, 0], [(3, -1)], "constant", -2),
+    (lambda: nn.ConstantPad2d((1, 0, 2, 1), 0.5), P[0], [(2, 1), (1, 0)], "constant", 0.5),
+    (lambda: nn.ConstantPad3d((1, 1, 0, 2, 1, 0), 3), P, [(1, 0), (0, 2), (1, 1)], "constant",
+     3),
+    (lambda: nn.ZeroPad2d((1, 2, 0, 1)), P[0], [(0, 1), (1, 2)], "constant", 0),
+    (lambda: nn.ZeroPad2d(1), P[0, 0], [(1, 1), (1, 1)], "constant", 0),
+    (lambda: nn.ReflectionPad1d((3, 1)), P[0, 0], [(3, 1)], "reflect", 0),
+    (lambda: nn.ReflectionPad2d((2, 0, 1, 3)), P[0, 0], [(1, 3), (2, 0)], "reflect", 0),
+    (lambda: nn.ReflectionPad3d(1), P[0], [(1, 1), (1, 1), (1, 1)], "reflect", 0),
+    (lambda: nn.ReplicationPad1d((0, 4)), P[0, 0, 0], [(0, 4)], "replicate", 0),
+    (lambda: nn.ReplicationPad2d((1, 2, 3, 0)), P[0], [(3, 0), (1, 2)], "replicate", 0),
+    (lambda: nn.ReplicationPad3d((2, 1, 0, 1, 1, 2)), P, [(1, 2), (0, 1), (2, 1)],
+     "replicate", 0),
+    (lambda: nn.Pad(((1, 2), (0, 3))), P[0, 0, 0], [(1, 2), (0, 3)], "constant", 0),
+    (lambda: nn.Pad(((1, 1), (2, 3)), "REFLECT"), P[0, 0, 0], [(1, 1), (2, 3)], "reflect", 0),
+    (lambda: nn.Pad(((0, 0), (2, 2), (4, 5)), "SYMMETRIC"), P[0, 0], [(0, 0), (2, 2), (4, 5)],
+     "symmetric", 0),
+], ids=lambda v: None)
+def test_padding_layers(mode, make, x, pairs, np_mode, value):
+    got = run(lambda t: make()(t), mode, x)
+    np.testing.assert_array_equal(got, np_pad(x, pairs, np_mode, value))
+
+
+def test_padding_layer_gradients():
+    """The border's gradient flows back into the elements it copied (finite differences)."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 4))
+    w = np.random.default_rng(4).standard_normal((2, 6, 7))
+    for layer, np_mode in ((nn.ReflectionPad2d((1, 2, 2, 1)), "reflect"),
+                           (nn.ReplicationPad2d((1, 2, 2, 1)), "replicate"),
+                           (nn.Pad(((0, 0), (2, 1), (1, 2)), "SYMMETRIC"), "symmetric")):
+        for mode in MODES:
+            ms.set_context(mode=mode)
+            try:
+                dx = ms.grad(lambda t: (layer(t) * Tensor(w)).sum())(Tensor(x)).asnumpy()
+            finally:
+                ms.set_context(mode=ms.PYNATIVE_MODE)
+            want = finite_differences(lambda v: np_pad(v, [(2, 1), (1, 2)], np_mode) * w, x)
+            np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-8, err_msg=np_mode)
+
+
+def test_padding_layer_errors():
+    with pytest.raises(ValueError, match=r"For 'ReflectionPad1d', a 'reflect' padding should "
+                                         r"be smaller than the size 3 of dim 1, but got 3"):
+        nn.ReflectionPad1d(3)(Tensor(np.ones((2, 3), np.float32)))
+    with pytest.raises(ValueError, match=r"For 'ReflectionPad2d', the 'x' should be 3 or 4-D"):
+        nn.ReflectionPad2d(1)(Tensor(np.ones((3, 3), np.float32)))
+    with pytest.raises(ValueError, match=r"For 'ReplicationPad3d', the 'padding' should hold 6"):
+        nn.ReplicationPad3d((1, 1))
+    with pytest.raises(ValueError, match=r"For 'ReplicationPad1d', the 'padding' should be >= 0"):
+        nn.ReplicationPad1d((-1, 1))
+    with pytest.raises(TypeError, match=r"For 'ZeroPad2d', the 'padding' should be an int or"):
+        nn.ZeroPad2d(1.5)
+    with pytest.raises(TypeError, match=r"For 'ConstantPad1d'.*'value'"):
+        nn.ConstantPad1d(1, "a")
+    with pytest.raises(ValueError, match=r"For 'Pad', the 'paddings' should be \(N, 2\) pairs"):
+        nn.Pad(((1, 2, 3),))
+    with pytest.raises(TypeError, match=r"For 'Pad'.*'paddings'"):
+        nn.Pad([[1, 1]])
+    with pytest.raises(ValueError, match=r"For 'Pad'.*'mode'"):
+        nn.Pad(((1, 1),), "EDGE")
+    with pytest.raises(ValueError, match=r"For 'Pad', the 'x' should have one dim per pair"):
+        nn.Pad(((1, 1),))(Tensor(np.ones((2, 2), np.float32)))
+    with pytest.raises(ValueError, match=r"For 'Pad', a 'symmetric' padding should be at most "
+                                         r"the size 2 of dim 0, but got 3"):
+        nn.Pad(((3, 0),), "SYMMETRIC")(Tensor(np.ones(2, np.float32)))

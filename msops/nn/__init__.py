@@ -79,3 +79,9 @@ from msops.nn.instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 from msops.nn.array_layers import Tril, Triu  # noqa: E402
 __all__ += ["Tril", "Triu"]
+from msops.nn.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad,  # noqa: E402
+                              ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                              ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
+__all__ += ["Pad", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+            "ReplicationPad2d", "ReplicationPad3d"]
