@@ -157,3 +157,88 @@ def test_padding_layer_errors():
     with pytest.raises(ValueError, match=r"For 'Pad', a 'symmetric' padding should be at most "
                                          r"the size 2 of dim 0, but got 3"):
         nn.Pad(((3, 0),), "SYMMETRIC")(Tensor(np.ones(2, np.float32)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_onehot_roll_unflatten(mode):
+    idx = np.array([[1, 0, 3], [2, 2, 0]], np.int32)
+    for axis in (-1, 0, 1):
+        got = run(lambda t: nn.OneHot(axis, 4, 5.0, -1.0, ms.float64)(t), mode, idx)
+        want = np.moveaxis(np.where(np.arange(4) == idx[..., None], 5.0, -1.0), -1,
+                           axis if axis >= 0 else -1)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, want)
+    for shift, axis in ((2, 1), ((1, -2), (0, 2)), ([3], [-1])):
+        want = np.roll(X, shift, axis)
+        np.testing.assert_array_equal(run(lambda t: nn.Roll(shift, axis)(t), mode, X), want)
+    for axis, sizes, shape in ((2, (5, 1), (2, 3, 5, 1)), (-2, [3, 1], (2, 3, 1, 5)),
+                               (0, (-1, 1), (2, 1, 3, 5))):
+        got = run(lambda t: nn.Unflatten(axis, sizes)(t), mode, X)
+        np.testing.assert_array_equal(got, X.reshape(shape))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_norm_and_clip_by_norm(mode):
+    x = np.random.default_rng(5).standard_normal((3, 4, 2))
+    for axis, keep in (((), False), (1, True), ((0, 2), False)):
+        want = np.sqrt((x ** 2).sum(axis=axis or None, keepdims=keep))
+        np.testing.assert_allclose(run(lambda t: nn.Norm(axis, keep)(t), mode, x), want,
+                                   rtol=1e-12)
+    for axis, clip in ((None, 1.5), (1, 0.8), ((0, 2), 100.0)):
+        l2 = np.sqrt((x ** 2).sum(axis=axis, keepdims=True))
+        want = (x * clip / np.maximum(l2, clip)).astype(np.float32)
+        got = run(lambda t: nn.ClipByNorm(axis)(t, Tensor(np.float32(clip))), mode, x)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    # clip_norm broadcasting to x, and an all-zero x
+    clip = np.array([0.5, 1.0, 9.0], np.float32).reshape(3, 1, 1)
+    l2 = np.sqrt((x ** 2).sum(axis=(1, 2), keepdims=True))
+    got = run(lambda t: nn.ClipByNorm((1, 2))(t, Tensor(clip)), mode, x)
+    np.testing.assert_allclose(got, x * clip / np.maximum(l2, clip), rtol=1e-6)
+    zero = np.zeros((2, 2), np.float32)
+    np.testing.assert_array_equal(run(lambda t: nn.ClipByNorm()(t, Tensor(np.float32(1))),
+                                      mode, zero), zero)
+
+
+def test_norm_gradients():
+    x = np.random.default_rng(6).standard_normal((3, 4))
+    w = np.random.default_rng(7).standard_normal((3, 1))
+    for mode in MODES:
+        ms.set_context(mode=mode)
+        try:
+            dn = ms.grad(lambda t: (nn.Norm(1, True)(t) * Tensor(w)).sum())(Tensor(x))
+            dc = ms.grad(lambda t: (nn.ClipByNorm(1)(t, Tensor(np.float32(1.2)))
+                                    * Tensor(w.astype(np.float32))).sum())(
+                Tensor(x.astype(np.float32)))
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        np.testing.assert_allclose(dn.asnumpy(), finite_differences(
+            lambda v: np.sqrt((v ** 2).sum(1, keepdims=True)) * w, x), rtol=1e-6)
+        np.testing.assert_allclose(dc.asnumpy(), finite_differences(
+            lambda v: v * 1.2 / np.maximum(np.sqrt((v ** 2).sum(1, keepdims=True)), 1.2) * w,
+            x), rtol=1e-4, atol=1e-5)
+
+
+def test_onehot_roll_unflatten_norm_errors():
+    with pytest.raises(ValueError, match="For 'OneHot'.*'depth'"):
+        nn.OneHot(depth=-1)
+    with pytest.raises(TypeError, match="For 'OneHot', the 'dtype' should be a number dtype"):
+        nn.OneHot(dtype=ms.bool_)
+    with pytest.raises(ValueError, match="For 'Roll', the 'shift' and 'axis' should have the "
+                                         "same length, but got 2 and 1"):
+        nn.Roll((1, 2), 0)
+    with pytest.raises(TypeError, match="For 'Roll'.*'shift'"):
+        nn.Roll(1.5, 0)
+    with pytest.raises(ValueError, match=r"For 'Unflatten', the 'unflattened_size' \[2, 2\] "
+                                         r"should multiply to the size 3 of dim 1"):
+        nn.Unflatten(1, (2, 2))(Tensor(X))
+    with pytest.raises(ValueError, match="For 'Unflatten', the 'unflattened_size' should be"):
+        nn.Unflatten(1, (-1, -1))
+    with pytest.raises(TypeError, match="For 'Norm'.*'axis'"):
+        nn.Norm(axis=[0])
+    with pytest.raises(TypeError, match="For 'Norm', the 'x' should have a float dtype"):
+        nn.Norm()(Tensor(np.ones(2, np.int32)))
+    with pytest.raises(TypeError, match="For 'ClipByNorm', the 'clip_norm' should be a Tensor"):
+        nn.ClipByNorm()(Tensor(X), 1.0)
+    with pytest.raises(ValueError, match=r"For 'ClipByNorm', the 'clip_norm' shape \[4\]"):
+        nn.ClipByNorm()(Tensor(X), Tensor(np.ones(4, np.float32)))

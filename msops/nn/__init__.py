@@ -77,8 +77,9 @@ __all__ += ["SyncBatchNorm"]
 from msops.nn.normalization import BatchNorm3d  # noqa: E402
 from msops.nn.instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
-from msops.nn.array_layers import Tril, Triu  # noqa: E402
-__all__ += ["Tril", "Triu"]
+from msops.nn.array_layers import OneHot, Roll, Tril, Triu, Unflatten  # noqa: E402
+from msops.nn.norm_layers import ClipByNorm, Norm  # noqa: E402
+__all__ += ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "Norm", "ClipByNorm"]
 from msops.nn.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad,  # noqa: E402
                               ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                               ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
