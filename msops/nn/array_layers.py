@@ -1,6 +1,7 @@
 """Array layers, as `mindspore.nn`: Tril and Triu (a matrix's triangle, `ops.tril` /
 `ops.triu`, so the Tril / Triu primitives), OneHot (the OneHot primitive), Roll
-(`ops.roll`: slices and a Concat), Unflatten (a Reshape)."""
+(`ops.roll`: slices and a Concat), Unflatten (a Reshape), PixelShuffle and PixelUnshuffle
+(`ops.pixel_shuffle` / `ops.pixel_unshuffle`)."""
 from __future__ import annotations
 
 import math
@@ -13,9 +14,9 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.nn.cell import Cell
-from msops.ops import mask_func, slice_func
+from msops.ops import channel_func, mask_func, slice_func
 
-__all__ = ["Tril", "Triu", "OneHot", "Roll", "Unflatten"]
+__all__ = ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "PixelShuffle", "PixelUnshuffle"]
 
 
 class Tril(Cell):
@@ -117,3 +118,29 @@ class Unflatten(Cell):
                              f"should multiply to the size {shape[axis]} of dim {axis}, but "
                              f"does not.")
         return self.reshape(input, shape[:axis] + sizes + shape[axis + 1:])
+
+
+class PixelShuffle(Cell):
+    """`PixelShuffle(upscale_factor)`: x (*, C * r * r, H, W) to (*, C, H * r, W * r),
+    as `mindspore.nn.PixelShuffle` (`ops.pixel_shuffle`)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = validator.check_positive_int(upscale_factor, "upscale_factor",
+                                                           self.cls_name)
+
+    def construct(self, input: Any) -> Any:
+        return channel_func.pixel_shuffle(input, self.upscale_factor)
+
+
+class PixelUnshuffle(Cell):
+    """`PixelUnshuffle(downscale_factor)`: x (*, C, H * r, W * r) to (*, C * r * r, H, W),
+    as `mindspore.nn.PixelUnshuffle` (`ops.pixel_unshuffle`)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = validator.check_positive_int(downscale_factor,
+                                                             "downscale_factor", self.cls_name)
+
+    def construct(self, input: Any) -> Any:
+        return channel_func.pixel_unshuffle(input, self.downscale_factor)
