@@ -89,3 +89,7 @@ from msops.nn.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, 
 __all__ += ["Pad", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
             "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
             "ReplicationPad2d", "ReplicationPad3d"]
+from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402
+                              AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
+__all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
