@@ -103,10 +103,10 @@ def test_pixel_shuffle_and_unshuffle(mode, shape, r):
 
 
 def test_pixel_shuffle_errors():
-    with pytest.raises(ValueError, match=r"For 'pixel_shuffle', the channels of 'input' should "
+    with pytest.raises(ValueError, match=r"For 'PixelShuffle', the channels of 'input' should "
                                          r"be divisible by upscale_factor \*\* 2 = 4"):
         nn.PixelShuffle(2)(Tensor(np.ones((1, 6, 2, 2), np.float32)))
-    with pytest.raises(ValueError, match=r"For 'pixel_unshuffle', the height and width"):
+    with pytest.raises(ValueError, match=r"For 'PixelUnshuffle', the height and width"):
         nn.PixelUnshuffle(2)(Tensor(np.ones((1, 1, 3, 2), np.float32)))
     with pytest.raises(ValueError, match=r"For 'pixel_shuffle', the 'input' should have rank "
                                          r">= 3"):

@@ -80,6 +80,21 @@ LAYERS = {
                        (r(2, 3, 2, 2),)),
     "BatchNorm3d": (dict(num_features=2, eps=1e-5, momentum=0.9), (r(2, 2, 2, 1, 3),)),
     "SyncBatchNorm": (dict(num_features=2, eps=1e-5, process_groups=None), (r(3, 2),)),
+    "AvgPool1d": (dict(kernel_size=3, stride=2, pad_mode="pad", padding=1,
+                       count_include_pad=False), (r(2, 3, 7),)),
+    "MaxPool1d": (dict(kernel_size=2, stride=1, pad_mode="same"), (r(2, 3, 5),)),
+    "AdaptiveAvgPool2d": (dict(output_size=(2, 3)), (r(1, 2, 5, 4),)),
+    "AdaptiveMaxPool1d": (dict(output_size=3), (r(2, 3, 7),)),
+    "ReflectionPad2d": (dict(padding=(1, 0, 2, 1)), (r(1, 2, 3, 4),)),
+    "ConstantPad1d": (dict(padding=(2, -1), value=0.5), (r(2, 5),)),
+    "Pad": (dict(paddings=((1, 0), (2, 2)), mode="SYMMETRIC"), (r(3, 4),)),
+    "PixelShuffle": (dict(upscale_factor=2), (r(1, 8, 2, 3),)),
+    "Unflatten": (dict(axis=1, unflattened_size=(2, 3)), (r(2, 6),)),
+    "Roll": (dict(shift=(1, -2), axis=(0, 1)), (r(3, 4),)),
+    "Norm": (dict(axis=1, keep_dims=True), (r(3, 4),)),
+    "ClipByNorm": (dict(axis=1), (r(3, 4), np.array([0.5], F32))),
+    "OneHot": (dict(axis=-1, depth=4, on_value=2.0, off_value=-1.0),
+               (np.array([[0, 3], [1, 2]], np.int32),)),
     # not BCELoss / KLDivLoss: a perturbed input outside their domain (a probability < 0)
     # gives NaN by definition, which no graph-mode check can see before the values exist
 }

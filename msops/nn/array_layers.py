@@ -84,6 +84,8 @@ class Roll(Cell):
         self.shift, self.axis = tuple(shifts), tuple(axes)
 
     def construct(self, input_x: Any) -> Any:
+        for a in self.axis:
+            validator.check_axis_in_range(a, len(input_x.shape), "axis", self.cls_name)
         return slice_func.roll(input_x, self.shift, self.axis)
 
 
@@ -130,7 +132,7 @@ class PixelShuffle(Cell):
                                                            self.cls_name)
 
     def construct(self, input: Any) -> Any:
-        return channel_func.pixel_shuffle(input, self.upscale_factor)
+        return channel_func.shuffle(self.cls_name, input, self.upscale_factor)
 
 
 class PixelUnshuffle(Cell):
@@ -143,4 +145,4 @@ class PixelUnshuffle(Cell):
                                                              "downscale_factor", self.cls_name)
 
     def construct(self, input: Any) -> Any:
-        return channel_func.pixel_unshuffle(input, self.downscale_factor)
+        return channel_func.unshuffle(self.cls_name, input, self.downscale_factor)

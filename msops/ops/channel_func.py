@@ -76,7 +76,17 @@ def _factor(name: str, arg: str, r: Any, input: Any) -> tuple:
 def pixel_shuffle(input: Any, upscale_factor: int) -> Any:
     """input (*, C * r * r, H, W) rearranged to (*, C, H * r, W * r), r = upscale_factor:
     output[..., c, h * r + i, w * r + j] = input[..., c * r * r + i * r + j, h, w]."""
-    name, r = "pixel_shuffle", upscale_factor
+    return shuffle("pixel_shuffle", input, upscale_factor)
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
+    """pixel_shuffle's inverse: input (*, C, H * r, W * r) to (*, C * r * r, H, W),
+    r = downscale_factor."""
+    return unshuffle("pixel_unshuffle", input, downscale_factor)
+
+
+def shuffle(name: str, input: Any, r: int) -> Any:
+    """pixel_shuffle, its errors naming `name`."""
     shape = _factor(name, "upscale_factor", r, input)
     *lead, c, h, w = shape
     if c % (r * r):
@@ -88,10 +98,8 @@ def pixel_shuffle(input: Any, upscale_factor: int) -> Any:
     return _prim(Reshape)(x, tuple(lead) + (c // (r * r), h * r, w * r))
 
 
-def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
-    """pixel_shuffle's inverse: input (*, C, H * r, W * r) to (*, C * r * r, H, W),
-    r = downscale_factor."""
-    name, r = "pixel_unshuffle", downscale_factor
+def unshuffle(name: str, input: Any, r: int) -> Any:
+    """pixel_unshuffle, its errors naming `name`."""
     shape = _factor(name, "downscale_factor", r, input)
     *lead, c, h, w = shape
     if h % r or w % r:
