@@ -7,17 +7,9 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import Call
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
 
 
 def run(fn, mode, *xs):

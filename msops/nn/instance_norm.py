@@ -7,9 +7,8 @@ from typing import Any
 
 from msops.common import dtype as mstype
 from msops.common import validator
-from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
-from msops.nn.initializer import initializer
+from msops.nn.normalization import affine_parameters
 from msops.ops import nn_func
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
@@ -38,11 +37,8 @@ class _InstanceNorm(Cell):
                              f"but got {momentum}.")
         self.momentum = momentum
         self.affine = validator.check_bool("affine", affine, name)
-        shape = (num_features,)
-        self.gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name),
-                               name="gamma", requires_grad=affine)
-        self.beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name),
-                              name="beta", requires_grad=affine)
+        self.gamma, self.beta = affine_parameters(name, num_features, gamma_init, beta_init,
+                                                  dtype, affine)
 
     def construct(self, x):
         shape = list(x.shape)

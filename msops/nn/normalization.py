@@ -69,6 +69,17 @@ class LayerNorm(Cell):
                 f"begin_params_axis={self.begin_params_axis}, epsilon={self.epsilon}")
 
 
+def affine_parameters(name: str, channels: int, gamma_init: Any, beta_init: Any,
+                      dtype: mstype.Type, affine: bool) -> tuple:
+    """gamma and beta, Parameters (channels,) from their initializers, trained when `affine`."""
+    shape = (channels,)
+    gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name), name="gamma",
+                      requires_grad=affine)
+    beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name), name="beta",
+                     requires_grad=affine)
+    return gamma, beta
+
+
 class GroupNorm(Cell):
     """`GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, gamma_init='ones',
     beta_init='zeros', dtype=float32)`, as `mindspore.nn.GroupNorm`: x (N, C, *) normalised
@@ -90,11 +101,8 @@ class GroupNorm(Cell):
         nn_func.check_groups(name, num_groups, eps)
         self.eps = eps
         self.affine = validator.check_bool("affine", affine, name)
-        shape = (num_channels,)
-        self.gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name),
-                               name="gamma", requires_grad=affine)
-        self.beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name),
-                              name="beta", requires_grad=affine)
+        self.gamma, self.beta = affine_parameters(name, num_channels, gamma_init, beta_init,
+                                                  dtype, affine)
 
     def construct(self, x):
         if len(x.shape) < 2 or x.shape[1] != self.num_channels:
@@ -185,13 +193,8 @@ class _BatchNorm(Cell):
         return f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}"
 
 
-class BatchNorm1d(_BatchNorm):
-    """Batch normalization of x (N, C) over its channels: gamma * x_hat + beta.
-
-    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
-    """
-
-    ndims = (2,)
+class _ChannelsFirstBatchNorm(_BatchNorm):
+    """The BatchNorms without data_format (channels at dim 1)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
                  affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
@@ -200,6 +203,15 @@ class BatchNorm1d(_BatchNorm):
                  dtype: mstype.Type = mstype.float32) -> None:
         super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
                          moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
+
+
+class BatchNorm1d(_ChannelsFirstBatchNorm):
+    """Batch normalization of x (N, C) over its channels: gamma * x_hat + beta.
+
+    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
+    """
+
+    ndims = (2,)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -211,7 +223,7 @@ class BatchNorm2d(_BatchNorm):
     ndims = (4,)
 
 
-class BatchNorm3d(_BatchNorm):
+class BatchNorm3d(_ChannelsFirstBatchNorm):
     """Batch normalization of x (N, C, D, H, W) per channel, as `mindspore.nn.BatchNorm3d`
     (no data_format): x is viewed as (N, C, D * H, W) for the BatchNorm primitive, as
     MindSpore does. `shard(((n, 1, 1, 1, 1),))` splits the batch only (the views keep dim 0
@@ -219,24 +231,14 @@ class BatchNorm3d(_BatchNorm):
 
     ndims = (5,)
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
-                 affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
-                 moving_mean_init: Any = "zeros", moving_var_init: Any = "ones",
-                 use_batch_statistics: bool | None = None,
-                 dtype: mstype.Type = mstype.float32) -> None:
-        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
-                         moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
-        self.reshape = ops.Reshape()
-        self.reshape_back = ops.Reshape()
-
     def construct(self, x):
         shape = tuple(x.shape)
         if len(shape) != 5:
             raise ValueError(f"For '{self.cls_name}', the 'x' should be 5-D (N, C, D, H, W), "
                              f"but got shape {list(shape)}.")
         n, c, d, h, w = shape
-        y = self._normalise(self.reshape(x, (n, c, d * h, w)))
-        return self.reshape_back(y, shape)
+        y = self._normalise(ops.reshape(x, (n, c, d * h, w)))
+        return ops.reshape(y, shape)
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
@@ -245,6 +247,4 @@ class BatchNorm3d(_BatchNorm):
         if len(x) != 5 or any(s != 1 for s in x[1:]):
             raise ValueError(f"For '{self.cls_name}', the strategy should be ((n, 1, 1, 1, 1),) "
                              f"(the batch split only), but got {in_strategy}.")
-        self.reshape.shard((x,))
         super()._shard_primitives(((x[0], 1, 1, 1),), out_strategy)
-        self.reshape_back.shard(((x[0], 1, 1, 1),))

@@ -4,26 +4,17 @@ layers on 2/4/8 ranks, output and input gradient."""
 import numpy as np
 import pytest
 from parallel_oracle import check
+from test_activation_layers import Squared
 from test_parallel_grad import check_grads
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, nn
 from msops.communication import get_group_size
 
 RANKS = (2, 4, 8)
 N = get_group_size()
 X4 = Tensor(np.random.default_rng(5).standard_normal((2 * N, 4, 5, 7)).astype(np.float32))
 X3 = Tensor(np.random.default_rng(6).standard_normal((2 * N, 3, 9)).astype(np.float32))
-
-
-class Squared(nn.Cell):
-    def __init__(self, layer):
-        super().__init__()
-        self.layer, self.sum = layer, ops.ReduceSum()
-
-    def construct(self, x):
-        out = self.layer(x)
-        return self.sum(out * out, ())
 
 
 LAYERS = {

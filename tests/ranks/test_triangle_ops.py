@@ -3,6 +3,7 @@ shifts the diagonal by its block's offset), forward and gradient, with no commun
 import numpy as np
 import pytest
 from parallel_oracle import check, comm_ops
+from test_functional_forms import Call
 from test_parallel_grad import check_grads
 
 from msops import Tensor, nn, ops
@@ -24,21 +25,12 @@ class Weighted(nn.Cell):
         return self.sum(self.op(x) * self.w)
 
 
-class One(nn.Cell):
-    def __init__(self, op):
-        super().__init__()
-        self.op = op
-
-    def construct(self, x):
-        return self.op(x)
-
-
 @pytest.mark.parametrize("strategy", [((1, N, 1),), ((1, 1, N),), ((1, 2, H),),
                                       ((2, H, 1),)], ids=["rows", "cols", "both", "batch"])
 @pytest.mark.parametrize("make", [lambda: ops.Tril(), lambda: ops.Tril(-3),
                                   lambda: ops.Triu(1), lambda: ops.Triu(-2)],
                          ids=["tril", "tril-3", "triu1", "triu-2"])
 def test_split_matrix_equals_serial(make, strategy):
-    graph = check(lambda: One(make().shard(strategy)), X)
+    graph = check(lambda: Call(make().shard(strategy)), X)
     assert comm_ops(graph) == []
     check_grads(lambda: Weighted(make().shard(strategy)), X, positions=(0,))
