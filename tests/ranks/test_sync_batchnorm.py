@@ -135,3 +135,46 @@ def test_process_groups_errors():
         nn.SyncBatchNorm(2, process_groups=[[0], [0, 1]])
     with pytest.raises(TypeError, match="process_groups"):
         nn.SyncBatchNorm(2, process_groups=(0, 1))
+
+
+class Head(nn.Cell):
+    """Dense -> (Sync)BatchNorm -> Dense."""
+
+    def __init__(self, bn):
+        super().__init__()
+        ms.set_seed(2)
+        self.net = nn.SequentialCell(nn.Dense(4, 3), bn, nn.Dense(3, 2))
+
+    def construct(self, x):
+        return self.net(x)
+
+
+def test_data_parallel_training_equals_serial():
+    """PYNATIVE data_parallel (each rank its rows, DistributedGradReducer with the mean):
+    3 Momentum steps of a net with SyncBatchNorm give the serial BatchNorm net's weights
+    and moving statistics."""
+    n, rank = get_group_size(), get_rank()
+    rng = np.random.default_rng(9)
+    data = [(rng.standard_normal((2 * n, 4)).astype(np.float32) * 2 + 1,
+             rng.standard_normal((2 * n, 2)).astype(np.float32)) for _ in range(3)]
+
+    def train(net, batches):
+        net.set_train()
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                   nn.Momentum(net.trainable_params(), 0.1, 0.9))
+        for x, y in batches:
+            step(Tensor(x), Tensor(y))
+        return {p.name: p.asnumpy() for p in net.get_parameters()}
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = train(Head(nn.BatchNorm1d(3)), data)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", device_num=n,
+                                 gradients_mean=True)
+    try:
+        got = train(Head(nn.SyncBatchNorm(3)),
+                    [(x[2 * rank:2 * rank + 2], y[2 * rank:2 * rank + 2]) for x, y in data])
+    finally:
+        ms.reset_auto_parallel_context()
+    assert sorted(got) == sorted(want)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5, err_msg=name)
