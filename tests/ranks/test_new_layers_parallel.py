@@ -3,7 +3,7 @@ semi_auto_parallel with the data-parallel default (the batch split) equal the se
 layers on 2/4/8 ranks, output and input gradient."""
 import numpy as np
 import pytest
-from parallel_oracle import check
+from parallel_oracle import check, run_serial
 from test_activation_layers import Squared
 from test_parallel_grad import check_grads
 
@@ -34,3 +34,14 @@ def test_batch_split_equals_serial(name):
     make, x = LAYERS[name]
     check(make, x)
     check_grads(lambda: Squared(make()), x, positions=(0,))
+
+
+def test_channel_dropout_equals_serial():
+    """Dropout2d in training: the (N, C, 1, 1) mask is the Dropout primitive's draw, the
+    same in the sharded graph as serially after the same set_seed."""
+    def make():
+        ms.set_seed(3)
+        return nn.Dropout2d(0.4)
+    dropped = (run_serial(make, X4, train=True) == 0).all(axis=(2, 3))
+    assert dropped.any() and not dropped.all()
+    check(make, X4, train=True)
