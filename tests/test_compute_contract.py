@@ -163,6 +163,9 @@ CASES = [
     (ops.UniformReal(seed=1), ((2, 3),)),
     (ops.StandardNormal(2, 3), ((3, 1, 2),)),
     (ops.UniformInt(), ((4, 2), np.array(-2, np.int32), np.array(5, np.int32))),
+    # triangle_ops
+    (ops.Tril(1), (r(2, 3, 4, dtype=F16),)),
+    (ops.Triu(-1), (np.arange(12, dtype=np.int64).reshape(3, 4) % 2 == 0,)),
 ]
 
 

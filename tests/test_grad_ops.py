@@ -214,6 +214,10 @@ CASES = [
                                                                  [0.45, 0.7, 2.0]])]),
     Case("HShrink", lambda x: ops.HShrink(0.6)(x), [np.array([[-1.3, -0.3, 0.1],
                                                               [0.45, 0.7, 2.0]])]),
+    # triangle_ops
+    Case("Tril", lambda x: ops.Tril()(x), [r(B, M, N)]),
+    Case("Tril_diagonal", lambda x: ops.Tril(-1)(x), [r(M, N)]),
+    Case("Triu", lambda x: ops.Triu(1)(x), [r(B, M, N)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

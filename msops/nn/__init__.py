@@ -76,3 +76,24 @@ from msops.nn.upsample import Upsample  # noqa: E402
 __all__ += ["Upsample"]
 from msops.nn.utils import no_init_parameters  # noqa: E402
 __all__ += ["no_init_parameters"]
+from msops.nn.sync_batchnorm import SyncBatchNorm  # noqa: E402
+__all__ += ["SyncBatchNorm"]
+from msops.nn.normalization import BatchNorm3d  # noqa: E402
+from msops.nn.instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+__all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+from msops.nn.array_layers import (OneHot, PixelShuffle, PixelUnshuffle, Roll,  # noqa: E402
+                                   Tril, Triu, Unflatten)
+from msops.nn.dropout_layers import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from msops.nn.norm_layers import ClipByNorm, Norm  # noqa: E402
+__all__ += ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "Norm", "ClipByNorm",
+            "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d"]
+from msops.nn.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad,  # noqa: E402
+                              ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                              ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
+__all__ += ["Pad", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+            "ReplicationPad2d", "ReplicationPad3d"]
+from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402
+                              AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
+__all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]

@@ -23,7 +23,7 @@ from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 from msops.ops import nn_func
 
-__all__ = ["LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class LayerNorm(Cell):
@@ -69,6 +69,17 @@ class LayerNorm(Cell):
                 f"begin_params_axis={self.begin_params_axis}, epsilon={self.epsilon}")
 
 
+def affine_parameters(name: str, channels: int, gamma_init: Any, beta_init: Any,
+                      dtype: mstype.Type, affine: bool) -> tuple:
+    """gamma and beta, Parameters (channels,) from their initializers, trained when `affine`."""
+    shape = (channels,)
+    gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name), name="gamma",
+                      requires_grad=affine)
+    beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name), name="beta",
+                     requires_grad=affine)
+    return gamma, beta
+
+
 class GroupNorm(Cell):
     """`GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, gamma_init='ones',
     beta_init='zeros', dtype=float32)`, as `mindspore.nn.GroupNorm`: x (N, C, *) normalised
@@ -90,11 +101,8 @@ class GroupNorm(Cell):
         nn_func.check_groups(name, num_groups, eps)
         self.eps = eps
         self.affine = validator.check_bool("affine", affine, name)
-        shape = (num_channels,)
-        self.gamma = Parameter(initializer(gamma_init, shape, dtype, "gamma_init", name),
-                               name="gamma", requires_grad=affine)
-        self.beta = Parameter(initializer(beta_init, shape, dtype, "beta_init", name),
-                              name="beta", requires_grad=affine)
+        self.gamma, self.beta = affine_parameters(name, num_channels, gamma_init, beta_init,
+                                                  dtype, affine)
 
     def construct(self, x):
         if len(x.shape) < 2 or x.shape[1] != self.num_channels:
@@ -110,9 +118,9 @@ class GroupNorm(Cell):
 
 class _BatchNorm(Cell):
     """The shared body: parameters `gamma`, `beta` (trainable when affine), `moving_mean`,
-    `moving_variance` (never trainable), all (C,); `ndim` the input rank it takes."""
+    `moving_variance` (never trainable), all (C,); `ndims` the input ranks it takes."""
 
-    ndim = 2
+    ndims = (2,)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
                  affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
@@ -149,25 +157,34 @@ class _BatchNorm(Cell):
         self.assign = ops.Assign()
 
     def construct(self, x):
-        if len(x.shape) != self.ndim:
-            raise ValueError(f"For '{self.cls_name}', the 'x' should be {self.ndim}-D, but got "
+        if len(x.shape) not in self.ndims:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be "
+                             f"{' or '.join(map(str, self.ndims))}-D, but got "
                              f"shape {list(x.shape)}.")
+        return self._normalise(x)
+
+    def _normalise(self, x):
+        """x (2-D or 4-D) normalised; in training the moving statistics are updated."""
         use_batch = self.training if self.use_batch_statistics is None \
             else self.use_batch_statistics
         if not use_batch:
             return self.bn_infer(x, self.gamma, self.beta, self.moving_mean,
                                  self.moving_variance)[0]
-        y, moving_mean, moving_variance, _, _ = self.bn_train(
-            x, self.gamma, self.beta, self.moving_mean, self.moving_variance)
+        y, moving_mean, moving_variance, _, _ = self._train(
+            [x, self.gamma, self.beta, self.moving_mean, self.moving_variance])
         self.assign(self.moving_mean, moving_mean)
         self.assign(self.moving_variance, moving_variance)
         return y
+
+    def _train(self, args: list) -> Any:
+        """BatchNorm's five outputs in training (the batch's statistics)."""
+        return self.bn_train(*args)
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
             return
         x = in_strategy[0]
-        c = x[3] if self.ndim == 4 and self.data_format == "NHWC" else x[1]
+        c = x[3] if len(x) == 4 and self.data_format == "NHWC" else x[1]
         full = (x,) + ((c,),) * 4
         self.bn_train.shard(full, out_strategy)
         self.bn_infer.shard(full, out_strategy)
@@ -176,13 +193,8 @@ class _BatchNorm(Cell):
         return f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}"
 
 
-class BatchNorm1d(_BatchNorm):
-    """Batch normalization of x (N, C) over its channels: gamma * x_hat + beta.
-
-    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
-    """
-
-    ndim = 2
+class _ChannelsFirstBatchNorm(_BatchNorm):
+    """The BatchNorms without data_format (channels at dim 1)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9,
                  affine: bool = True, gamma_init: Any = "ones", beta_init: Any = "zeros",
@@ -193,10 +205,46 @@ class BatchNorm1d(_BatchNorm):
                          moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
 
 
+class BatchNorm1d(_ChannelsFirstBatchNorm):
+    """Batch normalization of x (N, C) over its channels: gamma * x_hat + beta.
+
+    `shard(((n, c),))` shards the BatchNorm primitive as ((n, c), (c,), (c,), (c,), (c,)).
+    """
+
+    ndims = (2,)
+
+
 class BatchNorm2d(_BatchNorm):
     """Batch normalization of x (N, C, H, W) (or NHWC with data_format="NHWC") per channel.
 
     `shard(((n, c, h, w),))` shards the BatchNorm primitive as (x, (c,), (c,), (c,), (c,)).
     """
 
-    ndim = 4
+    ndims = (4,)
+
+
+class BatchNorm3d(_ChannelsFirstBatchNorm):
+    """Batch normalization of x (N, C, D, H, W) per channel, as `mindspore.nn.BatchNorm3d`
+    (no data_format): x is viewed as (N, C, D * H, W) for the BatchNorm primitive, as
+    MindSpore does. `shard(((n, 1, 1, 1, 1),))` splits the batch only (the views keep dim 0
+    alone whole or split)."""
+
+    ndims = (5,)
+
+    def construct(self, x):
+        shape = tuple(x.shape)
+        if len(shape) != 5:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be 5-D (N, C, D, H, W), "
+                             f"but got shape {list(shape)}.")
+        n, c, d, h, w = shape
+        y = self._normalise(ops.reshape(x, (n, c, d * h, w)))
+        return ops.reshape(y, shape)
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        x = tuple(in_strategy[0])
+        if len(x) != 5 or any(s != 1 for s in x[1:]):
+            raise ValueError(f"For '{self.cls_name}', the strategy should be ((n, 1, 1, 1, 1),) "
+                             f"(the batch split only), but got {in_strategy}.")
+        super()._shard_primitives(((x[0], 1, 1, 1),), out_strategy)

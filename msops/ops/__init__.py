@@ -48,6 +48,10 @@ from msops.ops.value_shape_func import *  # noqa: F401,F403
 from msops.ops.value_shape_func import __all__ as _value_shape_func_all
 from msops.ops.reshard_func import *  # noqa: F401,F403
 from msops.ops.reshard_func import __all__ as _reshard_func_all
+from msops.ops.channel_func import *  # noqa: F401,F403
+from msops.ops.channel_func import __all__ as _channel_func_all
+from msops.ops.pool_func import *  # noqa: F401,F403
+from msops.ops.pool_func import __all__ as _pool_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -58,6 +62,7 @@ __all__ += list(_creation_func_all) + list(_mask_func_all) + list(_slice_func_al
 __all__ += list(_loss_func_all) + list(_class_loss_func_all) + list(_nn_func_all) + \
     list(_matrix_func_all) + list(_resize_func_all) + list(_value_shape_func_all)
 __all__ += list(_reshard_func_all)
+__all__ += list(_channel_func_all) + list(_pool_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
+from msops.common.tensor import Tensor
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import promoted
 
-__all__ = ["_prim", "_binary"]
+__all__ = ["_prim", "_binary", "CALLS"]
 
 _shared: dict = {}
 
@@ -32,3 +35,28 @@ def _binary(cls: type, doc: str, promote: bool = True) -> Callable:
         return _prim(cls)(*(promoted((input, other)) if promote else (input, other)))
     call.__doc__ = doc
     return call
+
+
+class _Calls:
+    """The graph-builder interface (`apply`, `const`, `make_tuple`, `getitem`) done by calling
+    each primitive: a helper written for expansion rules (a ShardedCall) then also serves a
+    layer, running eagerly or recorded by the tracer like any primitive call."""
+
+    @staticmethod
+    def apply(prim: Any, inputs: Any) -> Any:
+        return prim(*inputs)
+
+    @staticmethod
+    def const(value: Any) -> Any:
+        return Tensor(value) if isinstance(value, np.ndarray) else value
+
+    @staticmethod
+    def make_tuple(values: Any) -> tuple:
+        return tuple(values)
+
+    @staticmethod
+    def getitem(value: Any, index: int) -> Any:
+        return value[index]
+
+
+CALLS = _Calls()

@@ -173,3 +173,5 @@ from msops.ops.class_loss_func import *  # noqa: E402,F401,F403
 from msops.ops.loss_func import *  # noqa: E402,F401,F403
 from msops.ops.nn_func import *  # noqa: E402,F401,F403
 from msops.ops.matrix_func import *  # noqa: E402,F401,F403
+from msops.ops.channel_func import *  # noqa: E402,F401,F403
+from msops.ops.pool_func import *  # noqa: E402,F401,F403

@@ -1,7 +1,8 @@
 """Masking, as `mindspore.ops` has it: masked_fill (a value where a boolean mask holds),
 tril and triu (a matrix's lower / upper triangle, the rest zero: the causal mask of
-attention). Each is one `Select` against a mask, so it traces, shards and differentiates
-(the gradient flows to the kept elements only)."""
+attention). masked_fill is one `Select` against the mask; tril and triu are the `Tril` and
+`Triu` primitives. Each traces, shards and differentiates (the gradient flows to the kept
+elements only)."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +15,7 @@ from msops.ops._dispatch import _prim
 from msops.ops.creation_func import broadcast_to
 from msops.primitives.elementwise_ops import Select
 from msops.primitives.math_ops import Cast
+from msops.primitives.triangle_ops import Tril, Triu
 
 __all__ = ["masked_fill", "tril", "triu"]
 
@@ -47,32 +49,24 @@ def masked_fill(input_x: Any, mask: Any, value: Any) -> Any:
     return _prim(Select)(broadcast_to(mask, shape), value, input_x)
 
 
-def _triangle(name: str, input: Any, diagonal: int, lower: bool) -> Any:
+def _triangle(cls: type, name: str, input: Any, diagonal: int) -> Any:
     check_tensor(name, "input", input)
     if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
         raise TypeError(f"For '{name}', the 'diagonal' should be an int, but got "
                         f"{type(diagonal).__name__}.")
-    shape = tuple(input.shape)
-    if len(shape) < 2:
+    if len(input.shape) < 2:
         raise ValueError(f"For '{name}', the 'input' should have rank >= 2, but got rank "
-                         f"{len(shape)}.")
-    rows, cols = shape[-2:]
-    # kept: column - row <= diagonal (lower) or >= diagonal (upper)
-    keep = np.tri(rows, cols, int(diagonal), dtype=np.bool_)
-    if not lower:
-        keep = ~np.tri(rows, cols, int(diagonal) - 1, dtype=np.bool_)
-    zero = Tensor(np.zeros((), input.dtype.np_dtype))
-    # the mask at input's full shape: Select's first input sets the data-parallel default
-    return _prim(Select)(Tensor(np.broadcast_to(keep, shape)), input, zero)
+                         f"{len(input.shape)}.")
+    return _prim(cls, int(diagonal))(input)
 
 
 def tril(input: Any, diagonal: int = 0) -> Any:
     """The lower triangle of the last two dims (elements with column - row <= diagonal), the
     rest zero; any dtype, batch dims kept."""
-    return _triangle("tril", input, diagonal, True)
+    return _triangle(Tril, "tril", input, diagonal)
 
 
 def triu(input: Any, diagonal: int = 0) -> Any:
     """The upper triangle of the last two dims (elements with column - row >= diagonal), the
     rest zero; any dtype, batch dims kept."""
-    return _triangle("triu", input, diagonal, False)
+    return _triangle(Triu, "triu", input, diagonal)

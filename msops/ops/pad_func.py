@@ -39,30 +39,34 @@ def _padding(padding: Any, ndim: int) -> list:
             for k in range(len(padding) // 2)]
 
 
-def _border(x: Any, dim: int, width: int, at_start: bool, mode: str, value: Any) -> Any:
+def _border(name: str, x: Any, dim: int, width: int, at_start: bool, mode: str,
+            value: Any) -> Any:
     """The `width` elements joined to x before (at_start) or after dim `dim`."""
     n = x.shape[dim]
     if mode == "constant":
         shape = list(x.shape)
         shape[dim] = width
         return Tensor(np.full(shape, value, x.dtype.np_dtype))
-    if mode == "reflect":
-        if width >= n:
-            raise ValueError(f"For 'pad', a 'reflect' padding should be smaller than the size "
-                             f"{n} of dim {dim}, but got {width}.")
-        part = slice_along(x, dim, 1, width + 1) if at_start else \
-            slice_along(x, dim, n - 1 - width, n - 1)
+    if mode in ("reflect", "symmetric"):
+        edge = mode == "symmetric"            # symmetric repeats the edge, reflect does not
+        if width > n - (not edge):
+            bound = "at most" if edge else "smaller than"
+            raise ValueError(f"For '{name}', a '{mode}' padding should be {bound} the size {n} "
+                             f"of dim {dim}, but got {width}.")
+        skip = 0 if edge else 1
+        part = slice_along(x, dim, skip, width + skip) if at_start else \
+            slice_along(x, dim, n - skip - width, n - skip)
         return slice_along(part, dim, None, None, -1)
     if mode == "replicate":
         if n == 0:
-            raise ValueError(f"For 'pad', a 'replicate' padding needs dim {dim} to be "
+            raise ValueError(f"For '{name}', a 'replicate' padding needs dim {dim} to be "
                              f"non-empty, but it has size 0.")
         edge = slice_along(x, dim, 0, 1) if at_start else slice_along(x, dim, n - 1, n)
         multiples = [1] * len(x.shape)
         multiples[dim] = width
         return _prim(Tile)(edge, tuple(multiples))
     if width > n:                                            # circular
-        raise ValueError(f"For 'pad', a 'circular' padding should be at most the size {n} "
+        raise ValueError(f"For '{name}', a 'circular' padding should be at most the size {n} "
                          f"of dim {dim}, but got {width}.")
     return slice_along(x, dim, n - width, n) if at_start else slice_along(x, dim, 0, width)
 
@@ -83,17 +87,23 @@ def pad(input_x: Any, padding: Any, mode: str = "constant", value: Any = None) -
     if not isinstance(value, (bool, int, float, np.number)):
         raise TypeError(f"For 'pad', the 'value' should be a number or None, but got "
                         f"{type(value).__name__}.")
-    x = input_x
-    for dim, before, after in _padding(padding, len(x.shape)):
+    return pad_dims("pad", input_x, _padding(padding, len(input_x.shape)), mode, value)
+
+
+def pad_dims(name: str, x: Any, spec: Any, mode: str, value: Any = 0) -> Any:
+    """x padded by [(dim, before, after)] (negative amounts crop) in `mode` ('constant' with
+    `value`, 'reflect', 'symmetric' (the edge repeated in the mirror), 'replicate',
+    'circular'); errors name `name`. The body of ops.pad and of the nn padding layers."""
+    for dim, before, after in spec:
         n = x.shape[dim]
         begin, end = max(-before, 0), n - max(-after, 0)
         if end < begin:
-            raise ValueError(f"For 'pad', the padding ({before}, {after}) of dim {dim} should "
+            raise ValueError(f"For '{name}', the padding ({before}, {after}) of dim {dim} should "
                              f"leave a size >= 0 of its {n} elements, but crops "
                              f"{max(-before, 0) + max(-after, 0)}.")
         x = slice_along(x, dim, begin, end)
-        parts = ([_border(x, dim, before, True, mode, value)] if before > 0 else []) + [x] + \
-            ([_border(x, dim, after, False, mode, value)] if after > 0 else [])
+        parts = ([_border(name, x, dim, before, True, mode, value)] if before > 0 else []) + \
+            [x] + ([_border(name, x, dim, after, False, mode, value)] if after > 0 else [])
         if len(parts) > 1:
             x = _prim(Concat, dim)(tuple(parts))
     return x

@@ -16,7 +16,7 @@ from msops.common.counter_rng import uniform_at
 from msops.common.initializer import get_seed, next_draw
 from msops.common.tensor import contiguous
 from msops.common.validator import Rel
-from msops.primitives.array_ops import Reshape
+from msops.primitives.array_ops import Concat, Reshape, StridedSlice
 from msops.primitives.comm_ops import AllReduce, ReduceOp
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoAttrPrimitive,
@@ -348,46 +348,61 @@ def batchnorm_spec(prim: BatchNorm, ins: list, outs: list, consts: dict) -> DimS
 
 @expansion_rule(BatchNorm)
 def batchnorm_global_statistics(prim: BatchNorm, call: ShardedCall) -> Any:
-    """Training BatchNorm with a split batch: the global mean and (biased) variance by two
-    AllReduces, the inference-mode op normalises with them, and the moving statistics
-    update as the serial op's do, so the sharded net equals the serial one."""
-    x_shape = call.in_shapes[0]
-    ndim = len(x_shape)
+    """Training BatchNorm with a split batch: its statistics are the global batch's
+    (`batch_norm_over_group` over the ranks splitting the batch), so the sharded net equals
+    the serial one."""
+    ndim = len(call.in_shapes[0])
     c_axis = prim.channel_axis(ndim)
     split_axes = sorted({k for d, axes in enumerate(call.in_axes[0]) if d != c_axis
                          for k in axes})
     if not prim.is_training or not split_axes:
         return None
-    x, scale, bias, moving_mean, moving_var = call.args()
-    group = call.group(split_axes)
+    return batch_norm_over_group(prim, call, call.args(), call.group(split_axes))
+
+
+def batch_norm_over_group(prim: BatchNorm, b: Any, args: Sequence[Any], group: str) -> Any:
+    """Training `prim` on this rank's part of a batch split over the ranks of `group`: the
+    mean and biased variance from local sums AllReduced over the group (two collectives of
+    (C + 1,) and (C,); the value counts ride in the first, so ranks may hold different
+    batch sizes), the inference-mode op normalising with them, and the moving statistics
+    updated as the serial op's. `b` builds: a ShardedCall, or a builder calling each
+    primitive (nn.SyncBatchNorm). The backward needs nothing more: AllReduce(sum)'s rule
+    sums the statistics' gradients over the group. Returns BatchNorm's five outputs."""
+    x, scale, bias, moving_mean, moving_var = args
+    ndim = len(x.shape)
+    c_axis = prim.channel_axis(ndim)
+    channels = x.shape[c_axis]
     red_axes = tuple(d for d in range(ndim) if d != c_axis)
-    count = int(np.prod([x_shape[d] for d in red_axes]))
-
     stats_dtype = moving_mean.dtype          # statistics live in the parameters' dtype
-    xs = x if x.dtype == stats_dtype else call.apply(Cast(), [x, call.const(stats_dtype)])
+    np_dtype = stats_dtype.np_dtype
+    xs = x if x.dtype == stats_dtype else b.apply(Cast(), [x, b.const(stats_dtype)])
 
-    def scalar(v: float, dtype: mstype.Type) -> Any:
-        return call.const(np.asarray(v, dtype=dtype.np_dtype))
+    def group_sum(t: Any, *extra: Any) -> Any:
+        t = b.apply(ReduceSum(keep_dims=False), [t, b.const(red_axes)])
+        if extra:
+            t = b.apply(Concat(0), [b.make_tuple([t, *extra])])
+        return b.apply(AllReduce(ReduceOp.SUM, group), [t])
 
-    def global_mean(t: Any) -> Any:
-        t = call.apply(ReduceSum(keep_dims=False), [t, call.const(red_axes)])
-        t = call.apply(AllReduce(ReduceOp.SUM, group), [t])
-        return call.apply(Mul(), [t, scalar(1.0 / count, stats_dtype)])
+    def part(t: Any, begin: int, end: int) -> Any:
+        return b.apply(StridedSlice(), [t, b.const((begin,)), b.const((end,)), b.const((1,))])
 
-    mean = global_mean(xs)
-    bshape = tuple(x.shape[d] if d == c_axis else 1 for d in range(ndim))
-    mean_b = call.apply(Reshape(), [mean, call.const(bshape)])
-    var = global_mean(call.apply(Square(), [call.apply(Sub(), [xs, mean_b])]))
+    local_count = int(np.prod([x.shape[d] for d in red_axes]))
+    sums = group_sum(xs, b.const(np.asarray([local_count], np_dtype)))
+    count = part(sums, channels, channels + 1)
+    mean = b.apply(RealDiv(), [part(sums, 0, channels), count])
+    bshape = tuple(channels if d == c_axis else 1 for d in range(ndim))
+    centred = b.apply(Sub(), [xs, b.apply(Reshape(), [mean, b.const(bshape)])])
+    var = b.apply(RealDiv(), [group_sum(b.apply(Square(), [centred])), count])
     infer_bn = BatchNorm(is_training=False, epsilon=prim.epsilon, momentum=prim.momentum,
                          data_format=prim.data_format)
-    y = call.getitem(call.apply(infer_bn, [x, scale, bias, mean, var]), 0)
+    y = b.getitem(b.apply(infer_bn, [x, scale, bias, mean, var]), 0)
     m = prim.momentum
 
     def moving(old: Any, batch: Any) -> Any:
-        keep = call.apply(Mul(), [old, scalar(1 - m, old.dtype)])
-        return call.apply(Add(), [keep, call.apply(Mul(), [batch, scalar(m, batch.dtype)])])
+        keep = b.apply(Mul(), [old, b.const(np.asarray(1 - m, np_dtype))])
+        return b.apply(Add(), [keep, b.apply(Mul(), [batch, b.const(np.asarray(m, np_dtype))])])
 
-    return call.make_tuple([y, moving(moving_mean, mean), moving(moving_var, var), mean, var])
+    return b.make_tuple([y, moving(moving_mean, mean), moving(moving_var, var), mean, var])
 
 
 class Dropout(PrimitiveWithInfer):
