@@ -1,8 +1,8 @@
 """1-D and adaptive pooling, as `mindspore.ops`: avg_pool1d, max_pool1d (the 2-D MaxPool /
 AvgPool primitives over an (N, C, 1, L) view), adaptive_avg_pool1d/2d and
 adaptive_max_pool1d/2d. Adaptive bin i of a dim of size L covers [floor(i L / out),
-ceil((i + 1) L / out)); an average over bins is a product with a (L, out) matrix of
-1 / bin length (MatMul / BatchMatMul), a max a Gather of each bin's indices (short bins
+ceil((i + 1) L / out)); an average over bins is a product with a constant matrix of
+1 / bin length (`resize_func.resample_dim`, shared with interpolate's 'area'), a max a Gather of each bin's indices (short bins
 padded with an index of a -inf column) and a ReduceMax; 2-D pools one dim after the other
 (both are separable). So all trace, shard and differentiate as their primitives do."""
 from __future__ import annotations
@@ -16,9 +16,10 @@ from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_float
 from msops.ops.pad_func import pad_dims
-from msops.primitives.array_ops import Concat, Reshape, Transpose
+from msops.ops.resize_func import adaptive_bins, area_weights, resample_dim
+from msops.primitives.array_ops import Concat, Reshape
 from msops.primitives.gather_ops import Gather
-from msops.primitives.math_ops import BatchMatMul, MatMul, RealDiv, ReduceMax
+from msops.primitives.math_ops import RealDiv, ReduceMax
 from msops.primitives.pool_ops import AvgPool, MaxPool
 
 __all__ = ["avg_pool1d", "max_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -105,10 +106,6 @@ def max_pool1d(input: Any, kernel_size: Any = 1, stride: Any = 1, padding: Any =
     return pool1d(name, input, "max", k, s, "pad", p)
 
 
-def _bins(size: int, out: int) -> list:
-    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
-
-
 def adaptive_along(name: str, x: Any, axis: int, out: int, kind: str) -> Any:
     """x pooled adaptively along dim `axis` (-1 or -2) to `out` bins."""
     shape = tuple(x.shape)
@@ -116,19 +113,9 @@ def adaptive_along(name: str, x: Any, axis: int, out: int, kind: str) -> Any:
     if size == 0:
         raise ValueError(f"For '{name}', the 'input' should be non-empty along the pooled "
                          f"dims, but got shape {list(shape)}.")
-    bins = _bins(size, out)
     if kind == "avg":
-        w = np.zeros((size, out), x.dtype.np_dtype)
-        for i, (a, b) in enumerate(bins):
-            w[a:b, i] = 1.0 / (b - a)
-        if axis == -1:
-            y = _prim(MatMul)(_prim(Reshape)(x, (-1, size)), Tensor(w))
-            return _prim(Reshape)(y, shape[:-1] + (out,))
-        # x first (the data-parallel default splits its batch): (x^T W)^T
-        rows = _prim(Reshape)(x, (-1, size, shape[-1]))
-        y = _prim(BatchMatMul, True)(rows, Tensor(w[None]))
-        y = _prim(Transpose)(y, (0, 2, 1))
-        return _prim(Reshape)(y, shape[:-2] + (out, shape[-1]))
+        return resample_dim(x, len(shape) + axis, area_weights(out, size))
+    bins = adaptive_bins(size, out)
     longest = max(b - a for a, b in bins)
     index = np.array([list(range(a, b)) + [size] * (longest - (b - a)) for a, b in bins],
                      np.int32)

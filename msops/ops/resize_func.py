@@ -65,15 +65,26 @@ def _cubic(t: np.ndarray) -> np.ndarray:
     return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
 
 
+def adaptive_bins(size: int, out: int) -> list:
+    """The [start, stop) windows of adaptive pooling: bin i of `out` over a dim of `size`
+    covers [floor(i size / out), ceil((i + 1) size / out))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def area_weights(new: int, old: int) -> np.ndarray:
+    """The (new, old) matrix averaging each adaptive bin ('area' mode, adaptive avg pooling)."""
+    w = np.zeros((new, old))
+    for r, (lo, hi) in enumerate(adaptive_bins(old, new)):
+        w[r, lo:hi] = 1.0 / (hi - lo)
+    return w
+
+
 def _matrix(mode: str, new: int, old: int, scale: float | None, align_corners: bool) -> np.ndarray:
     """The (new, old) matrix that resizes one dim of length old to new."""
     w = np.zeros((new, old))
     rows = np.arange(new)
-    if mode == "area":                      # adaptive average pooling's windows
-        for r in rows:
-            lo, hi = (r * old) // new, -((-(r + 1) * old) // new)
-            w[r, lo:hi] = 1.0 / (hi - lo)
-        return w
+    if mode == "area":
+        return area_weights(new, old)
     src = _source(mode, new, old, scale, align_corners)
     if mode in ("nearest", "nearest-exact"):
         w[rows, np.minimum(src.astype(np.int64), old - 1)] = 1.0
@@ -87,7 +98,7 @@ def _matrix(mode: str, new: int, old: int, scale: float | None, align_corners: b
     return w
 
 
-def _apply(x: Any, dim: int, w: np.ndarray) -> Any:
+def resample_dim(x: Any, dim: int, w: np.ndarray) -> Any:
     """x with its dim `dim` replaced by w @ (that dim): moved last, one 2-D MatMul, moved back."""
     shape = tuple(x.shape)
     rank = len(shape)
@@ -155,7 +166,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         if sizes[k] == spatial[k] and scales[k] in (None, 1.0):
             continue
         w = _matrix(mode, sizes[k], spatial[k], scales[k], bool(align_corners))
-        out = _apply(out, 2 + k, w)
+        out = resample_dim(out, 2 + k, w)
     return out
 
 
