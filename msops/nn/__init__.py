@@ -30,6 +30,7 @@ from msops.nn.normalization import GroupNorm
 from msops.nn.conv import Conv1d, Conv2dTranspose
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
 from msops.nn.layers import get_activation
+from msops.nn.grad_cells import ForwardValueAndGrad, Jvp, Vjp
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell", "CellList", "CellDict", "Identity", "Linear",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -72,3 +73,4 @@ from msops.nn.adadelta import Adadelta
 from msops.nn.proximal import FTRL, ProximalAdagrad
 from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
+__all__ += ["Vjp", "Jvp", "ForwardValueAndGrad"]
