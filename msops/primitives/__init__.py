@@ -36,14 +36,17 @@ from msops.primitives.arith_ops import *  # noqa: F401,F403
 from msops.primitives.activation_ext_ops import *  # noqa: F401,F403
 from msops.primitives import (piecewise_ops as _piecewise, transcendental_ops as _transcendental,
                               arith_ops as _arith, activation_ext_ops as _activation_ext)
+from msops.primitives.debug_ops import *  # noqa: F401,F403
+from msops.primitives import debug_ops as _debug
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
-#: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
+#: kernel contract; state_ops (Assign writes its Parameter input) and debug_ops (Print, the
+#: gradient hooks) are checked on their own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
-           + _neighbor.__all__ + _state.__all__)
+           + _neighbor.__all__ + _state.__all__ + _debug.__all__)
