@@ -105,7 +105,9 @@ def print_bprop(prim: Print, inputs: list, out: Any, dout: Any, g: Any) -> tuple
 
 # -- gradient hooks --------------------------------------------------------------------------
 class _GradientHook(PrimitiveWithInfer):
-    """An identity whose backward passes the gradients through `_hooked`."""
+    """An identity whose backward passes the gradients through `_hooked`. The hook function
+    is held as a plain attribute, not an attr: attrs describe the program, which every
+    rank compiles alike, while a function's identity differs from process to process."""
 
     def infer_shape(self, *shapes: Any) -> Any:
         return list(shapes[0]) if len(shapes) == 1 else tuple(list(s) for s in shapes)
@@ -152,13 +154,13 @@ class HookBackward(_GradientHook):
     the backward (made of ops; print with ops.Print), where MindSpore supports PYNATIVE only.
     """
 
-    @prim_attr_register
     def __init__(self, hook_fn: Callable, cell_id: str = "") -> None:
-        _check_function("HookBackward", "hook_fn", hook_fn)
+        super().__init__()
+        self.hook_fn = _check_function("HookBackward", "hook_fn", hook_fn)
         if not isinstance(cell_id, str):
             raise TypeError(f"For 'HookBackward', the 'cell_id' should be a str, but got "
                             f"{type(cell_id).__name__}.")
-        self.hook_fn = hook_fn
+        self.add_prim_attr("cell_id", cell_id)
 
     def __call__(self, *inputs: Any) -> Any:
         for k, x in enumerate(inputs):
@@ -180,8 +182,8 @@ class InsertGradientOf(_GradientHook):
     `mindspore.ops.InsertGradientOf`: f is made of ops, traced into a compiled backward;
     it clips, scales or prints gradients in the graph)."""
 
-    @prim_attr_register
     def __init__(self, f: Callable) -> None:
+        super().__init__()
         self.f = _check_function("InsertGradientOf", "f", f)
 
     def __call__(self, x: Any) -> Any:
