@@ -172,3 +172,29 @@ def test_hook_errors():
             ms.grad(lambda a: a.sum())(t)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+class Checked(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.check = ops.Assert(2)
+
+    def construct(self, x):
+        self.check(x.sum() > 0, [x])
+        return x * 2
+
+
+def test_assert_checks_each_run(mode, capfd):
+    net = Checked()
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    close(net(Tensor(x)), 2 * x)
+    assert capfd.readouterr().out == ""
+    with pytest.raises(RuntimeError, match="For 'Assert', the condition is false"):
+        net(Tensor(-x))
+    assert capfd.readouterr().out == "For 'Assert' condition is false.\n" \
+                                     f"input data: {-x[:2]}\n"        # summarize=2 entries
+    with pytest.raises(TypeError, match="For 'Assert', the 'summarize' should be an int"):
+        ops.Assert(2.0)
+    with pytest.raises(TypeError, match="For 'Assert', the 'input_data' should be a tuple or "
+                                        "list of Tensors"):
+        ops.Assert()(True, Tensor(x))

@@ -1,4 +1,4 @@
-"""Debugging primitives: `Print`, and the gradient hooks `HookBackward`, `InsertGradientOf`.
+"""Debugging primitives: `Print`, `Assert`, and the gradient hooks `HookBackward`, `InsertGradientOf`.
 
 `Print` is a node with an I/O side effect (`side_effect_io`): dead-node elimination keeps
 it, and its kernel prints each time the graph runs, not when it is traced. Its strings
@@ -22,7 +22,7 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["Print", "HookBackward", "InsertGradientOf"]
+__all__ = ["Print", "Assert", "HookBackward", "InsertGradientOf"]
 
 
 def _check_function(api: str, arg: str, fn: Any) -> Callable:
@@ -90,16 +90,62 @@ class Print(PrimitiveWithInfer):
         return np.zeros((), np.int32)
 
 
-@sharding_rule(Print)
-def print_spec(prim: Print, ins: list, outs: list, consts: dict) -> DimSpec:
-    """Every dim whole: each rank prints the full values (serial and parallel print alike)."""
+# -- Assert --------------------------------------------------------------------------------
+class Assert(PrimitiveWithInfer):
+    """`Assert(summarize=3)(condition, input_data)`: when it runs, if `condition` (a bool, or
+    a bool Tensor: all of it) is false, print the first `summarize` entries of each Tensor
+    of `input_data` (a tuple or list) and raise RuntimeError (as `mindspore.ops.Assert`).
+    Returns a 0-d int32 Tensor that carries no meaning; no gradient flows."""
+
+    @prim_attr_register
+    def __init__(self, summarize: int = 3) -> None:
+        if isinstance(summarize, bool) or not isinstance(summarize, int):
+            raise TypeError(f"For 'Assert', the 'summarize' should be an int, but got "
+                            f"{type(summarize).__name__}.")
+        self.add_prim_attr("side_effect_io", True)
+
+    def __call__(self, condition: Any, input_data: Any = ()) -> Any:
+        if isinstance(condition, bool):
+            condition = Tensor(condition)
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"For 'Assert', the 'condition' should be a bool or a bool Tensor, "
+                            f"but got {type(condition).__name__}.")
+        if not isinstance(input_data, (tuple, list)) or \
+                not all(isinstance(t, Tensor) for t in input_data):
+            raise TypeError(f"For 'Assert', the 'input_data' should be a tuple or list of "
+                            f"Tensors, but got {input_data!r}.")
+        if not input_data:
+            return super().__call__(condition)
+        return super().__call__(condition, tuple(input_data))
+
+    def infer_shape(self, condition: list, data: Any = ()) -> list:
+        return []
+
+    def infer_dtype(self, condition: mstype.Type, data: Any = ()) -> mstype.Type:
+        if condition != mstype.bool_:
+            raise TypeError(f"For 'Assert', the 'condition' should be a bool Tensor, but got "
+                            f"{condition}.")
+        return mstype.int32
+
+    def kernel(self, condition: np.ndarray, data: Sequence[np.ndarray] = ()) -> np.ndarray:
+        if not condition.all():
+            lines = ["For 'Assert' condition is false."] + [
+                f"input data: {np.ravel(d)[:self.summarize]}" for d in data]
+            print("\n".join(lines), flush=True)
+            raise RuntimeError("For 'Assert', the condition is false: assert failed.")
+        return np.zeros((), np.int32)
+
+
+@sharding_rule(Print, Assert)
+def whole_inputs_spec(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Every dim whole: each rank sees the full values (serial and parallel print alike)."""
     letters = tuple(dims(len(s), prefix=f"p{k}_") for k, s in enumerate(ins))
-    reason = "Print prints whole values: its inputs are gathered"
+    reason = f"{prim.name} reads whole values: its inputs are gathered"
     return DimSpec(letters, ((),), tuple((l, reason) for ls in letters for l in ls))
 
 
-@bprop(Print)
-def print_bprop(prim: Print, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+@bprop(Print, Assert)
+def no_gradient_bprop(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return tuple(None for _ in inputs)
 
 
