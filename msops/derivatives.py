@@ -198,6 +198,14 @@ class _Jacobian:
         self.api, self.fn, self.grad_position = api, fn, grad_position
         self.has_aux = _check_has_aux(api, has_aux)
         self.target = _first_output(api, fn) if self.has_aux else fn
+        # the gradient functions by call structure: a compiled one is reused across calls
+        self._made: dict[tuple, Any] = {}
+
+    def _made_once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = make()
+        return made
 
     def __call__(self, *args: Any) -> Any:
         positions = _positions(self.api, self.grad_position, args)
@@ -217,7 +225,8 @@ class _JacRev(_Jacobian):
     """Rows of J: the gradient of each output element (a one-hot cotangent)."""
 
     def _blocks(self, args, positions, outputs, out_is_tuple):
-        grad_fn = _GradFunction(self.api, self.target, positions, None, sens_param=True)
+        grad_fn = self._made_once(positions, lambda: _GradFunction(
+            self.api, self.target, positions, None, sens_param=True))
         zeros = [_zeros_like(o) for o in outputs]
         blocks = []
         for i, o in enumerate(outputs):
@@ -240,7 +249,8 @@ class _JacFwd(_Jacobian):
         if len(tensors) != len(args):
             raise TypeError(f"For '{self.api}', the arguments should be Tensors, but got "
                             f"{[type(a).__name__ for a in args]}.")
-        product = _Transposed(self.api, self.target, len(args), len(outputs), out_is_tuple)
+        key = (len(args), len(outputs), out_is_tuple)
+        product = self._made_once(key, lambda: _Transposed(self.api, self.target, *key))
         u, zeros = _ones(outputs), [_zeros_like(a) for a in args]
         columns: list[list[list[Tensor]]] = [[[] for _ in positions] for _ in outputs]
         for j, p in enumerate(positions):

@@ -198,3 +198,22 @@ def test_assert_checks_each_run(mode, capfd):
     with pytest.raises(TypeError, match="For 'Assert', the 'input_data' should be a tuple or "
                                         "list of Tensors"):
         ops.Assert()(True, Tensor(x))
+
+
+def test_hooks_with_several_inputs_and_higher_order(mode):
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    scale = ops.InsertGradientOf(lambda g: g * 3)
+
+    def f(a):
+        return scale(a * a * a).sum()                      # d/da = 9 a^2
+
+    close(ms.grad(lambda a: ms.grad(f)(a).sum())(Tensor(x)), 18 * x)
+    hook = ops.HookBackward(lambda grads: (grads[0] * 2, grads[1] * 5))
+
+    def h(a, b):
+        p, q = hook(a, b)
+        return (p * q).sum()
+
+    gx, gy = ms.grad(h, (0, 1))(Tensor(x), Tensor(x + 1))
+    close(gx, 2 * (x + 1))
+    close(gy, 5 * x)
