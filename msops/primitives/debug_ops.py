@@ -1,8 +1,9 @@
-"""Debugging primitives: `Print`, `Assert`, and the gradient hooks `HookBackward`, `InsertGradientOf`.
+"""Debugging primitives: `Print`, `Assert`, and the gradient hooks `HookBackward` and
+`InsertGradientOf`.
 
-`Print` is a node with an I/O side effect (`side_effect_io`): dead-node elimination keeps
-it, and its kernel prints each time the graph runs, not when it is traced. Its strings
-are one compile-time input (a template), its Tensors the others.
+`Print` and `Assert` are nodes with an I/O side effect (`side_effect_io`): dead-node
+elimination keeps them, and their kernels run each time the graph runs, not when it is
+traced. Print's strings are one compile-time input (a template), its Tensors the others.
 
 The hooks are identities forward. Backward, their rule hands the gradient to a Python
 function through the builder's `inline`: on a tape (PYNATIVE_MODE) the function runs on
