@@ -31,6 +31,7 @@ from msops.graph.fusion import fuse_communication
 from msops.graph.interpret import interpret
 from msops.graph.ir import Graph, Node, flatten_outputs, nest_outputs
 from msops.graph.tape import Tape
+from msops.ops.tensor_hooks import apply_leaf_hooks, leaf_hooks_refused
 from msops.graph import tracer
 from msops.graph.tracer import trace, trace_into
 from msops.parallel.local_tail import complete_local_tail
@@ -326,6 +327,8 @@ class _GradFunction:
                 call_args[k] = tape.input(t)
                 by_position[k] = tape.node_of(call_args[k])
         with tape.recording():
+            for k in by_position:          # hooks registered on an input before the call
+                call_args[k] = apply_leaf_hooks(fn_args[k], call_args[k])
             result = self.fn(*call_args)
         out_is_tuple = isinstance(result, (tuple, list))
         items, tree = flatten_outputs(result)
@@ -462,6 +465,7 @@ class _GradFunction:
             if Tape.is_recording():        # inside another gradient: recorded by its tape
                 return self._run_recorded(args)
             return self._run_eagerly(args)
+        leaf_hooks_refused(self.api, args)
         flags = self.fn._tree_key() if hasattr(self.fn, "_tree_key") else ()
         graph, executor = self._cache.get(self.fn, args, flags)
         arrays = tensor_arrays(args[:-1] if self.sens_param else args, [])

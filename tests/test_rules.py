@@ -3,7 +3,7 @@ import pytest
 
 from msops import ops
 from msops.graph.ir import MakeTuple, TupleGetItem
-from msops.primitives import (COMPUTE_FAMILIES, array_ops, comm_ops, math_ops,
+from msops.primitives import (COMPUTE_FAMILIES, array_ops, comm_ops, debug_ops, math_ops,
                               neighbor_exchange, nn_ops, state_ops)
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import (RULE_KINDS, declare_without, missing, reason_without,
@@ -27,7 +27,8 @@ COMPUTE = [c for c in PRIMS if not c.is_communication and c not in STRUCTURAL]
 
 def test_the_exported_set_is_every_family():
     assert {c.__name__ for c in COMPUTE} == \
-        {name for family in COMPUTE_FAMILIES for name in family.__all__} | set(state_ops.__all__)
+        {name for family in COMPUTE_FAMILIES for name in family.__all__} | set(state_ops.__all__) | \
+        set(debug_ops.__all__)
     assert {math_ops, nn_ops, array_ops} <= set(COMPUTE_FAMILIES)
     assert {c.__name__ for c in COLLECTIVES} == \
         {n for n in comm_ops.__all__ if n not in ("ReduceOp", "check_reduce_dtype", "AlltoAllV")} | \

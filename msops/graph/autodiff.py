@@ -23,6 +23,8 @@ import numpy as np
 
 from msops.graph.ir import Graph, GraphError, Node
 from msops.graph.recompute import recompute_spans
+from msops.graph.tape import Tape
+from msops.graph.tracer import inline
 from msops.primitives.math_ops import AddN
 from msops.primitives.rules import reason_without, rule_of
 
@@ -110,6 +112,14 @@ class _At:
 
     def make_tuple(self, nodes: Sequence[Node], source: str | None = None) -> Node:
         return self.builder.make_tuple(nodes, source or self.source)
+
+    def inline(self, fn: Any, nodes: Sequence[Node]) -> list[Node]:
+        """`fn` (a Python function of Tensors, a gradient hook) applied to `nodes`: on a tape
+        run at once on their values, on a graph traced into it. One node per Tensor it
+        returns."""
+        if isinstance(self.builder, Tape):
+            return self.builder.inline(fn, nodes)
+        return inline(self.builder, fn, nodes)
 
 
 def _dynamic_input(node: Node) -> int | None:

@@ -94,6 +94,18 @@ class Tape:
         return self._new("op", tuple(n.value for n in nodes), prim=MakeTuple(),
                          inputs=list(nodes), source=source)
 
+    def inline(self, fn: Any, nodes: Sequence[Node]) -> list[Node]:
+        """`fn` (a Python function of Tensors) run now on the nodes' values, its primitive
+        calls recorded here: one node per Tensor it returns (a backward hook's result)."""
+        args = [self._bind(Tensor._wrap(n.value), n) for n in nodes]
+        prev = _primitive.set_trace_hook(self._record)
+        try:
+            result = fn(*args)
+        finally:
+            _primitive.set_trace_hook(prev)
+        items = result if isinstance(result, (tuple, list)) else (result,)
+        return [self.node_of(t) for t in items]
+
     # -- recording a function's eager run -------------------------------------------------
     def input(self, t: Tensor) -> Node:
         """A fresh Tensor on `t`'s data, recorded as an input leaf (the caller passes it on)."""
@@ -123,6 +135,11 @@ class Tape:
 
     def tensor_of(self, node: Node) -> Tensor:
         return Tensor._wrap(node.value)
+
+    def records(self, t: Tensor) -> bool:
+        """Whether `t` is a value recorded on this tape (an input or an op's result)."""
+        hit = self._of.get(id(t))
+        return hit is not None and hit[0] is t
 
     def rebind(self, t: Tensor, value: Tensor) -> None:
         """`t` now holds `value`'s data (`t[...] = v`): later uses of t are value's node."""

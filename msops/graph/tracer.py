@@ -25,7 +25,7 @@ from msops.primitives.math_ops import Cast
 __all__ = ["SymbolicTensor", "trace", "trace_into", "adopt_parameters", "before_each_run",
            "active_graph", "note_cell", "record_cells", "recorded_cells", "substitute_call",
            "end_substitute", "substituted",
-           "node_of", "as_traced",
+           "node_of", "as_traced", "inline",
            "is_tracing", "user_source"]
 
 _active: "_Trace | None" = None
@@ -249,6 +249,18 @@ def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = 
     if outputs:
         _set_outputs(graph, state, result)
     return result
+
+
+def inline(graph: Graph, fn: Callable, nodes: Sequence[Node]) -> list[Node]:
+    """`fn` (a Python function of Tensors) traced into `graph` on `nodes` (inside the trace
+    under way when it is this graph's, else after the graph's nodes): one node per Tensor
+    it returns (a backward hook's result)."""
+    def run(*ts: Any) -> list[Node]:
+        result = fn(*ts)
+        return [node_of(t) for t in (result if isinstance(result, (tuple, list)) else (result,))]
+    if _active is not None and _active.graph is graph:
+        return run(*[as_traced(n) for n in nodes])
+    return trace_into(graph, run, list(nodes))
 
 
 def adopt_parameters() -> None:

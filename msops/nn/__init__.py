@@ -30,6 +30,7 @@ from msops.nn.normalization import GroupNorm
 from msops.nn.conv import Conv1d, Conv2dTranspose
 from msops.nn.activation import HSigmoid, HSwish, LeakyReLU, ReLU6, SiLU
 from msops.nn.layers import get_activation
+from msops.nn.grad_cells import ForwardValueAndGrad, Jvp, Vjp
 
 __all__ = ["Cell", "Dense", "ReLU", "Flatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "SequentialCell", "CellList", "CellDict", "Identity", "Linear",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "CrossEntropyLoss",
@@ -97,3 +98,4 @@ from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E40
                               AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
 __all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ += ["Vjp", "Jvp", "ForwardValueAndGrad"]

@@ -71,3 +71,4 @@ def stop_gradient(x: Any) -> Any:
 
 
 from msops.ops import tensor_methods as _tensor_methods  # noqa: E402,F401  (attaches x.view(), ...)
+from msops.ops import tensor_hooks as _tensor_hooks  # noqa: E402,F401  (x.register_hook)

@@ -13,6 +13,7 @@ from msops.primitives.elementwise_ops import (BiasAdd, Erf, FloorDiv, Greater, G
                                               Less, LessEqual, Maximum, Minimum, NotEqual,
                                               OnesLike, Pow, Select, Sigmoid, Sqrt, Tanh,
                                               ZerosLike)
+from msops.primitives.debug_ops import Print
 from msops.primitives.gather_ops import (Gather, GatherD, GatherNd, ScatterNd,
                                          TensorScatterUpdate)
 from msops.primitives.math_ops import Add, Cast, Mul, promoted
@@ -175,3 +176,12 @@ from msops.ops.nn_func import *  # noqa: E402,F401,F403
 from msops.ops.matrix_func import *  # noqa: E402,F401,F403
 from msops.ops.channel_func import *  # noqa: E402,F401,F403
 from msops.ops.pool_func import *  # noqa: E402,F401,F403
+
+
+def print_(*input_x: Any) -> Any:
+    """`Print()(*input_x)`: print strings and Tensors each time it runs (as
+    `mindspore.ops.print_`); the returned Tensor means nothing."""
+    return _prim(Print)(*input_x)
+
+
+__all__ += ["print_"]

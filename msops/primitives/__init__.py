@@ -40,10 +40,13 @@ from msops.primitives.reshard_ops import *  # noqa: F401,F403
 from msops.primitives import reshard_ops as _reshard
 from msops.primitives.triangle_ops import *  # noqa: F401,F403
 from msops.primitives import triangle_ops as _triangle
+from msops.primitives.debug_ops import *  # noqa: F401,F403
+from msops.primitives import debug_ops as _debug
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
-#: kernel contract; state_ops (Assign writes its Parameter input) is checked on its own
+#: kernel contract; state_ops (Assign writes its Parameter input) and debug_ops (Print, the
+#: gradient hooks) are checked on their own
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random, _reshard)
@@ -51,4 +54,4 @@ COMPUTE_FAMILIES += (_triangle,)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
-           + _neighbor.__all__ + _state.__all__)
+           + _neighbor.__all__ + _state.__all__ + _debug.__all__)

@@ -48,7 +48,8 @@ RULE_KINDS: dict[str, RuleKind] = {
                           required=False),
     "bprop": RuleKind("(prim, inputs, out, dout, g) -> one gradient per input (None: none): "
                       "the backward rule, built by applying primitives through the builder "
-                      "`g` (`apply`, `add_const`, `getitem`, `make_tuple`); `dout` is a list "
+                      "`g` (`apply`, `add_const`, `getitem`, `make_tuple`; `inline` runs or traces a "
+                      "Python function of Tensors, a gradient hook); `dout` is a list "
                       "for a multi-output op", required=True),
     "fusion": RuleKind("(prim, node) -> CommFusion | None: how this application of a "
                        "collective fuses with independent ones of the same key into one "
