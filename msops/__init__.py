@@ -29,6 +29,8 @@ from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa
 from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
                          Top1CategoricalAccuracy, Top5CategoricalAccuracy,
                          TopKCategoricalAccuracy)
+from msops.train import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
+                         LossScaleManager)
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too

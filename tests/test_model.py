@@ -194,8 +194,8 @@ def test_optimizer_only_model_trains_a_loss_network():
 @pytest.mark.parametrize("call,err,match", [
     (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, amp_level="O2"), ValueError,
      "'amp_level' should be 'O0'"),
-    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, loss_scale_manager=1), ValueError,
-     "'loss_scale_manager' is not supported"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, loss_scale_manager=1), TypeError,
+     "the type of 'loss_scale_manager' should be LossScaleManager, but got int"),
     (lambda n, o: ms.Model(n, nn.CrossEntropyLoss()).train(1, dataset()), ValueError,
      "needs an 'optimizer'"),
     (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o).eval(dataset()), ValueError,

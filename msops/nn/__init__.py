@@ -72,3 +72,7 @@ from msops.nn.adadelta import Adadelta
 from msops.nn.proximal import FTRL, ProximalAdagrad
 from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
+from msops.nn.loss_scale import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
+                                 TrainOneStepWithLossScaleCell)
+__all__ += ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
+            "FixedLossScaleUpdateCell"]

@@ -23,3 +23,6 @@ from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,  # no
                                               TopKCategoricalAccuracy)
 __all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
             "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
+from msops.train.loss_scale_manager import (DynamicLossScaleManager,  # noqa: E402
+                                            FixedLossScaleManager, LossScaleManager)
+__all__ += ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]

@@ -23,11 +23,13 @@ from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.nn.cell import Cell
 from msops.nn.metrics import Loss, Metric, get_metric_fn
 from msops.nn.optim import Optimizer
+from msops.nn.loss_scale import TrainOneStepWithLossScaleCell
 from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 from msops.context import GRAPH_MODE, get_context
 from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
 from msops.train.callback._callback import (Callback, CallbackParam, RunContext,
                                             callback_list)
+from msops.train.loss_scale_manager import LossScaleManager
 
 __all__ = ["Model"]
 
@@ -39,8 +41,10 @@ class Model:
     loss_fn), optimizer); `optimizer` alone: `network` already returns the loss.
     `metrics`: a set/list of names ('accuracy', 'loss', 'mae', 'mse') or a dict
     {name: Metric}. `eval_network` / `eval_indexes` ([loss, prediction, label] positions in
-    its outputs) replace the default WithEvalCell. `amp_level` and `boost_level`: only "O0"
-    (msops computes in the dtypes the network asks for).
+    its outputs) replace the default WithEvalCell. `loss_scale_manager` (a LossScaleManager):
+    train with loss scaling (TrainOneStepWithLossScaleCell; each step's outputs are then
+    (loss, overflow, scale)). `amp_level` and `boost_level`: only "O0" (msops computes in
+    the dtypes the network asks for).
     """
 
     def __init__(self, network: Cell, loss_fn: Cell | None = None,
@@ -53,8 +57,11 @@ class Model:
             if value != "O0":
                 raise ValueError(f"For '{api}', the '{key}' should be 'O0' (mixed precision "
                                  f"and boost are not implemented in msops), but got {value!r}.")
+        manager = kwargs.pop("loss_scale_manager", None)
+        if manager is not None:
+            validator.check_value_type("loss_scale_manager", manager, LossScaleManager, api)
         for key, value in kwargs.items():
-            if key not in ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict"):
+            if key not in ("keep_batchnorm_fp32", "boost_config_dict"):
                 raise TypeError(f"For '{api}', got an unexpected argument '{key}'.")
             if value is not None:
                 raise ValueError(f"For '{api}', the '{key}' is not supported by msops (leave "
@@ -73,7 +80,7 @@ class Model:
         self._train_network: Cell | None = None
         if optimizer is not None:
             inner = WithLossCell(network, loss_fn) if loss_fn is not None else network
-            self._train_network = TrainOneStepCell(inner, optimizer)
+            self._train_network = _train_cell(inner, optimizer, manager)
         if eval_network is not None:
             self._eval_network: Cell | None = eval_network
             self._eval_indexes = list(eval_indexes) if eval_indexes is not None else None
@@ -306,6 +313,19 @@ class Model:
         """`network(*predict_data)` in inference mode (`set_train(False)`)."""
         self._network.set_train(False)
         return self._network(*predict_data)
+
+
+def _train_cell(network: Cell, optimizer: Optimizer,
+                manager: LossScaleManager | None) -> Cell:
+    """The training step: TrainOneStepCell, or with a loss-scale manager whose update cell
+    checks overflow, TrainOneStepWithLossScaleCell (a manager without one: the fixed scale
+    as TrainOneStepCell's sens, which the optimizer's `loss_scale` divides out)."""
+    if manager is None:
+        return TrainOneStepCell(network, optimizer)
+    update_cell = manager.get_update_cell()
+    if update_cell is None:
+        return TrainOneStepCell(network, optimizer, manager.get_loss_scale())
+    return TrainOneStepWithLossScaleCell(network, optimizer, update_cell)
 
 
 def _metrics(metrics: Any) -> dict[str, Metric]:
