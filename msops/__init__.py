@@ -31,6 +31,8 @@ from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
                          TopKCategoricalAccuracy)
 from msops.train import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
                          LossScaleManager)
+from msops.train import (BackupAndRestore, History, LambdaCallback,  # noqa: E402
+                         LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too

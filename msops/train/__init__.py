@@ -26,3 +26,7 @@ __all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
 from msops.train.loss_scale_manager import (DynamicLossScaleManager,  # noqa: E402
                                             FixedLossScaleManager, LossScaleManager)
 __all__ += ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
+from msops.train.callback import (BackupAndRestore, History, LambdaCallback,  # noqa: E402
+                                  LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
+__all__ += ["History", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
+            "OnRequestExit", "BackupAndRestore"]

@@ -141,7 +141,8 @@ class Model:
         batches = _batches(train_dataset, continuous=True)
         cbs.on_train_begin(ctx)
         try:
-            for e in range(initial_epoch, epoch):
+            # a callback may move the start (BackupAndRestore resuming from its backup)
+            for e in range(cb.initial_epoch, epoch):
                 cb.cur_epoch_num = e + 1
                 cbs.on_train_epoch_begin(ctx)
                 for k in range(steps):
@@ -186,8 +187,8 @@ class Model:
         if valid_dataset is not None:
             _check_dataset(valid_dataset, api)
         cbs = callback_list(callbacks).callbacks
-        if valid_dataset is not None:
-            cbs = cbs + [_EvalCallback(self, valid_dataset, valid_frequency, cbs)]
+        if valid_dataset is not None:     # first: the others' epoch end sees its results
+            cbs = [_EvalCallback(self, valid_dataset, valid_frequency, cbs)] + cbs
         self.train(epoch, train_dataset, cbs, dataset_sink_mode, sink_size, initial_epoch)
 
     # -- compile ahead ---------------------------------------------------------------------
