@@ -33,6 +33,8 @@ from msops.train import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa
                          LossScaleManager)
 from msops.train import (BackupAndRestore, History, LambdaCallback,  # noqa: E402
                          LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
+from msops.train import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
+                         Perplexity, auc, names)
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too

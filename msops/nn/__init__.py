@@ -76,3 +76,10 @@ from msops.nn.loss_scale import (DynamicLossScaleUpdateCell, FixedLossScaleUpdat
                                  TrainOneStepWithLossScaleCell)
 __all__ += ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
             "FixedLossScaleUpdateCell"]
+from msops.nn.confusion_matrix import ConfusionMatrix
+from msops.nn.perplexity import Perplexity
+from msops.nn.roc import ROC, auc
+from msops.nn.similarity_metrics import CosineSimilarity, Dice
+from msops.nn.metrics import get_metrics, names
+__all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
+            "get_metrics", "names"]

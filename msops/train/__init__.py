@@ -30,3 +30,7 @@ from msops.train.callback import (BackupAndRestore, History, LambdaCallback,  # 
                                   LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
 __all__ += ["History", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
             "OnRequestExit", "BackupAndRestore"]
+from msops.nn import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
+                      Perplexity, auc, get_metrics, names)
+__all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
+            "get_metrics", "names"]

@@ -21,7 +21,7 @@ from msops.communication import get_group_size, get_rank
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.nn.cell import Cell
-from msops.nn.metrics import Loss, Metric, get_metric_fn
+from msops.nn.metrics import Loss, get_metrics
 from msops.nn.optim import Optimizer
 from msops.nn.loss_scale import TrainOneStepWithLossScaleCell
 from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
@@ -75,7 +75,7 @@ class Model:
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
-        self._metric_fns = _metrics(metrics)
+        self._metric_fns = get_metrics(metrics) or {}
         self.eval_results: dict[str, Any] = {}      # the last eval's (as MindSpore)
         self._train_network: Cell | None = None
         if optimizer is not None:
@@ -327,21 +327,6 @@ def _train_cell(network: Cell, optimizer: Optimizer,
     if update_cell is None:
         return TrainOneStepCell(network, optimizer, manager.get_loss_scale())
     return TrainOneStepWithLossScaleCell(network, optimizer, update_cell)
-
-
-def _metrics(metrics: Any) -> dict[str, Metric]:
-    if metrics is None:
-        return {}
-    if isinstance(metrics, dict):
-        for name, m in metrics.items():
-            if not isinstance(m, Metric):
-                raise TypeError(f"For 'Model', every 'metrics' value should be a Metric, but "
-                                f"'{name}' is {type(m).__name__}.")
-        return dict(metrics)
-    if isinstance(metrics, (set, list, tuple)):
-        return {name: get_metric_fn(name) for name in sorted(metrics)}
-    raise TypeError(f"For 'Model', the 'metrics' should be a set of names or a dict "
-                    f"{{name: Metric}}, but got {type(metrics).__name__}.")
 
 
 def _params(**kw: Any) -> CallbackParam:
