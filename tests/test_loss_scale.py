@@ -176,6 +176,18 @@ def test_model_trains_with_a_loss_scale_manager(mode, manager, optimizer_scale):
     np.testing.assert_allclose(net.bias.asnumpy(), b, rtol=1e-5, atol=1e-6)
 
 
+def test_pipeline_and_accumulated_steps_are_refused(mode):
+    _, _, step = make_step(Tensor(np.float32(8.0)))
+    ms.set_auto_parallel_context(grad_accumulation_step=2)
+    try:
+        with pytest.raises(NotImplementedError, match=r"For 'TrainOneStepWithLossScaleCell', "
+                                                      r"the auto-parallel context's "
+                                                      r"'grad_accumulation_step' should be 1"):
+            step(Tensor(X), Tensor(Y))
+    finally:
+        ms.reset_auto_parallel_context()
+
+
 @pytest.mark.parametrize("call,err,match", [
     (lambda: ms.DynamicLossScaleManager(scale_factor=1), ValueError,
      r"For 'DynamicLossScaleManager', the 'scale_factor' should be > 1, but got 1\."),

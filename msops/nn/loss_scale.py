@@ -25,7 +25,7 @@ from msops.nn.cell import Cell
 from msops.nn.optim import Optimizer
 from msops.nn.skip_update import skipped_when
 from msops.nn.wrap import TrainOneStepCell
-from msops.parallel.context import is_parallel
+from msops.parallel.context import get_auto_parallel_context, is_parallel
 
 __all__ = ["TrainOneStepWithLossScaleCell", "FixedLossScaleUpdateCell",
            "DynamicLossScaleUpdateCell", "check_loss_scale", "check_scale_factor"]
@@ -204,6 +204,13 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
     def _apply(self, outputs: Any, grads: tuple) -> Any:
         """Unscale, reduce, check for overflow, update the scale and, unless the step
         overflowed, the parameters."""
+        for key in ("pipeline_stages", "grad_accumulation_step"):
+            value = get_auto_parallel_context(key)
+            if value > 1:
+                raise NotImplementedError(
+                    f"For '{self.cls_name}', the auto-parallel context's '{key}' should be 1 "
+                    f"(a skipped update across pipeline stages or accumulated steps is not "
+                    f"implemented), but got {value}.")
         loss = outputs[1]
         scale = self.scale_sense * 1.0          # this step's scale, read before its update
         inverse = ops.reciprocal(_scalar(scale))
