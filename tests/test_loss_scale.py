@@ -176,6 +176,19 @@ def test_model_trains_with_a_loss_scale_manager(mode, manager, optimizer_scale):
     np.testing.assert_allclose(net.bias.asnumpy(), b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("values", [[1.0, 2.0], [1.0, np.inf], [np.nan, 0.0]])
+def test_amp_all_finite_eager_and_compiled(values):
+    a, b = np.array(values, np.float32), np.ones((2, 2), np.float32)
+    want = bool(np.isfinite(a).all() and np.isfinite(b).all())
+    assert bool(ms.amp.all_finite([Tensor(a), Tensor(b)]).asnumpy()) is want
+    compiled = ms.jit(lambda x, y: ms.amp.all_finite((x, y)))
+    assert bool(compiled(Tensor(a), Tensor(b)).asnumpy()) is want
+    assert ms.amp.DynamicLossScaleManager is ms.DynamicLossScaleManager
+    with pytest.raises(TypeError, match="For 'all_finite', the 'inputs' should be a tuple or "
+                                        "list of Tensors, but got Tensor"):
+        ms.amp.all_finite(Tensor(a))
+
+
 def test_pipeline_and_accumulated_steps_are_refused(mode):
     _, _, step = make_step(Tensor(np.float32(8.0)))
     ms.set_auto_parallel_context(grad_accumulation_step=2)

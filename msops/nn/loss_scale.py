@@ -28,7 +28,8 @@ from msops.nn.wrap import TrainOneStepCell
 from msops.parallel.context import get_auto_parallel_context, is_parallel
 
 __all__ = ["TrainOneStepWithLossScaleCell", "FixedLossScaleUpdateCell",
-           "DynamicLossScaleUpdateCell", "check_loss_scale", "check_scale_factor"]
+           "DynamicLossScaleUpdateCell", "check_loss_scale", "check_scale_factor",
+           "nonfinite_count"]
 
 
 def check_loss_scale(value: Any, arg_name: str, cls_name: str) -> float:
@@ -47,6 +48,20 @@ def check_scale_factor(value: Any, cls_name: str) -> float:
         raise ValueError(f"For '{cls_name}', the 'scale_factor' should be > 1, but got "
                          f"{value}.")
     return value
+
+
+def nonfinite_count(tensors: Any) -> Any:
+    """How many elements of `tensors` (a Tensor or a sequence of them) are inf or NaN: a
+    float32 scalar (ops, so traced into a step; over a parallel step's split slices the
+    sums are combined by the local tail)."""
+    tensors = tuple(tensors) if isinstance(tensors, (tuple, list)) else (tensors,)
+    if not tensors:
+        raise ValueError("For 'all_finite', the 'inputs' should hold at least one Tensor, but "
+                         "got none.")
+    reduce_sum = ops.ReduceSum()
+    counts = [reduce_sum(ops.cast(ops.logical_not(ops.isfinite(t)), mstype.float32))
+              for t in tensors]
+    return ops.addn(counts) if len(counts) > 1 else counts[0]
 
 
 class FixedLossScaleUpdateCell(Cell):
@@ -185,12 +200,7 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
     def get_overflow_status(self, status: Any, compute_output: Any) -> Any:
         """A bool scalar: True when any Tensor of `compute_output` (the gradients) holds an
         inf or a NaN, on any rank in a parallel context."""
-        grads = tuple(compute_output) if isinstance(compute_output, (tuple, list)) \
-            else (compute_output,)
-        reduce_sum = ops.ReduceSum()
-        counts = [reduce_sum(ops.cast(ops.logical_not(ops.isfinite(g)), mstype.float32))
-                  for g in grads]
-        total = ops.addn(counts) if len(counts) > 1 else counts[0]
+        total = nonfinite_count(compute_output)
         if self.is_distributed:
             total = self.allreduce(total)
         return ops.greater(total, 0.0)
