@@ -16,7 +16,8 @@ LAYERS = ["common", "context", "communication", "primitives", "ops", "graph", "m
 #: modules whose MindSpore spelling puts them in a lower package than their layer
 RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              # functional collectives over the primitives (mindspore.communication.comm_func)
-             "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops"}
+             "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops",
+             "msops.amp": "train"}      # mindspore.amp: the loss-scale managers
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
 
