@@ -221,6 +221,9 @@ def test_pipeline_and_accumulated_steps_are_refused(mode):
     (lambda: make_step(Tensor(np.ones(2, np.float32))), ValueError,
      r"For 'TrainOneStepWithLossScaleCell', the shape of 'scale_sense' should be \(\) or "
      r"\(1,\), but got \(2,\)\."),
+    (lambda: make_step(nn.Dense(2, 2)), TypeError,
+     r"For 'TrainOneStepWithLossScaleCell', a Cell 'scale_sense' should update the scale and "
+     r"have get_loss_scale\(\) .*, but got Dense\."),
     (lambda: make_step(8.0), TypeError,
      r"For 'TrainOneStepWithLossScaleCell', the 'scale_sense' should be a Cell or a Tensor, "
      r"but got float\."),

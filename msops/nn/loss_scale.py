@@ -157,6 +157,10 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         name = self.cls_name
         self.loss_scaling_manager = None
         if isinstance(scale_sense, Cell):
+            if not callable(getattr(scale_sense, "get_loss_scale", None)):
+                raise TypeError(f"For '{name}', a Cell 'scale_sense' should update the scale "
+                                f"and have get_loss_scale() (DynamicLossScaleUpdateCell, "
+                                f"FixedLossScaleUpdateCell), but got {scale_sense.cls_name}.")
             value = np.asarray(scale_sense.get_loss_scale(), np.float32)
             self.loss_scaling_manager = scale_sense
         elif isinstance(scale_sense, Tensor):
