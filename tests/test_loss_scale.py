@@ -121,6 +121,34 @@ def test_a_scale_too_large_overflows_without_any_inf_input(mode):
     np.testing.assert_allclose(net.bias.asnumpy(), B0 - LR * d.sum(0), rtol=1e-4)
 
 
+def test_a_float16_network_skips_until_the_scale_fits_float16(mode):
+    """The float16 loss times a scale above float16's max (65504) is inf: the dynamic scale
+    halves on each such step (update skipped), then the steps train as the unscaled
+    float16 step does (scaling by a power of two is exact)."""
+    def make():
+        net = nn.Dense(4, 3, weight_init=Tensor(W0), bias_init=Tensor(B0))
+        return net.to_float(ms.float16)
+    y16 = Tensor(Y.astype(np.float16))
+    net = make()
+    step = nn.TrainOneStepWithLossScaleCell(nn.WithLossCell(net, nn.MSELoss()),
+                                            nn.SGD(net.trainable_params(), LR),
+                                            nn.DynamicLossScaleUpdateCell(2.0 ** 24, 2, 1000))
+    flags = [bool(step(Tensor(X), y16)[1].asnumpy()) for _ in range(12)]
+    skipped = 0
+    while 2.0 ** 24 / 2 ** skipped > np.finfo(np.float16).max:      # inf in float16
+        skipped += 1
+    assert flags == [True] * skipped + [False] * (12 - skipped)
+    assert float(step.scale_sense.asnumpy()) == 2.0 ** 24 / 2 ** skipped
+    ref = make()
+    plain = nn.TrainOneStepCell(nn.WithLossCell(ref, nn.MSELoss()),
+                                nn.SGD(ref.trainable_params(), LR))
+    for _ in range(12 - skipped):
+        plain(Tensor(X), y16)
+    assert net.weight.dtype == ms.float32
+    np.testing.assert_allclose(net.weight.asnumpy(), ref.weight.asnumpy(), rtol=1e-3)
+    np.testing.assert_allclose(net.bias.asnumpy(), ref.bias.asnumpy(), rtol=1e-3)
+
+
 def test_set_sense_scale_writes_the_scale():
     _, _, step = make_step(Tensor(np.float32(4.0)))
     step.set_sense_scale(Tensor(np.float32(8.0)))
