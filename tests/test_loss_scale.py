@@ -135,7 +135,7 @@ def test_a_float16_network_skips_until_the_scale_fits_float16(mode):
                                             nn.DynamicLossScaleUpdateCell(2.0 ** 24, 2, 1000))
     flags = [bool(step(Tensor(X), y16)[1].asnumpy()) for _ in range(12)]
     skipped = 0
-    while 2.0 ** 24 / 2 ** skipped > np.finfo(np.float16).max:      # inf in float16
+    while 2.0 ** 24 / 2 ** skipped > float(np.finfo(np.float16).max):     # inf in float16
         skipped += 1
     assert flags == [True] * skipped + [False] * (12 - skipped)
     assert float(step.scale_sense.asnumpy()) == 2.0 ** 24 / 2 ** skipped
