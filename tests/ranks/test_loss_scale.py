@@ -39,8 +39,9 @@ def serial_reference():
     return {p.name: p.asnumpy().copy() for p in net.trainable_params()}
 
 
-def train_scaled(mode, parallel):
-    ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, gradients_mean=True)
+def train_scaled(mode, parallel, **context):
+    ms.set_auto_parallel_context(parallel_mode=parallel, device_num=N, gradients_mean=True,
+                                 **context)
     try:
         ms.set_context(mode=mode)
         net = DenseDP()
@@ -53,8 +54,9 @@ def train_scaled(mode, parallel):
             _, flag, _ = step(local(X), local(Y) if not over else local(Y, poisoned=True))
             flags.append(bool(flag.asnumpy()))
         params = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+        layouts = {k: v.layout for k, v in net.parameter_layout_dict.items()}
         return flags, float(step.scale_sense.asnumpy()), int(opt.global_step.asnumpy()[0]), \
-            params
+            params, layouts
     finally:
         ms.reset_auto_parallel_context()
         ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -63,12 +65,27 @@ def train_scaled(mode, parallel):
 @pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
 def test_data_parallel_overflow_on_one_rank_is_skipped_everywhere(mode):
     want = serial_reference()
-    flags, scale, global_step, got = train_scaled(mode, "data_parallel")
+    flags, scale, global_step, got, _ = train_scaled(mode, "data_parallel")
     assert flags == OVERFLOWS                       # every rank saw the overflow
     assert scale == INIT / FACTOR                   # and lowered its scale
     assert global_step == OVERFLOWS.count(False)    # and skipped that update
     for name, value in want.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_parallel_optimizer_shards_skip_the_overflowing_update_too():
+    """enable_parallel_optimizer: each rank updates its dim-0 shard of every weight; the
+    skipped update keeps every shard, and the shards equal the serial run's."""
+    want = serial_reference()
+    flags, scale, global_step, got, layouts = train_scaled(
+        ms.GRAPH_MODE, "data_parallel", enable_parallel_optimizer=True,
+        parallel_optimizer_config={"parallel_optimizer_threshold": 0})
+    assert flags == OVERFLOWS and scale == INIT / FACTOR
+    assert global_step == OVERFLOWS.count(False)
+    assert any(lay.tensor_shape != lay.slice_shape for lay in layouts.values())  # sharded
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value[layouts[name].slice_of(R)], rtol=1e-4,
+                                   atol=1e-5, err_msg=name)
 
 
 class ColumnNet(nn.Cell):
