@@ -36,6 +36,7 @@ from msops.train import (BackupAndRestore, History, LambdaCallback,  # noqa: E40
 from msops.train import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
                          Perplexity, auc, names)
 from msops import amp  # noqa: E402  (mindspore.amp: the loss-scale managers, all_finite)
+from msops.train import build_train_network  # noqa: E402
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too

@@ -1,16 +1,17 @@
 """`msops.amp`, as `mindspore.amp`: the loss-scale managers (MindSpore 2.x's spelling,
-`amp.DynamicLossScaleManager()`) and `all_finite`."""
+`amp.DynamicLossScaleManager()`), `build_train_network` and `all_finite`."""
 from __future__ import annotations
 
 from typing import Any
 
 from msops import ops
 from msops.nn.loss_scale import nonfinite_count
+from msops.train.amp import build_train_network
 from msops.train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
                                             LossScaleManager)
 
 __all__ = ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
-           "all_finite"]
+           "all_finite", "build_train_network"]
 
 
 def all_finite(inputs: Any) -> Any:

@@ -34,3 +34,5 @@ from msops.nn import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E40
                       Perplexity, auc, get_metrics, names)
 __all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
             "get_metrics", "names"]
+from msops.train.amp import build_train_network  # noqa: E402
+__all__ += ["build_train_network"]

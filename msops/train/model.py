@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.communication import get_group_size, get_rank
@@ -23,13 +24,12 @@ from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.nn.cell import Cell
 from msops.nn.metrics import Loss, get_metrics
 from msops.nn.optim import Optimizer
-from msops.nn.loss_scale import TrainOneStepWithLossScaleCell
-from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from msops.nn.wrap import WithEvalCell
 from msops.context import GRAPH_MODE, get_context
 from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
 from msops.train.callback._callback import (Callback, CallbackParam, RunContext,
                                             callback_list)
-from msops.train.loss_scale_manager import LossScaleManager
+from msops.train.amp import amp_config, train_network_of
 
 __all__ = ["Model"]
 
@@ -41,10 +41,10 @@ class Model:
     loss_fn), optimizer); `optimizer` alone: `network` already returns the loss.
     `metrics`: a set/list of names ('accuracy', 'loss', 'mae', 'mse') or a dict
     {name: Metric}. `eval_network` / `eval_indexes` ([loss, prediction, label] positions in
-    its outputs) replace the default WithEvalCell. `loss_scale_manager` (a LossScaleManager):
-    train with loss scaling (TrainOneStepWithLossScaleCell; each step's outputs are then
-    (loss, overflow, scale)). `amp_level` and `boost_level`: only "O0" (msops computes in
-    the dtypes the network asks for).
+    its outputs) replace the default WithEvalCell. `amp_level` ("O0", "O2", "O3", "auto")
+    with `keep_batchnorm_fp32` and `loss_scale_manager` (a LossScaleManager) make the
+    training step as `msops.amp.build_train_network` does (msops/train/amp.py; with loss
+    scaling each step's outputs are (loss, overflow, scale)). `boost_level`: only "O0".
     """
 
     def __init__(self, network: Cell, loss_fn: Cell | None = None,
@@ -53,15 +53,14 @@ class Model:
                  amp_level: str = "O0", boost_level: str = "O0", **kwargs: Any) -> None:
         api = "Model"
         validator.check_value_type("network", network, Cell, api)
-        for key, value in (("amp_level", amp_level), ("boost_level", boost_level)):
-            if value != "O0":
-                raise ValueError(f"For '{api}', the '{key}' should be 'O0' (mixed precision "
-                                 f"and boost are not implemented in msops), but got {value!r}.")
-        manager = kwargs.pop("loss_scale_manager", None)
-        if manager is not None:
-            validator.check_value_type("loss_scale_manager", manager, LossScaleManager, api)
+        if boost_level != "O0":
+            raise ValueError(f"For '{api}', the 'boost_level' should be 'O0' (boost is not "
+                             f"implemented in msops), but got {boost_level!r}.")
+        amp = {k: kwargs.pop(k) for k in ("loss_scale_manager", "keep_batchnorm_fp32")
+               if kwargs.get(k) is not None}
+        config = amp_config(api, amp_level, amp)
         for key, value in kwargs.items():
-            if key not in ("keep_batchnorm_fp32", "boost_config_dict"):
+            if key != "boost_config_dict":
                 raise TypeError(f"For '{api}', got an unexpected argument '{key}'.")
             if value is not None:
                 raise ValueError(f"For '{api}', the '{key}' is not supported by msops (leave "
@@ -79,13 +78,13 @@ class Model:
         self.eval_results: dict[str, Any] = {}      # the last eval's (as MindSpore)
         self._train_network: Cell | None = None
         if optimizer is not None:
-            inner = WithLossCell(network, loss_fn) if loss_fn is not None else network
-            self._train_network = _train_cell(inner, optimizer, manager)
+            self._train_network = train_network_of(network, optimizer, loss_fn, config)
         if eval_network is not None:
             self._eval_network: Cell | None = eval_network
             self._eval_indexes = list(eval_indexes) if eval_indexes is not None else None
-        elif loss_fn is not None:
-            self._eval_network = WithEvalCell(network, loss_fn)
+        elif loss_fn is not None:        # a float16 network's outputs reach the loss in float32
+            self._eval_network = WithEvalCell(
+                network, loss_fn, add_cast_fp32=config["cast_model_type"] != mstype.float32)
             self._eval_indexes = [0, 1, 2]
         else:
             self._eval_network, self._eval_indexes = None, None
@@ -314,19 +313,6 @@ class Model:
         """`network(*predict_data)` in inference mode (`set_train(False)`)."""
         self._network.set_train(False)
         return self._network(*predict_data)
-
-
-def _train_cell(network: Cell, optimizer: Optimizer,
-                manager: LossScaleManager | None) -> Cell:
-    """The training step: TrainOneStepCell, or with a loss-scale manager whose update cell
-    checks overflow, TrainOneStepWithLossScaleCell (a manager without one: the fixed scale
-    as TrainOneStepCell's sens, which the optimizer's `loss_scale` divides out)."""
-    if manager is None:
-        return TrainOneStepCell(network, optimizer)
-    update_cell = manager.get_update_cell()
-    if update_cell is None:
-        return TrainOneStepCell(network, optimizer, manager.get_loss_scale())
-    return TrainOneStepWithLossScaleCell(network, optimizer, update_cell)
 
 
 def _params(**kw: Any) -> CallbackParam:
