@@ -15,9 +15,9 @@ B0 = RNG.standard_normal(3).astype(np.float32)
 
 @pytest.fixture(params=[ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
 def mode(request):
+    """Each test in both modes (conftest puts PYNATIVE_MODE back after it)."""
     ms.set_context(mode=request.param)
-    yield request.param
-    ms.set_context(mode=ms.PYNATIVE_MODE)
+    return request.param
 
 
 def dense():

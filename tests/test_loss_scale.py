@@ -51,9 +51,9 @@ def make_step(scale_sense, optimizer=None):
 
 @pytest.fixture(params=MODES, ids=["graph", "pynative"])
 def mode(request):
+    """Each test in both modes (conftest puts PYNATIVE_MODE back after it)."""
     ms.set_context(mode=request.param)
-    yield request.param
-    ms.set_context(mode=ms.PYNATIVE_MODE)
+    return request.param
 
 
 def test_dynamic_scale_follows_the_schedule_and_overflowing_steps_are_skipped(mode):

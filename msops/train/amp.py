@@ -68,20 +68,11 @@ def cast_network(network: Cell, config: dict) -> Cell:
     return network
 
 
-class _LossOfFloat32(Cell):
+class _LossOfFloat32(WithLossCell):
     """loss_fn(float32(network(data)), label): the loss of a float16 network in float32."""
-
-    def __init__(self, network: Cell, loss_fn: Cell) -> None:
-        super().__init__(auto_prefix=False)
-        self._backbone = network
-        self._loss_fn = loss_fn
 
     def construct(self, data: Any, label: Any) -> Any:
         return self._loss_fn(ops.cast(self._backbone(data), mstype.float32), label)
-
-    @property
-    def backbone_network(self) -> Cell:
-        return self._backbone
 
 
 def train_cell(network: Cell, optimizer: Optimizer,
