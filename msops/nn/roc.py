@@ -35,8 +35,8 @@ class ROC(Metric):
     samples of every update. Binary: `y_pred` (N,) scores and `y` (N,) labels, positive
     where y == `pos_label` (default 1). Several classes (`class_num` > 1, or (N, C) scores
     with (N,) labels): `y` (N,) class indices or (N, C) one-hot; each of fpr, tpr and
-    thresholds is a list, one curve per class (class c against the rest). A class without positive (negative) samples has a NaN tpr
-    (fpr), as MindSpore's and scikit-learn's."""
+    thresholds is a list, one curve per class (class c against the rest). A class without
+    positive (negative) samples has a NaN tpr (fpr), as MindSpore's and scikit-learn's."""
 
     def __init__(self, class_num: int | None = None, pos_label: int | None = None) -> None:
         super().__init__()
