@@ -31,6 +31,14 @@ from msops.train import (MAE, MSE, Accuracy, Callback, CheckpointConfig,  # noqa
 from msops.train import (F1, Fbeta, Precision, Recall,  # noqa: E402
                          Top1CategoricalAccuracy, Top5CategoricalAccuracy,
                          TopKCategoricalAccuracy)
+from msops.train import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
+                         LossScaleManager)
+from msops.train import (BackupAndRestore, History, LambdaCallback,  # noqa: E402
+                         LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
+from msops.train import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
+                         Perplexity, auc, names)
+from msops import amp  # noqa: E402  (mindspore.amp: the loss-scale managers, all_finite)
+from msops.train import build_train_network  # noqa: E402
 
 ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits below autodiff
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too

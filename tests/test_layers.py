@@ -19,7 +19,8 @@ RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              # functional collectives over the primitives (mindspore.communication.comm_func)
              "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops",
              # mindspore.ops.communication is mint.distributed's functions
-             "msops.ops.communication": "mint"}
+             "msops.ops.communication": "mint",
+             "msops.amp": "train"}      # mindspore.amp: the loss-scale managers
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
 

@@ -192,10 +192,11 @@ def test_optimizer_only_model_trains_a_loss_network():
 
 
 @pytest.mark.parametrize("call,err,match", [
-    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, amp_level="O2"), ValueError,
-     "'amp_level' should be 'O0'"),
-    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, loss_scale_manager=1), ValueError,
-     "'loss_scale_manager' is not supported"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, amp_level="O1"), ValueError,
+     r"For 'Model', the 'amp_level' should be one of \['O0', 'O2', 'O3', 'auto'\] \(O1's "
+     r"per-operator float16 list is not implemented\), but got 'O1'"),
+    (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o, loss_scale_manager=1), TypeError,
+     "the type of 'loss_scale_manager' should be LossScaleManager, but got int"),
     (lambda n, o: ms.Model(n, nn.CrossEntropyLoss()).train(1, dataset()), ValueError,
      "needs an 'optimizer'"),
     (lambda n, o: ms.Model(n, nn.CrossEntropyLoss(), o).eval(dataset()), ValueError,

@@ -99,3 +99,14 @@ from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E40
 __all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 __all__ += ["Vjp", "Jvp", "ForwardValueAndGrad"]
+from msops.nn.loss_scale import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
+                                 TrainOneStepWithLossScaleCell)
+__all__ += ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
+            "FixedLossScaleUpdateCell"]
+from msops.nn.confusion_matrix import ConfusionMatrix
+from msops.nn.perplexity import Perplexity
+from msops.nn.roc import ROC, auc
+from msops.nn.similarity_metrics import CosineSimilarity, Dice
+from msops.nn.metrics import get_metrics, names
+__all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
+            "get_metrics", "names"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from msops.common.tensor import Tensor
 
-__all__ = ["Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn"]
+__all__ = ["Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn", "get_metrics", "names"]
 
 
 class Metric:
@@ -186,11 +186,35 @@ class MSE(_ErrorMetric):
         return diff * diff
 
 
+#: MindSpore's metric names; the modules defining more metrics add theirs
 _BY_NAME = {"accuracy": Accuracy, "acc": Accuracy, "loss": Loss, "mae": MAE, "mse": MSE}
 
 
+def names() -> list[str]:
+    """The names `get_metric_fn` and `Model(metrics={...})` take, sorted."""
+    return sorted(_BY_NAME)
+
+
+def get_metrics(metrics: Any) -> dict[str, Metric] | None:
+    """{name: Metric} from a dict of Metrics or a set (list) of metric names, as Model
+    takes `metrics`; None stays None."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, dict):
+        for name, m in metrics.items():
+            if not isinstance(m, Metric):
+                raise TypeError(f"For 'get_metrics', every 'metrics' value should be a Metric, "
+                                f"but '{name}' is {type(m).__name__}.")
+        return dict(metrics)
+    if isinstance(metrics, (set, list, tuple)):
+        return {name: get_metric_fn(name) for name in sorted(metrics)}
+    raise TypeError(f"For 'get_metrics', the 'metrics' should be a set of names or a dict "
+                    f"{{name: Metric}}, but got {type(metrics).__name__}.")
+
+
 def get_metric_fn(name: str, *args: Any, **kwargs: Any) -> Metric:
-    """A metric by its MindSpore name ('accuracy' / 'acc', 'loss', 'mae', 'mse')."""
+    """A metric by its MindSpore name (`names()`: 'accuracy' / 'acc', 'loss', 'mae', ...),
+    made with `args` and `kwargs`."""
     if name not in _BY_NAME:
         raise ValueError(f"For 'get_metric_fn', the metric name should be one of "
                          f"{sorted(_BY_NAME)}, but got {name!r}.")

@@ -18,7 +18,7 @@ from msops.common.tensor import Parameter, Tensor
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
 
-__all__ = ["MIXED_TYPES", "check_dst_type", "current", "scope", "cast_inputs"]
+__all__ = ["MIXED_TYPES", "check_dst_type", "current", "scope", "cast_inputs", "call_through"]
 
 #: the dtypes `to_float` takes
 MIXED_TYPES = (mstype.float16, mstype.bfloat16, mstype.float32)
@@ -39,7 +39,7 @@ def current() -> mstype.Type | None:
     return _scopes[-1].dst if _scopes else None
 
 
-def _call(hook: Callable | None, prim: Any, args: Any) -> Any:
+def call_through(hook: Callable | None, prim: Any, args: Any) -> Any:
     """`prim(*args)` through `hook` (the tracer's or the tape's), or eagerly."""
     if hook is not None:
         return hook(prim, args)
@@ -52,7 +52,7 @@ def _call(hook: Callable | None, prim: Any, args: Any) -> Any:
 
 def _cast(value: Any, dst: mstype.Type, hook: Callable | None) -> Any:
     if isinstance(value, Tensor) and value.dtype in _CASTABLE and value.dtype != dst:
-        return _call(hook, Cast(), (value, dst))
+        return call_through(hook, Cast(), (value, dst))
     return value
 
 
@@ -89,7 +89,7 @@ class _CastingHook:
                     a = _cast(a, self.dst, self.inner)
                 out.append(a)
             args = out
-        return _call(self.inner, prim, args)
+        return call_through(self.inner, prim, args)
 
 
 def _constants(cell: Any) -> set[int]:

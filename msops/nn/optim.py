@@ -140,7 +140,10 @@ class Optimizer(Cell):
         """The learning rate of the current step (`global_step`); with groups that set
         their own, a tuple of one per group."""
         step = self._step_count()
-        values = tuple(self._groups.lr_at(lr, step) for lr in self._groups.learning_rates)
+        # a number's Parameter is the rate the step reads (a callback may have rewritten it)
+        values = tuple(float(rate.asnumpy()) if isinstance(lr, float) else
+                       self._groups.lr_at(lr, step)
+                       for rate, lr in zip(self._rates, self._groups.learning_rates))
         return values if self.is_group_lr else values[0]
 
     def get_lr_parameter(self, param: Parameter | Sequence[Parameter]) -> Parameter | list:

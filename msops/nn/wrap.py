@@ -144,6 +144,11 @@ class TrainOneStepCell(Cell):
 
     def construct(self, *inputs: Any) -> Any:
         loss, grads = self._value_and_grad(*inputs)
+        return self._apply(loss, grads)
+
+    def _apply(self, loss: Any, grads: tuple) -> Any:
+        """What the step does with the network's outputs and their gradients (ops only,
+        eager or traced after the backward): the update; returns the step's outputs."""
         self._update(self._reduced(self._scaled(grads)))
         return loss
 
@@ -174,8 +179,8 @@ class TrainOneStepCell(Cell):
                      if isinstance(c, GradAccumulationCell)), None)
 
     def _compile_step(self, cell: Any, args: Sequence[Any]) -> tuple[Graph, Executor]:
-        """Forward + backward (`value_and_grad`'s graph), then the update traced after it;
-        the graph returns the loss."""
+        """Forward + backward (`value_and_grad`'s graph), then `_apply` (the update) traced
+        after it; the graph returns what `_apply` returns (the loss)."""
         if self._mini is not None:
             self._mini.gathered.clear()
         with gathering(self._gather_policy()):
@@ -186,10 +191,9 @@ class TrainOneStepCell(Cell):
         if self._mini is not None:
             bind_mirrors(graph, self._mini.mirrors)
         start = len(graph.nodes)
-        trace_into(graph, lambda gs: self._update(self._reduced(self._scaled(gs))),
-                   [tuple(grads)])
+        trace_into(graph, self._apply, [tuple(outputs) if out_is_tuple else outputs[0],
+                                        tuple(grads)], outputs=True)
         complete_local_tail(graph, start, self.cls_name)
-        graph.outputs, graph.output_is_tuple = outputs, out_is_tuple
         graph = finish_graph(eliminate_dead_nodes(graph))
         return graph, Executor(graph)
 

@@ -23,3 +23,16 @@ from msops.nn.classification_metrics import (F1, Fbeta, Precision, Recall,  # no
                                               TopKCategoricalAccuracy)
 __all__ += ["Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
             "Top1CategoricalAccuracy", "Top5CategoricalAccuracy"]
+from msops.train.loss_scale_manager import (DynamicLossScaleManager,  # noqa: E402
+                                            FixedLossScaleManager, LossScaleManager)
+__all__ += ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
+from msops.train.callback import (BackupAndRestore, History, LambdaCallback,  # noqa: E402
+                                  LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
+__all__ += ["History", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
+            "OnRequestExit", "BackupAndRestore"]
+from msops.nn import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
+                      Perplexity, auc, get_metrics, names)
+__all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
+            "get_metrics", "names"]
+from msops.train.amp import build_train_network  # noqa: E402
+__all__ += ["build_train_network"]

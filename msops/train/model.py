@@ -15,19 +15,21 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.communication import get_group_size, get_rank
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.nn.cell import Cell
-from msops.nn.metrics import Loss, Metric, get_metric_fn
+from msops.nn.metrics import Loss, get_metrics
 from msops.nn.optim import Optimizer
-from msops.nn.wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from msops.nn.wrap import WithEvalCell
 from msops.context import GRAPH_MODE, get_context
 from msops.parallel.context import ParallelMode, get_auto_parallel_context, is_parallel
 from msops.train.callback._callback import (Callback, CallbackParam, RunContext,
                                             callback_list)
+from msops.train.amp import amp_config, train_network_of
 
 __all__ = ["Model"]
 
@@ -39,8 +41,10 @@ class Model:
     loss_fn), optimizer); `optimizer` alone: `network` already returns the loss.
     `metrics`: a set/list of names ('accuracy', 'loss', 'mae', 'mse') or a dict
     {name: Metric}. `eval_network` / `eval_indexes` ([loss, prediction, label] positions in
-    its outputs) replace the default WithEvalCell. `amp_level` and `boost_level`: only "O0"
-    (msops computes in the dtypes the network asks for).
+    its outputs) replace the default WithEvalCell. `amp_level` ("O0", "O2", "O3", "auto")
+    with `keep_batchnorm_fp32` and `loss_scale_manager` (a LossScaleManager) make the
+    training step as `msops.amp.build_train_network` does (msops/train/amp.py; with loss
+    scaling each step's outputs are (loss, overflow, scale)). `boost_level`: only "O0".
     """
 
     def __init__(self, network: Cell, loss_fn: Cell | None = None,
@@ -49,12 +53,14 @@ class Model:
                  amp_level: str = "O0", boost_level: str = "O0", **kwargs: Any) -> None:
         api = "Model"
         validator.check_value_type("network", network, Cell, api)
-        for key, value in (("amp_level", amp_level), ("boost_level", boost_level)):
-            if value != "O0":
-                raise ValueError(f"For '{api}', the '{key}' should be 'O0' (mixed precision "
-                                 f"and boost are not implemented in msops), but got {value!r}.")
+        if boost_level != "O0":
+            raise ValueError(f"For '{api}', the 'boost_level' should be 'O0' (boost is not "
+                             f"implemented in msops), but got {boost_level!r}.")
+        amp = {k: kwargs.pop(k) for k in ("loss_scale_manager", "keep_batchnorm_fp32")
+               if kwargs.get(k) is not None}
+        config = amp_config(api, amp_level, amp)
         for key, value in kwargs.items():
-            if key not in ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict"):
+            if key != "boost_config_dict":
                 raise TypeError(f"For '{api}', got an unexpected argument '{key}'.")
             if value is not None:
                 raise ValueError(f"For '{api}', the '{key}' is not supported by msops (leave "
@@ -68,17 +74,17 @@ class Model:
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
-        self._metric_fns = _metrics(metrics)
+        self._metric_fns = get_metrics(metrics) or {}
         self.eval_results: dict[str, Any] = {}      # the last eval's (as MindSpore)
         self._train_network: Cell | None = None
         if optimizer is not None:
-            inner = WithLossCell(network, loss_fn) if loss_fn is not None else network
-            self._train_network = TrainOneStepCell(inner, optimizer)
+            self._train_network = train_network_of(network, optimizer, loss_fn, config)
         if eval_network is not None:
             self._eval_network: Cell | None = eval_network
             self._eval_indexes = list(eval_indexes) if eval_indexes is not None else None
-        elif loss_fn is not None:
-            self._eval_network = WithEvalCell(network, loss_fn)
+        elif loss_fn is not None:        # a float16 network's outputs reach the loss in float32
+            self._eval_network = WithEvalCell(
+                network, loss_fn, add_cast_fp32=config["cast_model_type"] != mstype.float32)
             self._eval_indexes = [0, 1, 2]
         else:
             self._eval_network, self._eval_indexes = None, None
@@ -134,7 +140,8 @@ class Model:
         batches = _batches(train_dataset, continuous=True)
         cbs.on_train_begin(ctx)
         try:
-            for e in range(initial_epoch, epoch):
+            # a callback may move the start (BackupAndRestore resuming from its backup)
+            for e in range(cb.initial_epoch, epoch):
                 cb.cur_epoch_num = e + 1
                 cbs.on_train_epoch_begin(ctx)
                 for k in range(steps):
@@ -179,8 +186,8 @@ class Model:
         if valid_dataset is not None:
             _check_dataset(valid_dataset, api)
         cbs = callback_list(callbacks).callbacks
-        if valid_dataset is not None:
-            cbs = cbs + [_EvalCallback(self, valid_dataset, valid_frequency, cbs)]
+        if valid_dataset is not None:     # first: the others' epoch end sees its results
+            cbs = [_EvalCallback(self, valid_dataset, valid_frequency, cbs)] + cbs
         self.train(epoch, train_dataset, cbs, dataset_sink_mode, sink_size, initial_epoch)
 
     # -- compile ahead ---------------------------------------------------------------------
@@ -306,21 +313,6 @@ class Model:
         """`network(*predict_data)` in inference mode (`set_train(False)`)."""
         self._network.set_train(False)
         return self._network(*predict_data)
-
-
-def _metrics(metrics: Any) -> dict[str, Metric]:
-    if metrics is None:
-        return {}
-    if isinstance(metrics, dict):
-        for name, m in metrics.items():
-            if not isinstance(m, Metric):
-                raise TypeError(f"For 'Model', every 'metrics' value should be a Metric, but "
-                                f"'{name}' is {type(m).__name__}.")
-        return dict(metrics)
-    if isinstance(metrics, (set, list, tuple)):
-        return {name: get_metric_fn(name) for name in sorted(metrics)}
-    raise TypeError(f"For 'Model', the 'metrics' should be a set of names or a dict "
-                    f"{{name: Metric}}, but got {type(metrics).__name__}.")
 
 
 def _params(**kw: Any) -> CallbackParam:

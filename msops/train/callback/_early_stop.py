@@ -8,11 +8,8 @@ import numpy as np
 
 from msops.common import validator
 from msops.common.tensor import Tensor
-from msops.communication import get_group_size
-from msops.parallel.context import is_parallel
-from msops.primitives.comm_ops import AllReduce
 from msops.train.callback._callback import Callback, RunContext
-from msops.train.callback._loss_monitor import loss_value
+from msops.train.callback._monitor import Monitor, check_mode
 
 __all__ = ["EarlyStopping"]
 
@@ -38,32 +35,28 @@ class EarlyStopping(Callback):
         self.verbose = validator.check_bool("verbose", verbose, name)
         self.restore_best_weights = validator.check_bool("restore_best_weights",
                                                          restore_best_weights, name)
-        if mode not in ("auto", "min", "max"):
-            raise ValueError(f"For '{name}', the 'mode' should be one of ['auto', 'min', "
-                             f"'max'], but got {mode!r}.")
+        self.mode = check_mode(mode, name)
         if baseline is not None:
             validator.check_value_type("baseline", baseline, (int, float), name)
-        self.mode = mode
         self.baseline = baseline
-        maximize = mode == "max" or (mode == "auto" and "acc" in monitor)
-        self._sign = 1.0 if maximize else -1.0           # improvement: sign * (new - old) > delta
-        self.min_delta = abs(float(min_delta))
+        self._monitor = Monitor(monitor, mode, min_delta)
+        self.min_delta = self._monitor.min_delta
         self._reset()
 
     def _reset(self) -> None:
         self.wait, self.stopped_epoch, self.best_epoch = 0, 0, 0
-        self.best = -np.inf if self._sign > 0 else np.inf
+        self.best = self._monitor.worst
         self._best_weights: dict[str, np.ndarray] | None = None
 
     def _improves(self, current: float, reference: float) -> bool:
-        return self._sign * (current - reference) > self.min_delta
+        return self._monitor.improves(current, reference)
 
     def on_train_begin(self, run_context: RunContext) -> None:
         self._reset()
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         cb = run_context.original_args()
-        current = self._value(cb)
+        current = self._monitor.value(cb)
         if current is None:
             return
         network = cb.train_network
@@ -90,21 +83,6 @@ class EarlyStopping(Callback):
     def on_train_end(self, run_context: RunContext) -> None:
         if self.stopped_epoch > 0 and self.verbose:
             print(f"Epoch {self.stopped_epoch}: early stopping.", flush=True)
-
-    def _value(self, cb: Any) -> float | None:
-        """The monitored value of this epoch (averaged over the world in parallel)."""
-        if self.monitor == "loss":
-            value = None if cb.get("net_outputs") is None else loss_value(cb.net_outputs)
-        else:
-            value = (cb.get("eval_results") or {}).get(self.monitor)
-            value = None if value is None else float(np.mean(
-                value.asnumpy() if isinstance(value, Tensor) else value))
-        if value is None:
-            return None
-        if is_parallel():
-            total = AllReduce()(Tensor(np.array(value, np.float64)))
-            value = float(total.asnumpy()) / get_group_size()
-        return value
 
 
 def _weights(network: Any) -> dict[str, np.ndarray]:
