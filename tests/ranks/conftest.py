@@ -15,6 +15,21 @@ from msops.communication import init
 init()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ranks(*counts): run this test only at these world "
+                                       "sizes (a subset of its file's RANKS)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect (never skip) the tests whose `ranks` marker leaves out this world size: a
+    test that does not run is not reported as anything."""
+    size = MPI.COMM_WORLD.size
+    keep = [i for i in items if (m := i.get_closest_marker("ranks")) is None or size in m.args]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
 @pytest.fixture(autouse=True)
 def _stand_alone_after_each_test():
     """The files of one rank count share these processes (test_ranks.py): no test leaves

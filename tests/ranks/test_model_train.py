@@ -161,10 +161,9 @@ def train_lenet(num_shards=None, shard_id=None):
     return rec.losses, [p.asnumpy().copy() for p in net.trainable_params()]
 
 
+@pytest.mark.ranks(2)          # numpy convolutions are slow: 2 ranks only
 def test_lenet_data_parallel_model_train_equals_serial():
     """The issue's LeNet on 2 ranks (the convolutions split by batch): 4 steps == serial."""
-    if N != 2:
-        pytest.skip("the LeNet case runs on 2 ranks (numpy convolutions are slow)")
     ms.reset_auto_parallel_context()
     ms.set_context(mode=ms.GRAPH_MODE)
     want = train_lenet()

@@ -147,14 +147,13 @@ FUSION = {
 }
 
 
+@pytest.mark.ranks(2, 4)       # the fused cases (8 ranks: minutes on 2 cores)
 @pytest.mark.parametrize("fusion", sorted(FUSION))
 def test_fused_gathers_and_reduce_scatters_equal_serial(fusion):
     """The opt-sharded data-parallel MLP with its gathers and reduce-scatters fused into one
     bucket each (auto), into buckets of 600 bytes (several) and not at all: the same
     losses and shards as the serial run, with the expected number of collectives."""
     n = get_group_size()
-    if n > 4:
-        pytest.skip("fused cases run on 2 and 4 ranks")
     opt = OPTIMIZERS["adam"]
     want_losses, want, _, _, _ = train(mlp, opt)
     losses, got, layouts, _, graph = train(
@@ -201,10 +200,9 @@ class Collectives(nn.Cell):
         return g0, g1, g2, g3, self.ag0(a), r0, r1, r2, s0, s1
 
 
+@pytest.mark.ranks(2, 4)
 def test_explicit_fused_collectives_equal_unfused_and_numpy():
     n = get_group_size()
-    if n > 4:
-        pytest.skip("fused cases run on 2 and 4 ranks")
     rank = ms.communication.get_rank()
     rng = np.random.default_rng(7)
     every = [(rng.standard_normal((2, 3)).astype(np.float32),
