@@ -1,6 +1,6 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
 shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators; readers of
-the MNIST and CIFAR files and image folders; `transforms` and `vision` for `map`."""
+the MNIST and CIFAR files, image folders, text and CSV files; `transforms` and `vision` for `map`."""
 from msops.dataset import config
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
@@ -10,6 +10,8 @@ from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
 from msops.dataset.imagefolder import ImageFolderDataset
+from msops.dataset.linefiles import Shuffle, TextFileDataset
+from msops.dataset.csvfile import CSVDataset
 from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
@@ -17,4 +19,4 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
            "SequentialSampler", "SubsetRandomSampler", "SubsetSampler"]
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
-__all__ += ["ImageFolderDataset"]
+__all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset"]
