@@ -8,7 +8,7 @@ import msops as ms
 from msops import dataset as ds
 from msops.dataset import (DistributedSampler, GeneratorDataset, NumpySlicesDataset,
                            RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
-                           SubsetSampler, dataset_shards)
+                           SubsetSampler, WeightedRandomSampler, dataset_shards)
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,35 @@ def test_generator_dataset_takes_a_sampler():
     assert dataset_shards(numbers(4, sampler=RandomSampler())) == (1, 0)
 
 
+def test_weighted_random_sampler():
+    weights = [0.0, 1.0, 3.0, 0.0, 4.0]
+    drawn = ids(numbers(5, sampler=WeightedRandomSampler(weights, num_samples=16000)), 2)
+    for epoch in drawn:
+        counts = np.bincount(epoch, minlength=5)
+        assert counts[0] == counts[3] == 0                      # weight 0: never drawn
+        np.testing.assert_allclose(counts / 16000, np.array(weights) / 8, atol=0.015)
+    assert drawn[0] != drawn[1]                                 # a new draw each epoch
+    assert len(ids(numbers(5, sampler=WeightedRandomSampler(weights)))[0]) == 5   # default
+    once = ids(numbers(5, sampler=WeightedRandomSampler(weights, 3, replacement=False)), 3)
+    assert all(sorted(e) == [1, 2, 4] for e in once)            # each non-zero index once
+    ds.config.set_seed(9)
+    a = ids(numbers(5, sampler=WeightedRandomSampler(weights, 50)), 2)
+    ds.config.set_seed(9)
+    assert ids(numbers(5, sampler=WeightedRandomSampler(weights, 50)), 2) == a      # seeded
+
+
 @pytest.mark.parametrize("make,error,message", [
+    (lambda: WeightedRandomSampler([]), TypeError,
+     r"For 'WeightedRandomSampler', the 'weights' should be a non-empty list of numbers"),
+    (lambda: WeightedRandomSampler([1, -1]), ValueError,
+     r"For 'WeightedRandomSampler', the 'weights' should be finite, >= 0 and not all 0"),
+    (lambda: WeightedRandomSampler([0, 0]), ValueError, r"not all 0, but got \[0, 0\]"),
+    (lambda: WeightedRandomSampler([1, 0, 1], 3, replacement=False), ValueError,
+     r"the 'num_samples' should be <= the number of non-zero weights \(2\) without "
+     r"replacement, but got 3"),
+    (lambda: WeightedRandomSampler([1], replacement=1), TypeError, r"'replacement' should be bool"),
+    (lambda: ids(numbers(3, sampler=WeightedRandomSampler([0, 0, 0, 1]))), ValueError,
+     r"For 'WeightedRandomSampler', the indices should be rows in \[0, 3\), but got 3"),
     (lambda: numbers(4, sampler=SequentialSampler(), shuffle=False), ValueError,
      r"For 'NumpySlicesDataset', the 'sampler' should come alone: Conflicting arguments during "
      r"sampler assignments. num_samples: None, num_shards: None, shard_id: None, shuffle: False"),

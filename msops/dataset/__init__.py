@@ -5,7 +5,8 @@ from msops.dataset import config
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
-                                    SequentialSampler, SubsetRandomSampler, SubsetSampler)
+                                    SequentialSampler, SubsetRandomSampler, SubsetSampler,
+                                    WeightedRandomSampler)
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
@@ -19,4 +20,5 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
            "SequentialSampler", "SubsetRandomSampler", "SubsetSampler"]
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
-__all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset"]
+__all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
+            "WeightedRandomSampler"]

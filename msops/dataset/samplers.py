@@ -5,6 +5,9 @@ pass (epoch) reads, in which order.
     RandomSampler(replacement, num_samples)        a permutation (or draws with replacement)
     SubsetSampler(indices, num_samples)            the indices, in order
     SubsetRandomSampler(indices, num_samples)      the indices, permuted
+    WeightedRandomSampler(weights, num_samples, replacement)
+                                                   num_samples draws of index i with
+                                                   probability weights[i] / sum(weights)
     DistributedSampler(num_shards, shard_id, shuffle, num_samples, offset)
         the (permuted) order dealt round-robin: shard k takes positions k, k + num_shards,
         ..., wrapping around to the start so every shard has ceil(rows / num_shards)
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["as_sampler", "Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
-           "SubsetSampler", "SubsetRandomSampler", "DistributedSampler"]
+           "SubsetSampler", "SubsetRandomSampler", "DistributedSampler", "WeightedRandomSampler"]
 
 
 def _check_type(api: str, arg: str, value: Any, kind: type | tuple) -> None:
@@ -218,3 +221,38 @@ class DistributedSampler(BuiltinSampler):
             return order[(np.arange(per_shard) * k + self.shard_id) % rows]
         first = (self.shard_id - self.offset) % k   # position p goes to (p + offset) % k
         return order[first::k]
+
+
+class WeightedRandomSampler(BuiltinSampler):
+    """`num_samples` (default: len(weights)) random row indices, index i drawn with
+    probability weights[i] / sum(weights); with `replacement=False` no index twice (so
+    num_samples <= the number of non-zero weights)."""
+
+    def __init__(self, weights: Any, num_samples: int | None = None,
+                 replacement: bool = True) -> None:
+        api = "WeightedRandomSampler"
+        if isinstance(weights, np.ndarray):
+            weights = weights.tolist()
+        _check_type(api, "weights", weights, (list, tuple))
+        if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                                  for w in weights):
+            raise TypeError(f"For '{api}', the 'weights' should be a non-empty list of numbers, "
+                            f"but got {weights!r:.80}.")
+        probs = np.asarray(weights, np.float64)
+        if not np.isfinite(probs).all() or (probs < 0).any() or probs.sum() <= 0:
+            raise ValueError(f"For '{api}', the 'weights' should be finite, >= 0 and not all 0, "
+                             f"but got {weights!r:.80}.")
+        _check_type(api, "replacement", replacement, bool)
+        super().__init__(num_samples)
+        count = len(weights) if self.num_samples is None else self.num_samples
+        if not replacement and count > int((probs > 0).sum()):
+            raise ValueError(f"For '{api}', the 'num_samples' should be <= the number of "
+                             f"non-zero weights ({int((probs > 0).sum())}) without replacement, "
+                             f"but got {count}.")
+        self.weights, self.replacement = list(weights), replacement
+        self._probs, self._count = probs / probs.sum(), count
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        picks = rng.choice(len(self._probs), self._count, replace=self.replacement,
+                           p=self._probs).astype(np.int64)
+        return _rows_of("WeightedRandomSampler", picks.tolist(), rows)
