@@ -7,12 +7,14 @@ from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
                                     SequentialSampler, SubsetRandomSampler, SubsetSampler,
                                     WeightedRandomSampler)
-from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
+from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
 from msops.dataset.imagefolder import ImageFolderDataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
+from msops.dataset.fake import FakeImageDataset
+from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
 from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
@@ -21,4 +23,4 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
-            "WeightedRandomSampler"]
+            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip"]

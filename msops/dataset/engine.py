@@ -67,6 +67,23 @@ class Dataset:
         """Each pass runs `count` passes of this dataset (-1 / None: repeat without end)."""
         return RepeatDataset(self, count)
 
+    def zip(self, datasets: "Dataset | Sequence[Dataset]") -> "Dataset":
+        """Rows side by side: this dataset's columns then those of `datasets` (a dataset or
+        a tuple of them; column names must be distinct), as many rows as the shortest."""
+        from msops.dataset.combine import ZipDataset   # combine builds on this module
+        others = [datasets] if isinstance(datasets, Dataset) else datasets
+        return ZipDataset([self] + list(_datasets(others, "zip")))
+
+    def concat(self, datasets: "Dataset | Sequence[Dataset]") -> "Dataset":
+        """This dataset's rows, then those of `datasets` (a dataset or a list of them, with
+        the same column names); `dataset_1 + dataset_2` is the same."""
+        from msops.dataset.combine import ConcatDataset
+        others = [datasets] if isinstance(datasets, Dataset) else datasets
+        return ConcatDataset([self] + list(_datasets(others, "concat")))
+
+    def __add__(self, other: "Dataset") -> "Dataset":
+        return self.concat(other)
+
     # -- iteration -----------------------------------------------------------------------
     def create_tuple_iterator(self, columns: Sequence[str] | None = None, num_epochs: int = -1,
                               output_numpy: bool = False, do_copy: bool = True) -> "TupleIterator":
@@ -301,6 +318,15 @@ def _names(value: Any, default: list[str], arg: str) -> list[str]:
         raise TypeError(f"For the dataset, the '{arg}' should be a str or a list of str, but "
                         f"got {value!r}.")
     return names
+
+
+def _datasets(value: Any, api: str) -> list:
+    """`value` as a non-empty list of Datasets (TypeError naming `api` otherwise)."""
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if not items or not all(isinstance(d, Dataset) for d in items):
+        raise TypeError(f"For '{api}', the 'datasets' should be a Dataset or a non-empty list / "
+                        f"tuple of Datasets, but got {value!r:.80}.")
+    return items
 
 
 def _unsupported(api: str, kwargs: dict, known: tuple) -> None:
