@@ -2,6 +2,7 @@
 image folders written here with Pillow from known arrays (PNG is lossless, so decoded pixels
 must equal the arrays exactly; JPEG is checked within a tolerance)."""
 import io
+import sys
 
 import numpy as np
 import pytest
@@ -326,3 +327,12 @@ def test_resnet_recipe_runs_and_gives_the_reference_batches(folder):
          vision.Normalize(mean=mean, std=std), vision.HWC2CHW()], input_columns="image")
     out = [b[0].asnumpy() for b in data.batch(3).create_tuple_iterator()]
     assert [o.shape for o in out] == [(3, 3, 6, 6)] * 3 and all(np.isfinite(o).all() for o in out)
+
+
+def test_decoding_without_pillow_names_the_extra(monkeypatch):
+    # None in sys.modules makes `import PIL` fail, as on a machine without Pillow
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    monkeypatch.setitem(sys.modules, "PIL.Image", None)
+    with pytest.raises(ImportError, match=r"Decoding images needs Pillow: pip install "
+                                          r"'msops\[vision\]'"):
+        vision.Decode()(np.zeros(4, np.uint8))

@@ -23,7 +23,7 @@ def load_pil() -> Any:
     """The `PIL.Image` module, or an ImportError saying how to install it."""
     try:
         from PIL import Image
-    except ImportError as exc:          # pragma: no cover - Pillow is a test dependency
+    except ImportError as exc:
         raise ImportError("Decoding images needs Pillow: pip install 'msops[vision]' "
                           "(or pip install pillow).") from exc
     return Image
