@@ -6,7 +6,7 @@ from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
                                     SequentialSampler, SubsetRandomSampler, SubsetSampler,
-                                    WeightedRandomSampler)
+                                    WeightedRandomSampler, PKSampler)
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
@@ -23,4 +23,4 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
-            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip"]
+            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler"]

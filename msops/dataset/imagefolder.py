@@ -32,6 +32,12 @@ class _ImageFiles:
     def __len__(self) -> int:
         return len(self.items)
 
+    def column_values(self, k: int) -> list:
+        """The labels (k = 1) without reading the images (what PKSampler asks for)."""
+        if k == 1:
+            return [np.uint32(label) for _, label in self.items]
+        return [self[i][k] for i in range(len(self))]
+
     def __getitem__(self, i: int) -> tuple:
         path, label = self.items[i]
         try:

@@ -80,6 +80,8 @@ class GeneratorDataset(Dataset):
         self.num_shards, self.shard_id = self.sampler.num_shards, self.sampler.shard_id
         self.source = source
         self.seed = config.get_seed()       # read when the dataset is built, as MindSpore
+        if self.random_access:
+            self.sampler.bind(self)
 
     def _indices(self, epoch: int) -> np.ndarray:
         """This shard's row indices for pass `epoch`."""
@@ -95,6 +97,13 @@ class GeneratorDataset(Dataset):
             if self.num_samples is not None and k >= self.num_samples:
                 return
             yield self._row(item)
+
+    def column_values(self, k: int) -> list:
+        """Column `k` of every row, in source order (a source may give it without reading
+        whole rows, through its own `column_values(k)`)."""
+        if hasattr(self.source, "column_values"):
+            return list(self.source.column_values(k))
+        return [self.read_row(i)[k] for i in range(len(self.source))]
 
     def read_row(self, index: int) -> Row:
         """Row `index` of a random-accessible source (what a sampler's index selects)."""
