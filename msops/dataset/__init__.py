@@ -2,6 +2,7 @@
 shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators; readers of
 the MNIST and CIFAR files, image folders, text and CSV files; `transforms` and `vision` for `map`."""
 from msops.dataset import config
+from msops.dataset.callback import DSCallback
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
@@ -23,4 +24,4 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
-            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler"]
+            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler", "DSCallback"]
