@@ -74,3 +74,42 @@ def test_callback_errors():
         data.map(lambda x: x, callbacks=[3])
     with pytest.raises(ValueError, match="For 'DSCallback', .*step_size"):
         ds.DSCallback(step_size=0)
+
+
+def test_waited_ds_callback_runs_in_step_with_model_train():
+    import msops as ms
+    from msops import nn
+    from msops.train.callback import WaitedDSCallback
+
+    events = []
+
+    class Sync(WaitedDSCallback):
+        def sync_epoch_begin(self, train_ctx, ds_ctx):
+            events.append(("epoch", train_ctx.original_args().cur_step_num, ds_ctx.cur_epoch_num))
+
+        def sync_step_begin(self, train_ctx, ds_ctx):
+            events.append(("step", train_ctx.original_args().cur_step_num, ds_ctx.cur_step_num))
+
+    x = np.arange(12, dtype=np.float32).reshape(6, 2) / 10
+    y = np.array([0, 1, 0, 1, 1, 0], np.int32)
+    sync = Sync(step_size=2)
+    data = ds.NumpySlicesDataset((x, y), ["x", "y"], shuffle=False)
+    data = data.map(lambda v: v, "x", callbacks=sync).batch(2)
+    net = nn.Dense(2, 2)
+    model = ms.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                     nn.SGD(net.trainable_params(), 0.1))
+    model.train(2, data, callbacks=[sync])
+    # due dataset steps are rows 1, 3, 5 of each epoch (global rows 1, 3, ..., 11); before
+    # each but the first, training has ended exactly the step before
+    want_steps = [("step", k, 2 * k + 1) for k in range(1, 6)]
+    assert [e for e in events if e[0] == "step"] == want_steps
+    # dataset epoch 2 begins after training epoch 1's 3 steps, before epoch 2's first step
+    assert [e for e in events if e[0] == "epoch"] == [("epoch", 3, 2)]
+    assert events.index(("epoch", 3, 2)) == 2
+
+    # read outside Model.train, the dataset runs ahead of training: an error, not a hang
+    ahead = ds.NumpySlicesDataset(x, ["x"], shuffle=False).map(lambda v: v,
+                                                              callbacks=Sync(step_size=2))
+    with pytest.raises(RuntimeError, match="For 'WaitedDSCallback', dataset step 2 began "
+                                           "before training step 1 ended"):
+        list(ahead.create_tuple_iterator(output_numpy=True))
