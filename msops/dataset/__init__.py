@@ -1,6 +1,7 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
-shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators; readers of
-the MNIST and CIFAR files, image folders, text and CSV files; `transforms` and `vision` for `map`."""
+shuffle (seeded), map, repeat, zip, concat, per-rank shards, samplers and tuple/dict
+iterators; readers of the MNIST and CIFAR files, image folders, text and CSV files;
+synthetic datasets; `transforms` and `vision` for `map`."""
 from msops.dataset import config
 from msops.dataset.callback import DSCallback
 from msops.dataset.engine import Dataset
@@ -15,6 +16,8 @@ from msops.dataset.imagefolder import ImageFolderDataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
 from msops.dataset.fake import FakeImageDataset
+from msops.dataset.schema import Schema
+from msops.dataset.randomdata import RandomDataset
 from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
 from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
@@ -24,4 +27,5 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
-            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler", "DSCallback"]
+            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler", "DSCallback",
+            "Schema", "RandomDataset"]
