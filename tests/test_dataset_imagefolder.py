@@ -186,9 +186,11 @@ def test_decode_errors():
                                            ".*the 5 bytes could not be decoded"):
         vision.Decode()(np.frombuffer(b"hello", np.uint8))
     with pytest.raises(TypeError, match="For 'Decode', the input should be the encoded image "
-                                        "as a 1-D uint8 array or bytes, but got shape \\(2, 2, 3\\)"):
+                                        "as a 1-D uint8 array or bytes, but got shape "
+                                        "\\(2, 2, 3\\)"):
         vision.Decode()(np.zeros((2, 2, 3), np.uint8))
-    with pytest.raises(TypeError, match="For 'Decode', the type of 'to_pil' should be bool, but got int"):
+    with pytest.raises(TypeError, match="For 'Decode', the type of 'to_pil' should be bool, "
+                                        "but got int"):
         vision.Decode(to_pil=1)
 
 

@@ -27,5 +27,5 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
-            "WeightedRandomSampler", "PaddedDataset", "FakeImageDataset", "zip", "PKSampler", "DSCallback",
-            "Schema", "RandomDataset"]
+            "WeightedRandomSampler", "PKSampler", "PaddedDataset", "FakeImageDataset",
+            "RandomDataset", "Schema", "zip", "DSCallback"]

@@ -55,9 +55,10 @@ def _field(text: str, default: Any, api: str, where: str) -> np.ndarray:
         if kind is int and not -2 ** 31 <= value < 2 ** 31:
             raise ValueError("out of the int32 range")
     except ValueError as exc:
-        raise RuntimeError(f"For '{api}', the field '{text}' at {where} should be "
-                           f"{'an' if kind is int else 'a'} {kind.__name__} (as its 'column_defaults' value {default!r}), "
-                           f"but it is not: {exc}.") from None
+        article = "an" if kind is int else "a"
+        raise RuntimeError(f"For '{api}', the field '{text}' at {where} should be {article} "
+                           f"{kind.__name__} (as its 'column_defaults' value {default!r}), but it "
+                           f"is not: {exc}.") from None
     return np.array(value, _TYPES[kind])
 
 

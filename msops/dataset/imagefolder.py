@@ -121,9 +121,9 @@ class ImageFolderDataset(FileDataset):
                         (exts is None or os.path.splitext(file)[1].lower() in exts):
                     items.append((path, self._class_indexing[name]))
         if not items:
+            ending = "" if exts is None else f" ending in {sorted(exts)}"
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold class sub-folders "
-                             f"with image files{'' if exts is None else f' ending in {sorted(exts)}'}"
-                             f", but none were found in '{root}'.")
+                             f"with image files{ending}, but none were found in '{root}'.")
         super().__init__(_ImageFiles(items, decode, decrypt, api), ["image", "label"],
                          num_samples, shuffle, sampler, num_shards, shard_id, cache)
 
