@@ -338,3 +338,52 @@ def test_decoding_without_pillow_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"Decoding images needs Pillow: pip install "
                                           r"'msops\[vision\]'"):
         vision.Decode()(np.zeros(4, np.uint8))
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
+def test_imagenet_recipe_trains_a_network_with_model(folder, mode):
+    """ImageFolderDataset -> RandomCropDecodeResize -> RandomHorizontalFlip -> Normalize ->
+    HWC2CHW, TypeCast on the label -> batch -> Model.train: the losses equal a hand-written
+    train loop over batches made with numpy from the written arrays."""
+    from msops import Tensor, nn
+    from msops.dataset import transforms
+
+    ms.set_context(mode=mode)
+    root, arrays = folder
+    mean, std = [123.675, 116.28, 103.53], [58.395, 57.12, 57.375]
+    crop = dict(scale=(2.0, 2.0), ratio=(0.01, 100.0), interpolation=Inter.NEAREST)
+    data = ds.ImageFolderDataset(str(root), shuffle=False, extensions=[".png"])
+    data = data.map(transforms.TypeCast(ms.int32), input_columns="label")
+    data = data.map([vision.RandomCropDecodeResize(4, **crop),
+                     vision.RandomHorizontalFlip(prob=1.0),
+                     vision.Normalize(mean=mean, std=std), vision.HWC2CHW()],
+                    input_columns="image").batch(3, drop_remainder=True)
+
+    def numpy_image(array):
+        h, w = array.shape[:2]
+        x = array[nearest_sources(4, h)][:, nearest_sources(4, w)][:, ::-1].astype(np.float32)
+        return ((x - np.float32(mean)) / np.float32(std)).transpose(2, 0, 1)
+
+    want_rows = expected_rows(root, arrays, {"bird": 0, "cat": 1, "dog": 2})
+    batches = [(np.stack([numpy_image(r[2]) for r in want_rows[i:i + 3]]),
+                np.array([r[1] for r in want_rows[i:i + 3]], np.int32)) for i in (0, 3, 6)]
+
+    def make():
+        ms.set_seed(1)
+        net = nn.SequentialCell([nn.Flatten(), nn.Dense(48, 3)])
+        return net, nn.Momentum(net.trainable_params(), 0.05, 0.9)
+
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    net, opt = make()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    want = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(2) for x, y in batches]
+
+    net, opt = make()
+    losses = []
+
+    class Record(ms.train.callback.Callback):
+        def on_train_step_end(self, ctx):
+            losses.append(float(ctx.original_args().net_outputs.asnumpy()))
+    ms.Model(net, loss, opt).train(2, data, callbacks=[Record()])
+    np.testing.assert_allclose(losses, want, rtol=1e-5)
+    assert len(losses) == 6 and losses[-1] < losses[0]
