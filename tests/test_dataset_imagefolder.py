@@ -238,6 +238,19 @@ def test_random_resized_crop_is_a_resized_crop_in_the_bounds():
         np.testing.assert_array_equal(a(image), b(image))
 
 
+def test_random_resized_crop_cuts_several_images_alike():
+    image = coords(30, 40)
+    mask = (image.astype(np.int32) * 3).astype(np.int32)
+    op = vision.RandomResizedCrop((12, 10), interpolation=Inter.NEAREST)
+    for _ in range(5):
+        a, b = op(image, mask)
+        assert a.shape == (12, 10, 3) and b.shape == (12, 10, 3) and b.dtype == np.int32
+        np.testing.assert_array_equal(b, a.astype(np.int32) * 3)    # the same crop
+    with pytest.raises(ValueError, match="For 'RandomResizedCrop', the input images should "
+                                         "have the same size"):
+        op(image, mask[:-1])
+
+
 def test_random_resized_crop_whole_image_and_fallback():
     rng = np.random.default_rng(2)
     image = rng.integers(0, 256, (4, 6, 3), dtype=np.uint8)

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.transforms.base import RandomOperation
+from msops.dataset.transforms.base import RandomOperation, as_array
 from msops.dataset.vision.decode import decode_image
 from msops.dataset.vision.utils import Inter, check_image, check_inter, image_size, resize_image
 
@@ -83,15 +83,30 @@ class RandomResizedCrop(RandomOperation):
         self.max_attempts = validator.check_positive_int(max_attempts, "max_attempts", op)
         self._seed_rng()
 
-    def _apply(self, array: np.ndarray) -> np.ndarray:
-        image = check_image(array, type(self).__name__)
-        h, w = image.shape[:2]
+    def __call__(self, *inputs: Any) -> Any:
+        """One image, or several of the same size (an image and its mask, ...) cut by the
+        same crop."""
+        op = type(self).__name__
+        if not inputs:
+            raise TypeError(f"For '{op}', the input should be one or more images, but got none.")
+        images = [check_image(as_array(x, op), op) for x in inputs]
+        sizes = sorted({im.shape[:2] for im in images})
+        if len(sizes) > 1:
+            raise ValueError(f"For '{op}', the input images should have the same size to be "
+                             f"cropped alike, but got sizes {sizes}.")
+        out = self._crop_all(images)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def _crop_all(self, images: list) -> list:
+        h, w = images[0].shape[:2]
         top, left, ch, cw = random_crop_box(h, w, self.scale, self.ratio, self.max_attempts,
                                             self._rng)
-        crop = image[top:top + ch, left:left + cw]
-        if (ch, cw) == self.size:
-            return crop.copy()
-        return resize_image(crop, self.size[0], self.size[1], self.interpolation)
+        out = []
+        for image in images:
+            crop = image[top:top + ch, left:left + cw]
+            out.append(crop.copy() if (ch, cw) == self.size else
+                       resize_image(crop, self.size[0], self.size[1], self.interpolation))
+        return out
 
 
 class RandomCropDecodeResize(RandomResizedCrop):
@@ -102,4 +117,4 @@ class RandomCropDecodeResize(RandomResizedCrop):
         if len(inputs) != 1:
             raise TypeError(f"For 'RandomCropDecodeResize', the input should be one encoded "
                             f"image, but got {len(inputs)}.")
-        return self._apply(decode_image(inputs[0], "RandomCropDecodeResize"))
+        return self._crop_all([decode_image(inputs[0], "RandomCropDecodeResize")])[0]
