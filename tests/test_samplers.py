@@ -8,7 +8,7 @@ import msops as ms
 from msops import dataset as ds
 from msops.dataset import (DistributedSampler, GeneratorDataset, NumpySlicesDataset,
                            RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
-                           SubsetSampler, dataset_shards)
+                           SubsetSampler, WeightedRandomSampler, PKSampler, dataset_shards)
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,89 @@ def test_generator_dataset_takes_a_sampler():
     assert dataset_shards(numbers(4, sampler=RandomSampler())) == (1, 0)
 
 
+def test_weighted_random_sampler():
+    weights = [0.0, 1.0, 3.0, 0.0, 4.0]
+    drawn = ids(numbers(5, sampler=WeightedRandomSampler(weights, num_samples=16000)), 2)
+    for epoch in drawn:
+        counts = np.bincount(epoch, minlength=5)
+        assert counts[0] == counts[3] == 0                      # weight 0: never drawn
+        np.testing.assert_allclose(counts / 16000, np.array(weights) / 8, atol=0.015)
+    assert drawn[0] != drawn[1]                                 # a new draw each epoch
+    assert len(ids(numbers(5, sampler=WeightedRandomSampler(weights)))[0]) == 5   # default
+    once = ids(numbers(5, sampler=WeightedRandomSampler(weights, 3, replacement=False)), 3)
+    assert all(sorted(e) == [1, 2, 4] for e in once)            # each non-zero index once
+    ds.config.set_seed(9)
+    a = ids(numbers(5, sampler=WeightedRandomSampler(weights, 50)), 2)
+    ds.config.set_seed(9)
+    assert ids(numbers(5, sampler=WeightedRandomSampler(weights, 50)), 2) == a      # seeded
+
+
+LABELS = np.array([2, 0, 1, 0, 2, 2, 5, 0, 0])        # class 5 has one row, class 0 four
+
+
+def labelled(**kw):
+    return NumpySlicesDataset((np.arange(9), LABELS), ["i", "label"], **kw)
+
+
+def test_pk_sampler_draws_num_val_from_each_class_in_label_order():
+    members = {c: set(np.flatnonzero(LABELS == c).tolist()) for c in (0, 1, 2, 5)}
+    it = labelled(sampler=PKSampler(3)).create_tuple_iterator(output_numpy=True)
+    seen = {c: set() for c in members}
+    epochs = []
+    for _ in range(12):
+        rows = [(int(i), int(c)) for i, c in it]
+        assert [c for _, c in rows] == [0] * 3 + [1] * 3 + [2] * 3 + [5] * 3
+        for i, c in rows:
+            assert i in members[c] and LABELS[i] == c           # the row is of its class
+            seen[c].add(i)
+        epochs.append(rows)
+    assert seen == members                                     # every member drawn in time
+    assert len({tuple(e) for e in epochs}) > 1                  # new draws each epoch
+    assert labelled(sampler=PKSampler(2, num_samples=5)).get_dataset_size() == 5
+    orders = set()
+    for seed in range(8):
+        ds.config.set_seed(seed)
+        it = labelled(sampler=PKSampler(1, shuffle=True)).create_tuple_iterator(output_numpy=True)
+        per_epoch = [tuple(int(c) for _, c in it) for _ in range(2)]
+        assert per_epoch[0] == per_epoch[1] and sorted(per_epoch[0]) == [0, 1, 2, 5]
+        orders.add(per_epoch[0])
+    assert len(orders) > 1                                      # shuffled class order
+
+
+def test_pk_sampler_reads_image_folder_labels_without_the_files(tmp_path):
+    for name, count in (("a", 3), ("b", 1)):
+        (tmp_path / name).mkdir()
+        for k in range(count):
+            (tmp_path / name / f"{k}.bin").write_bytes(bytes([k]))
+    reads = []
+    d = ds.ImageFolderDataset(str(tmp_path), sampler=PKSampler(2),
+                              decrypt=lambda p: reads.append(p) or open(p, "rb").read())
+    assert reads == []                                          # labels from the listing
+    got = [(r[0].tobytes(), int(r[1])) for r in d.create_tuple_iterator(output_numpy=True)]
+    assert [c for _, c in got] == [0, 0, 1, 1] and got[2][0] == got[3][0] == bytes([0])
+
+
 @pytest.mark.parametrize("make,error,message", [
+    (lambda: PKSampler(0), ValueError, r"For 'PKSampler', the 'num_val' should be > 0, but got 0"),
+    (lambda: PKSampler(2, num_class=3), NotImplementedError,
+     r"For 'PKSampler', the 'num_class' is not supported"),
+    (lambda: PKSampler(2, shuffle=None), TypeError, r"For 'PKSampler', the 'shuffle' should be"),
+    (lambda: labelled(sampler=PKSampler(2, class_column="y")), ValueError,
+     r"For 'PKSampler', the 'class_column' should be a column of a random-access dataset "
+     r"\['i', 'label'\], but got 'y'"),
+    (lambda: NumpySlicesDataset(np.ones(3, np.float32), ["label"], sampler=PKSampler(1)),
+     ValueError, r"For 'PKSampler', the 'label' column should hold integer scalars"),
+    (lambda: WeightedRandomSampler([]), TypeError,
+     r"For 'WeightedRandomSampler', the 'weights' should be a non-empty list of numbers"),
+    (lambda: WeightedRandomSampler([1, -1]), ValueError,
+     r"For 'WeightedRandomSampler', the 'weights' should be finite, >= 0 and not all 0"),
+    (lambda: WeightedRandomSampler([0, 0]), ValueError, r"not all 0, but got \[0, 0\]"),
+    (lambda: WeightedRandomSampler([1, 0, 1], 3, replacement=False), ValueError,
+     r"the 'num_samples' should be <= the number of non-zero weights \(2\) without "
+     r"replacement, but got 3"),
+    (lambda: WeightedRandomSampler([1], replacement=1), TypeError, r"'replacement' should be bool"),
+    (lambda: ids(numbers(3, sampler=WeightedRandomSampler([0, 0, 0, 1]))), ValueError,
+     r"For 'WeightedRandomSampler', the indices should be rows in \[0, 3\), but got 3"),
     (lambda: numbers(4, sampler=SequentialSampler(), shuffle=False), ValueError,
      r"For 'NumpySlicesDataset', the 'sampler' should come alone: Conflicting arguments during "
      r"sampler assignments. num_samples: None, num_shards: None, shard_id: None, shuffle: False"),

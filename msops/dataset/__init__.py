@@ -1,14 +1,24 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
-shuffle (seeded), map, repeat, per-rank shards, samplers and tuple/dict iterators; readers of
-the MNIST and CIFAR files; `transforms` and `vision` for `map`."""
+shuffle (seeded), map, repeat, zip, concat, per-rank shards, samplers and tuple/dict
+iterators; readers of the MNIST and CIFAR files, image folders, text and CSV files;
+synthetic datasets; `transforms` and `vision` for `map`."""
 from msops.dataset import config
+from msops.dataset.callback import DSCallback
 from msops.dataset.engine import Dataset
 from msops.dataset.shard import dataset_shards, parallel_shard
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler, Sampler,
-                                    SequentialSampler, SubsetRandomSampler, SubsetSampler)
-from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset
+                                    SequentialSampler, SubsetRandomSampler, SubsetSampler,
+                                    WeightedRandomSampler, PKSampler)
+from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDataset
 from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
+from msops.dataset.imagefolder import ImageFolderDataset
+from msops.dataset.linefiles import Shuffle, TextFileDataset
+from msops.dataset.csvfile import CSVDataset
+from msops.dataset.fake import FakeImageDataset
+from msops.dataset.schema import Schema
+from msops.dataset.randomdata import RandomDataset
+from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
 from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
@@ -16,3 +26,6 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "paral
            "SequentialSampler", "SubsetRandomSampler", "SubsetSampler"]
 __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Dataset",
             "Cifar100Dataset"]
+__all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
+            "WeightedRandomSampler", "PKSampler", "PaddedDataset", "FakeImageDataset",
+            "RandomDataset", "Schema", "zip", "DSCallback"]

@@ -15,6 +15,7 @@ import numpy as np
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.dataset import config
+from msops.dataset.callback import DSRunContext, check_callbacks
 
 __all__ = ["Dataset", "BatchDataset", "ShuffleDataset", "MapDataset", "RepeatDataset",
            "TupleIterator", "DictIterator"]
@@ -55,17 +56,35 @@ class Dataset:
 
     def map(self, operations: Callable | Sequence[Callable], input_columns: Any = None,
             output_columns: Any = None, num_parallel_workers: int | None = None,
-            **kwargs: Any) -> "MapDataset":
+            callbacks: Any = None, **kwargs: Any) -> "MapDataset":
         """Apply `operations` (a callable or a list, applied in turn) to `input_columns`
         (default: the first column) of every row; their results become `output_columns`
-        (default: the input columns), in the input columns' place."""
+        (default: the input columns), in the input columns' place. `callbacks`
+        (DSCallbacks) run as rows pass (msops.dataset.callback)."""
         _unsupported("map", kwargs, ("python_multiprocessing", "max_rowsize", "cache",
-                                     "callbacks", "offload"))
-        return MapDataset(self, operations, input_columns, output_columns)
+                                     "offload"))
+        return MapDataset(self, operations, input_columns, output_columns, callbacks)
 
     def repeat(self, count: int | None = None) -> "RepeatDataset":
         """Each pass runs `count` passes of this dataset (-1 / None: repeat without end)."""
         return RepeatDataset(self, count)
+
+    def zip(self, datasets: "Dataset | Sequence[Dataset]") -> "Dataset":
+        """Rows side by side: this dataset's columns then those of `datasets` (a dataset or
+        a tuple of them; column names must be distinct), as many rows as the shortest."""
+        from msops.dataset.combine import ZipDataset   # combine builds on this module
+        others = [datasets] if isinstance(datasets, Dataset) else datasets
+        return ZipDataset([self] + list(_datasets(others, "zip")))
+
+    def concat(self, datasets: "Dataset | Sequence[Dataset]") -> "Dataset":
+        """This dataset's rows, then those of `datasets` (a dataset or a list of them, with
+        the same column names); `dataset_1 + dataset_2` is the same."""
+        from msops.dataset.combine import ConcatDataset
+        others = [datasets] if isinstance(datasets, Dataset) else datasets
+        return ConcatDataset([self] + list(_datasets(others, "concat")))
+
+    def __add__(self, other: "Dataset") -> "Dataset":
+        return self.concat(other)
 
     # -- iteration -----------------------------------------------------------------------
     def create_tuple_iterator(self, columns: Sequence[str] | None = None, num_epochs: int = -1,
@@ -160,7 +179,7 @@ class ShuffleDataset(Dataset):
 
 class MapDataset(Dataset):
     def __init__(self, child: Dataset, operations: Any, input_columns: Any,
-                 output_columns: Any) -> None:
+                 output_columns: Any, callbacks: Any = None) -> None:
         names = child.get_col_names()
         ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
         if not ops or not all(callable(op) for op in ops):
@@ -180,19 +199,52 @@ class MapDataset(Dataset):
         self._take = [names.index(c) for c in ins]
         self._keep = [names.index(c) for c in kept]
         self._at = min(at, len(kept))
+        self.callbacks = check_callbacks(callbacks)
+        self._context: DSRunContext | None = None
 
     def _rows(self, epoch: int) -> Iterator[Row]:
+        if self.callbacks:
+            yield from self._rows_with_callbacks(epoch)
+            return
         for row in self.child._rows(epoch):
-            values: Any = tuple(row[i] for i in self._take)
-            for op in self.ops:
-                values = op(*values)
-                values = tuple(values) if isinstance(values, tuple) else (values,)
-            if len(values) != len(self.outs):
-                raise ValueError(f"For 'map', the operations should return one value per "
-                                 f"'output_columns' name {self.outs}, but got {len(values)}.")
-            kept = [row[i] for i in self._keep]
-            yield tuple(kept[:self._at]) + tuple(np.asarray(v) for v in values) + \
-                tuple(kept[self._at:])
+            yield self._apply(row)
+
+    def _rows_with_callbacks(self, epoch: int) -> Iterator[Row]:
+        """The rows of pass `epoch`, running the DSCallbacks' hooks around them."""
+        ctx = self._context
+        if ctx is None:
+            ctx = self._context = DSRunContext()
+            for cb in self.callbacks:
+                cb.ds_begin(ctx)
+        ctx.cur_epoch_num, ctx.cur_step_num_in_epoch = epoch + 1, 0
+        for cb in self.callbacks:
+            cb.ds_epoch_begin(ctx)
+        for row in self.child._rows(epoch):
+            ctx.cur_step_num_in_epoch += 1
+            ctx.cur_step_num += 1
+            due = [cb for cb in self.callbacks
+                   if (ctx.cur_step_num_in_epoch - 1) % cb.step_size == 0]
+            for cb in due:
+                cb.ds_step_begin(ctx)
+            out = self._apply(row)
+            for cb in due:
+                cb.ds_step_end(ctx)
+            yield out
+        for cb in self.callbacks:
+            cb.ds_epoch_end(ctx)
+
+    def _apply(self, row: Row) -> Row:
+        """The map's operations on one row."""
+        values: Any = tuple(row[i] for i in self._take)
+        for op in self.ops:
+            values = op(*values)
+            values = tuple(values) if isinstance(values, tuple) else (values,)
+        if len(values) != len(self.outs):
+            raise ValueError(f"For 'map', the operations should return one value per "
+                             f"'output_columns' name {self.outs}, but got {len(values)}.")
+        kept = [row[i] for i in self._keep]
+        return tuple(kept[:self._at]) + tuple(np.asarray(v) for v in values) + \
+            tuple(kept[self._at:])
 
     def _num_rows(self) -> int | None:
         return self.child._num_rows()
@@ -301,6 +353,15 @@ def _names(value: Any, default: list[str], arg: str) -> list[str]:
         raise TypeError(f"For the dataset, the '{arg}' should be a str or a list of str, but "
                         f"got {value!r}.")
     return names
+
+
+def _datasets(value: Any, api: str) -> list:
+    """`value` as a non-empty list of Datasets (TypeError naming `api` otherwise)."""
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if not items or not all(isinstance(d, Dataset) for d in items):
+        raise TypeError(f"For '{api}', the 'datasets' should be a Dataset or a non-empty list / "
+                        f"tuple of Datasets, but got {value!r:.80}.")
+    return items
 
 
 def _unsupported(api: str, kwargs: dict, known: tuple) -> None:

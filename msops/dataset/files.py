@@ -68,10 +68,11 @@ class RecordFiles:
 
 
 class FileDataset(GeneratorDataset):
-    """A GeneratorDataset over `RecordFiles`, with the readers' common arguments: shuffled
-    by default (as MindSpore's readers); `cache` is accepted only as None."""
+    """A GeneratorDataset over a reader's random-access rows (`RecordFiles`, an image
+    listing, parsed lines, ...), with the readers' common arguments: shuffled by default (as
+    MindSpore's readers); `cache` is accepted only as None."""
 
-    def __init__(self, records: RecordFiles, column_names: list[str], num_samples: int | None,
+    def __init__(self, records: Any, column_names: list[str], num_samples: int | None,
                  shuffle: bool | None, sampler: Any, num_shards: int | None,
                  shard_id: int | None, cache: Any) -> None:
         api = type(self).__name__

@@ -5,6 +5,12 @@ pass (epoch) reads, in which order.
     RandomSampler(replacement, num_samples)        a permutation (or draws with replacement)
     SubsetSampler(indices, num_samples)            the indices, in order
     SubsetRandomSampler(indices, num_samples)      the indices, permuted
+    PKSampler(num_val, num_class, shuffle, class_column, num_samples)
+                                                   num_val draws (with replacement) from
+                                                   each class, classes in label order
+    WeightedRandomSampler(weights, num_samples, replacement)
+                                                   num_samples draws of index i with
+                                                   probability weights[i] / sum(weights)
     DistributedSampler(num_shards, shard_id, shuffle, num_samples, offset)
         the (permuted) order dealt round-robin: shard k takes positions k, k + num_shards,
         ..., wrapping around to the start so every shard has ceil(rows / num_shards)
@@ -24,7 +30,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["as_sampler", "Sampler", "BuiltinSampler", "SequentialSampler", "RandomSampler",
-           "SubsetSampler", "SubsetRandomSampler", "DistributedSampler"]
+           "SubsetSampler", "SubsetRandomSampler", "DistributedSampler", "WeightedRandomSampler",
+           "PKSampler"]
 
 
 def _check_type(api: str, arg: str, value: Any, kind: type | tuple) -> None:
@@ -62,6 +69,10 @@ class BuiltinSampler:
 
     def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
+
+    def bind(self, dataset: Any) -> None:
+        """Called by the dataset that reads through this sampler, once it is built (a
+        sampler that needs the rows' contents, as PKSampler its labels, reads them here)."""
 
     def get_num_samples(self) -> int | None:
         """The `num_samples` given (None: all)."""
@@ -218,3 +229,88 @@ class DistributedSampler(BuiltinSampler):
             return order[(np.arange(per_shard) * k + self.shard_id) % rows]
         first = (self.shard_id - self.offset) % k   # position p goes to (p + offset) % k
         return order[first::k]
+
+
+class WeightedRandomSampler(BuiltinSampler):
+    """`num_samples` (default: len(weights)) random row indices, index i drawn with
+    probability weights[i] / sum(weights); with `replacement=False` no index twice (so
+    num_samples <= the number of non-zero weights)."""
+
+    def __init__(self, weights: Any, num_samples: int | None = None,
+                 replacement: bool = True) -> None:
+        api = "WeightedRandomSampler"
+        if isinstance(weights, np.ndarray):
+            weights = weights.tolist()
+        _check_type(api, "weights", weights, (list, tuple))
+        if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                                  for w in weights):
+            raise TypeError(f"For '{api}', the 'weights' should be a non-empty list of numbers, "
+                            f"but got {weights!r:.80}.")
+        probs = np.asarray(weights, np.float64)
+        if not np.isfinite(probs).all() or (probs < 0).any() or probs.sum() <= 0:
+            raise ValueError(f"For '{api}', the 'weights' should be finite, >= 0 and not all 0, "
+                             f"but got {weights!r:.80}.")
+        _check_type(api, "replacement", replacement, bool)
+        super().__init__(num_samples)
+        count = len(weights) if self.num_samples is None else self.num_samples
+        if not replacement and count > int((probs > 0).sum()):
+            raise ValueError(f"For '{api}', the 'num_samples' should be <= the number of "
+                             f"non-zero weights ({int((probs > 0).sum())}) without replacement, "
+                             f"but got {count}.")
+        self.weights, self.replacement = list(weights), replacement
+        self._probs, self._count = probs / probs.sum(), count
+
+    def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
+        picks = rng.choice(len(self._probs), self._count, replace=self.replacement,
+                           p=self._probs).astype(np.int64)
+        return _rows_of("WeightedRandomSampler", picks.tolist(), rows)
+
+
+class PKSampler(BuiltinSampler):
+    """P classes x K samples (metric learning batches): for each class of the dataset's
+    `class_column`, in label order (a seeded random order fixed for the run when
+    `shuffle`), `num_val` row indices drawn uniformly with replacement from that class's
+    rows, anew each epoch; `num_samples` caps the total (num_val x classes). `num_class`
+    is not supported (as MindSpore). The labels are read when the dataset is built."""
+
+    def __init__(self, num_val: int, num_class: int | None = None, shuffle: bool = False,
+                 class_column: str = "label", num_samples: int | None = None) -> None:
+        api = "PKSampler"
+        _check_type(api, "num_val", num_val, int)
+        if num_val <= 0:
+            raise ValueError(f"For '{api}', the 'num_val' should be > 0, but got {num_val}.")
+        if num_class is not None:
+            raise NotImplementedError(f"For '{api}', the 'num_class' is not supported (as "
+                                      f"MindSpore): leave it None, but got {num_class!r}.")
+        _check_type(api, "shuffle", shuffle, bool)
+        _check_type(api, "class_column", class_column, str)
+        super().__init__(num_samples)
+        self.num_val, self.num_class, self.shuffle = num_val, num_class, shuffle
+        self.class_column = class_column
+        self._classes: list | None = None
+
+    def bind(self, dataset: Any) -> None:
+        api = "PKSampler"
+        names = dataset.get_col_names()
+        if self.class_column not in names or not hasattr(dataset, "column_values"):
+            raise ValueError(f"For '{api}', the 'class_column' should be a column of a "
+                             f"random-access dataset {names}, but got '{self.class_column}'.")
+        labels = dataset.column_values(names.index(self.class_column))
+        if not all(np.ndim(v) == 0 and np.asarray(v).dtype.kind in "iub" for v in labels):
+            raise ValueError(f"For '{api}', the '{self.class_column}' column should hold integer "
+                             f"scalars (class ids), but got {np.asarray(labels[0])!r:.60}.")
+        ids = np.asarray([int(v) for v in labels], np.int64)
+        self._classes = [np.flatnonzero(ids == c) for c in np.unique(ids)]
+
+    def indices(self, rows: int, seed: int, epoch: int) -> np.ndarray:
+        if self._classes is None:
+            raise ValueError("For 'PKSampler', the sampler should be given to a dataset (it "
+                             "reads the dataset's labels), but it was not bound to one.")
+        order = list(range(len(self._classes)))
+        if self.shuffle:                 # once for the run, as MindSpore shuffles at init
+            order = np.random.default_rng([seed, 0x9C]).permutation(len(order)).tolist()
+        rng = np.random.default_rng([seed, epoch])
+        picks = [members[rng.integers(len(members), size=self.num_val)]
+                 for members in (self._classes[k] for k in order)]
+        out = np.concatenate(picks).astype(np.int64) if picks else np.zeros(0, np.int64)
+        return out[:self.num_samples] if self.num_samples is not None else out

@@ -21,7 +21,7 @@ from msops.dataset.engine import Dataset, Row
 from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSampler,
                                     SequentialSampler, as_sampler)
 
-__all__ = ["GeneratorDataset", "NumpySlicesDataset"]
+__all__ = ["GeneratorDataset", "NumpySlicesDataset", "PaddedDataset"]
 
 
 class GeneratorDataset(Dataset):
@@ -80,6 +80,8 @@ class GeneratorDataset(Dataset):
         self.num_shards, self.shard_id = self.sampler.num_shards, self.sampler.shard_id
         self.source = source
         self.seed = config.get_seed()       # read when the dataset is built, as MindSpore
+        if self.random_access:
+            self.sampler.bind(self)
 
     def _indices(self, epoch: int) -> np.ndarray:
         """This shard's row indices for pass `epoch`."""
@@ -88,13 +90,24 @@ class GeneratorDataset(Dataset):
     def _rows(self, epoch: int) -> Iterator[Row]:
         if self.random_access:
             for i in self._indices(epoch):
-                yield self._row(self.source[int(i)])
+                yield self.read_row(int(i))
             return
         items = self.source() if callable(self.source) else self.source
         for k, item in enumerate(items):
             if self.num_samples is not None and k >= self.num_samples:
                 return
             yield self._row(item)
+
+    def column_values(self, k: int) -> list:
+        """Column `k` of every row, in source order (a source may give it without reading
+        whole rows, through its own `column_values(k)`)."""
+        if hasattr(self.source, "column_values"):
+            return list(self.source.column_values(k))
+        return [self.read_row(i)[k] for i in range(len(self.source))]
+
+    def read_row(self, index: int) -> Row:
+        """Row `index` of a random-accessible source (what a sampler's index selects)."""
+        return self._row(self.source[index])
 
     def _row(self, item: Any) -> Row:
         # a tuple is always a row; a list is a row only when there are several columns
@@ -152,6 +165,28 @@ class NumpySlicesDataset(GeneratorDataset):
         super().__init__(_Slices(columns), names, num_samples=num_samples,
                          num_parallel_workers=num_parallel_workers, shuffle=shuffle,
                          sampler=sampler, num_shards=num_shards, shard_id=shard_id)
+
+
+class PaddedDataset(GeneratorDataset):
+    """`padded_samples` (a list of dicts {column: value}, every dict with the same keys) as
+    rows in their order, never shuffled: the filler concatenated to a dataset so that it
+    divides evenly over shards (see `ConcatDataset.use_sampler`)."""
+
+    def __init__(self, padded_samples: list) -> None:
+        api = "PaddedDataset"
+        if not isinstance(padded_samples, list) or not all(
+                isinstance(d, dict) for d in padded_samples):
+            raise TypeError(f"For '{api}', the 'padded_samples' should be a list of dicts, but "
+                            f"got {type(padded_samples).__name__}.")
+        if not padded_samples:
+            raise ValueError(f"For '{api}', the 'padded_samples' should not be empty.")
+        names = list(padded_samples[0])
+        for d in padded_samples:
+            if sorted(d) != sorted(names):
+                raise ValueError(f"For '{api}', every padded sample should have the keys "
+                                 f"{names}, but got {list(d)}.")
+        super().__init__([tuple(d[c] for c in names) for d in padded_samples], names,
+                         shuffle=False)
 
 
 def _check_shards(num_shards: int | None, shard_id: int | None, api: str) -> tuple[int, int]:

@@ -11,8 +11,8 @@ import numpy as np
 from msops.common import validator
 from msops.dataset.transforms.base import RandomOperation, TensorOperation
 from msops.dataset.transforms.transforms import to_np_dtype
-from msops.dataset.vision.utils import (Border, Inter, check_image, image_size, pad_image,
-                                        resize_image)
+from msops.dataset.vision.utils import (Border, Inter, check_image, check_inter, image_size,
+                                        pad_image, resize_image)
 
 __all__ = ["Rescale", "Normalize", "HWC2CHW", "ToTensor", "CenterCrop", "RandomCrop", "Pad",
            "RandomHorizontalFlip", "RandomVerticalFlip", "Resize"]
@@ -243,14 +243,7 @@ class Resize(TensorOperation):
         elif size <= 0:
             raise ValueError(f"For 'Resize', the 'size' should be a positive int or a sequence "
                              f"of two positive ints (height, width), but got {size!r}.")
-        if not isinstance(interpolation, Inter):
-            raise TypeError(f"For 'Resize', the 'interpolation' should be an Inter, but got "
-                            f"{interpolation!r}.")
-        if interpolation not in (Inter.LINEAR, Inter.NEAREST):
-            raise NotImplementedError(f"For 'Resize', msops implements the 'interpolation' modes "
-                                      f"Inter.LINEAR and Inter.NEAREST, but got "
-                                      f"Inter.{interpolation.name}.")
-        self.interpolation = interpolation
+        self.interpolation = check_inter(interpolation, "Resize")
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
         image = check_image(array, "Resize")

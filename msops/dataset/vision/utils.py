@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Inter", "Border", "check_image", "pad_image", "resize_image", "image_size"]
+__all__ = ["Inter", "Border", "check_image", "check_inter", "pad_image", "resize_image",
+           "image_size"]
 
 
 class Inter(IntEnum):
@@ -43,6 +44,19 @@ def check_image(image: np.ndarray, op: str) -> np.ndarray:
         raise ValueError(f"For '{op}', the input should be a numeric image of shape <H, W> or "
                          f"<H, W, C>, but got shape {image.shape} and dtype {image.dtype}.")
     return image
+
+
+def check_inter(interpolation: Any, op: str) -> Inter:
+    """An `interpolation` msops resizes with: Inter.LINEAR (= BILINEAR) or Inter.NEAREST
+    (TypeError for a non-Inter, NotImplementedError for the other modes)."""
+    if not isinstance(interpolation, Inter):
+        raise TypeError(f"For '{op}', the 'interpolation' should be an Inter, but got "
+                        f"{interpolation!r}.")
+    if interpolation not in (Inter.LINEAR, Inter.NEAREST):
+        raise NotImplementedError(f"For '{op}', msops implements the 'interpolation' modes "
+                                  f"Inter.LINEAR and Inter.NEAREST, but got "
+                                  f"Inter.{interpolation.name}.")
+    return interpolation
 
 
 def image_size(size: Any, op: str, arg: str = "size") -> tuple[int, int]:

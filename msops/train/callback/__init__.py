@@ -10,8 +10,9 @@ from msops.train.callback._lr_scheduler import LearningRateScheduler
 from msops.train.callback._reduce_lr_on_plateau import ReduceLROnPlateau
 from msops.train.callback._on_request_exit import OnRequestExit
 from msops.train.callback._backup_restore import BackupAndRestore
+from msops.train.callback._waited_ds_callback import WaitedDSCallback
 
 __all__ = ["Callback", "RunContext", "CallbackParam", "LossMonitor", "TimeMonitor",
-           "ModelCheckpoint", "CheckpointConfig", "EarlyStopping"]
+           "ModelCheckpoint", "CheckpointConfig", "EarlyStopping", "WaitedDSCallback"]
 __all__ += ["History", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
             "OnRequestExit", "BackupAndRestore"]

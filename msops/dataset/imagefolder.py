@@ -1,0 +1,136 @@
+"""`ImageFolderDataset`: images in one sub-folder per class, as MindSpore's reader.
+
+    dataset_dir/cat/001.jpg      row (bytes of 001.jpg, 0)
+    dataset_dir/cat/002.jpg      row (bytes of 002.jpg, 0)
+    dataset_dir/dog/a.png        row (bytes of a.png, 1)
+
+The class folders are sorted by name and numbered from 0 (or labelled by `class_indexing`,
+which also restricts the read to its folders); the files directly inside each folder are
+sorted by name. Rows are that list in that order, sampled as every reader's (shuffled by
+default, shards, samplers). The listing is made when the dataset is built; a file is read
+when its row is.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.dataset.files import FileDataset, check_dir
+from msops.dataset.vision.decode import decode_image
+
+__all__ = ["ImageFolderDataset"]
+
+
+class _ImageFiles:
+    """Random access to (image, label) rows of a list of (path, label)."""
+
+    def __init__(self, items: list, decode: bool, decrypt: Callable | None, api: str) -> None:
+        self.items, self.decode, self.decrypt, self.api = items, decode, decrypt, api
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def column_values(self, k: int) -> list:
+        """The labels (k = 1) without reading the images (what PKSampler asks for)."""
+        if k == 1:
+            return [np.uint32(label) for _, label in self.items]
+        return [self[i][k] for i in range(len(self))]
+
+    def __getitem__(self, i: int) -> tuple:
+        path, label = self.items[i]
+        try:
+            if self.decrypt is not None:
+                raw = self.decrypt(path)
+            else:
+                with open(path, "rb") as f:
+                    raw = f.read()
+        except OSError as exc:
+            raise RuntimeError(f"For '{self.api}', the image file '{path}' could not be read: "
+                               f"{exc}") from exc
+        if not isinstance(raw, (bytes, bytearray)):
+            raise TypeError(f"For '{self.api}', the 'decrypt' should return the file's bytes, "
+                            f"but got {type(raw).__name__} for '{path}'.")
+        image = np.frombuffer(bytes(raw), np.uint8).copy()
+        if self.decode:
+            image = decode_image(image, self.api, where=path)
+        return image, np.uint32(label)
+
+
+def _extensions(extensions: Any, api: str) -> set | None:
+    if extensions is None:
+        return None
+    if not isinstance(extensions, (list, tuple)) or not all(
+            isinstance(e, str) for e in extensions):
+        raise TypeError(f"For '{api}', the 'extensions' should be a list of str such as "
+                        f"['.JPEG', '.png'], but got {extensions!r}.")
+    return {e.lower() for e in extensions}
+
+
+def _class_indexing(class_indexing: Any, api: str) -> dict | None:
+    if class_indexing is None:
+        return None
+    if not isinstance(class_indexing, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in class_indexing.items()):
+        raise TypeError(f"For '{api}', the 'class_indexing' should be a dict from folder name "
+                        f"(str) to label (int >= 0), but got {class_indexing!r}.")
+    return dict(class_indexing)
+
+
+class ImageFolderDataset(FileDataset):
+    """Images under `dataset_dir`, one sub-folder per class (module docstring): columns
+    `image` (the file's bytes, 1-D uint8; decoded to (H, W, 3) uint8 RGB when `decode`,
+    which needs Pillow) and `label` (a uint32 scalar).
+
+    `extensions` (e.g. ['.JPEG', '.png'], compared case-insensitively) keeps only files
+    with those suffixes; `class_indexing` {folder: label} reads only those folders;
+    `decrypt(path) -> bytes` reads an encrypted file. Sampling as `MnistDataset`
+    (shuffled by default, `num_shards`/`shard_id`, `num_samples` per shard, `sampler`);
+    `num_parallel_workers` is accepted and ignored, `cache` must be None.
+    """
+
+    def __init__(self, dataset_dir: str, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 sampler: Any = None, extensions: Sequence[str] | None = None,
+                 class_indexing: dict | None = None, decode: bool = False,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None, decrypt: Callable | None = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        if not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'decode' should be bool, but got "
+                            f"{type(decode).__name__}: {decode!r}.")
+        if decrypt is not None and not callable(decrypt):
+            raise TypeError(f"For '{api}', the 'decrypt' should be a callable (path -> bytes) "
+                            f"or None, but got {type(decrypt).__name__}.")
+        exts = _extensions(extensions, api)
+        indexing = _class_indexing(class_indexing, api)
+        folders = sorted(name for name in os.listdir(root)
+                         if os.path.isdir(os.path.join(root, name)) and
+                         (indexing is None or name in indexing))
+        self._class_indexing = indexing if indexing is not None else \
+            {name: k for k, name in enumerate(folders)}
+        items = []
+        for name in folders:
+            folder = os.path.join(root, name)
+            for file in sorted(os.listdir(folder)):
+                path = os.path.join(folder, file)
+                if os.path.isfile(path) and \
+                        (exts is None or os.path.splitext(file)[1].lower() in exts):
+                    items.append((path, self._class_indexing[name]))
+        if not items:
+            ending = "" if exts is None else f" ending in {sorted(exts)}"
+            raise ValueError(f"For '{api}', the 'dataset_dir' should hold class sub-folders "
+                             f"with image files{ending}, but none were found in '{root}'.")
+        super().__init__(_ImageFiles(items, decode, decrypt, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+    def get_class_indexing(self) -> dict:
+        """{class folder name: label}."""
+        return dict(self._class_indexing)
+
+    def num_classes(self) -> int:
+        """The number of classes (of labels in `get_class_indexing`)."""
+        return len(set(self._class_indexing.values()))
