@@ -357,17 +357,20 @@ def batchnorm_global_statistics(prim: BatchNorm, call: ShardedCall) -> Any:
                          for k in axes})
     if not prim.is_training or not split_axes:
         return None
-    return batch_norm_over_group(prim, call, call.args(), call.group(split_axes))
+    total = int(np.prod([n for d, n in enumerate(call.in_shapes[0]) if d != c_axis]))
+    return batch_norm_over_group(prim, call, call.args(), call.group(split_axes), total)
 
 
-def batch_norm_over_group(prim: BatchNorm, b: Any, args: Sequence[Any], group: str) -> Any:
+def batch_norm_over_group(prim: BatchNorm, b: Any, args: Sequence[Any], group: str,
+                          total_count: int | None = None) -> Any:
     """Training `prim` on this rank's part of a batch split over the ranks of `group`: the
     mean and biased variance from local sums AllReduced over the group (two collectives of
-    (C + 1,) and (C,); the value counts ride in the first, so ranks may hold different
-    batch sizes), the inference-mode op normalising with them, and the moving statistics
-    updated as the serial op's. `b` builds: a ShardedCall, or a builder calling each
-    primitive (nn.SyncBatchNorm). The backward needs nothing more: AllReduce(sum)'s rule
-    sums the statistics' gradients over the group. Returns BatchNorm's five outputs."""
+    (C,); with `total_count` None, the group's value count is not known here and each
+    rank's rides in the first, (C + 1,), so ranks may hold different batch sizes), the
+    inference-mode op normalising with them, and the moving statistics updated as the
+    serial op's. `b` builds: a ShardedCall, or a builder calling each primitive
+    (nn.SyncBatchNorm). The backward needs nothing more: AllReduce(sum)'s rule sums the
+    statistics' gradients over the group. Returns BatchNorm's five outputs."""
     x, scale, bias, moving_mean, moving_var = args
     ndim = len(x.shape)
     c_axis = prim.channel_axis(ndim)
@@ -386,10 +389,14 @@ def batch_norm_over_group(prim: BatchNorm, b: Any, args: Sequence[Any], group: s
     def part(t: Any, begin: int, end: int) -> Any:
         return b.apply(StridedSlice(), [t, b.const((begin,)), b.const((end,)), b.const((1,))])
 
-    local_count = int(np.prod([x.shape[d] for d in red_axes]))
-    sums = group_sum(xs, b.const(np.asarray([local_count], np_dtype)))
-    count = part(sums, channels, channels + 1)
-    mean = b.apply(RealDiv(), [part(sums, 0, channels), count])
+    if total_count is None:
+        local_count = int(np.prod([x.shape[d] for d in red_axes]))
+        sums = group_sum(xs, b.const(np.asarray([local_count], np_dtype)))
+        count = part(sums, channels, channels + 1)
+        sums = part(sums, 0, channels)
+    else:
+        sums, count = group_sum(xs), b.const(np.asarray(total_count, np_dtype))
+    mean = b.apply(RealDiv(), [sums, count])
     bshape = tuple(channels if d == c_axis else 1 for d in range(ndim))
     centred = b.apply(Sub(), [xs, b.apply(Reshape(), [mean, b.const(bshape)])])
     var = b.apply(RealDiv(), [group_sum(b.apply(Square(), [centred])), count])
