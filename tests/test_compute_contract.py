@@ -157,6 +157,15 @@ CASES = [
     (ops.Mish(), (r(2, 3, dtype=F16),)),
     (ops.SoftShrink(0.3), (r(2, 3),)),
     (ops.HShrink(), (r(2, 3),)),
+    # stats and extra math (mathops)
+    (ops.ReduceAll(), (r(2, 3) > 0, 1)),
+    (ops.ReduceAny(keep_dims=True), (r(2, 3, 4) > 0, (0, 2))),
+    (ops.CumProd(exclusive=True, reverse=True), (r(2, 3, dtype=F16), 1)),
+    (ops.Trunc(), (r(2, 3, dtype=F16),)),
+    (ops.Asinh(), (r(2, 3),)),
+    (ops.Acosh(), (np.abs(r(2, 3, dtype=F16)) + 1,)),
+    (ops.Atanh(), (r(2, 3) / 4,)),
+    (ops.Hypot(), (r(2, 3), r(3))),
     # random_ops
     (ops.UniformReal(seed=1), ((2, 3),)),
     (ops.StandardNormal(2, 3), ((3, 1, 2),)),
