@@ -85,6 +85,18 @@ def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return F.transpose(self, tuple(perm))
 
 
+def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
+    return F.moveaxis(self, source, destination)
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return F.diagonal(self, offset, dim1, dim2)
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, axis: int = 0) -> tuple:
+    return F.tensor_split(self, indices_or_sections, axis)
+
+
 def _T(self: Tensor) -> Tensor:
     return F.transpose(self, tuple(range(self.ndim - 1, -1, -1)))
 
@@ -343,7 +355,10 @@ METHODS: dict[str, Any] = {
     "swapaxes": swapaxes, "T": property(_T), "expand_dims": expand_dims, "unsqueeze": unsqueeze,
     "squeeze": squeeze, "flatten": flatten, "broadcast_to": broadcast_to, "expand_as": expand_as,
     "narrow": narrow, "flip": flip, "tile": tile, "repeat": repeat, "split": split,
-    "chunk": chunk, "tril": tril, "triu": triu,
+    "chunk": chunk, "tril": tril, "triu": triu, "moveaxis": moveaxis, "movedim": moveaxis,
+    "swapdims": F.swapdims, "ravel": F.ravel,
+    "t": F.t, "diagonal": diagonal, "tensor_split": tensor_split,
+    "hsplit": F.hsplit, "vsplit": F.vsplit, "dsplit": F.dsplit,
     "mean": mean, "sum": sum, "prod": prod, "argmax": argmax, "argmin": argmin,
     "max": _extreme("max", F.amax, F.max), "min": _extreme("min", F.amin, F.min),
     "all": all, "any": any, "var": var, "std": std, "norm": norm, "cumsum": cumsum,
