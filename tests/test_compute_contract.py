@@ -166,6 +166,13 @@ CASES = [
     (ops.Acosh(), (np.abs(r(2, 3, dtype=F16)) + 1,)),
     (ops.Atanh(), (r(2, 3) / 4,)),
     (ops.Hypot(), (r(2, 3), r(3))),
+    (ops.TensorScatterAdd(), (r(3, 2, dtype=F16), np.array([[2], [2]], np.int64), r(2, 2, dtype=F16))),
+    (ops.TensorScatterSub(), (r(3, 2), np.array([[0, 1]], np.int32), r(1))),
+    (ops.TensorScatterMul(), (np.arange(6, dtype=np.int32).reshape(3, 2),
+                              np.array([[1]], np.int32), np.array([[3, -2]], np.int32))),
+    (ops.TensorScatterDiv(), (r(3, 2), np.array([[1], [0]], np.int32), r(2, 2) + 3)),
+    (ops.TensorScatterMax(), (r(3, 2), np.array([[2], [2]], np.int32), r(2, 2))),
+    (ops.TensorScatterMin(), (r(4,), np.array([[3]], np.int64), r(1))),
     # random_ops
     (ops.UniformReal(seed=1), ((2, 3),)),
     (ops.StandardNormal(2, 3), ((3, 1, 2),)),

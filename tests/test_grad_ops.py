@@ -215,6 +215,20 @@ CASES = [
     Case("Acosh", lambda x: ops.Acosh()(x), [pos(M, N) + 1]),
     Case("Atanh", lambda x: ops.Atanh()(x), [np.tanh(r(M, N)) * 0.9]),
     Case("Hypot", lambda x, y: ops.Hypot()(x, y), [r(M, N), away_from_zero(N)]),
+    # a slice addressed twice (row 2), and a zero update for Mul
+    Case("TensorScatterAdd", lambda x, u: ops.TensorScatterAdd()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
+    Case("TensorScatterSub", lambda x, u: ops.TensorScatterSub()(x, Tensor(np.array(
+        [[2, 1], [0, 0], [2, 1]], np.int32)), u), [r(3, N), r(3)]),
+    Case("TensorScatterMul", lambda x, u: ops.TensorScatterMul()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, 2), np.array([[1.5, 0.0], [0.7, -1.2],
+                                                            [2.0, 0.4]])]),
+    Case("TensorScatterDiv", lambda x, u: ops.TensorScatterDiv()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), pos(3, N)]),
+    Case("TensorScatterMax", lambda x, u: ops.TensorScatterMax()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
+    Case("TensorScatterMin", lambda x, u: ops.TensorScatterMin()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
     Case("SoftShrink", lambda x: ops.SoftShrink()(x), [np.array([[-1.3, -0.3, 0.1],
                                                                  [0.45, 0.7, 2.0]])]),
     Case("HShrink", lambda x: ops.HShrink(0.6)(x), [np.array([[-1.3, -0.3, 0.1],

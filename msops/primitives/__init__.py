@@ -36,6 +36,8 @@ from msops.primitives.arith_ops import *  # noqa: F401,F403
 from msops.primitives.activation_ext_ops import *  # noqa: F401,F403
 from msops.primitives import (piecewise_ops as _piecewise, transcendental_ops as _transcendental,
                               arith_ops as _arith, activation_ext_ops as _activation_ext)
+from msops.primitives.scatter_ops import *  # noqa: F401,F403
+from msops.primitives import scatter_ops as _scatter
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
@@ -43,6 +45,7 @@ from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_
 COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _shape, _gather,
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random)
+COMPUTE_FAMILIES += (_scatter,)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
