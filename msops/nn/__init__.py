@@ -72,3 +72,6 @@ from msops.nn.adadelta import Adadelta
 from msops.nn.proximal import FTRL, ProximalAdagrad
 from msops.nn.lazy_adam import LazyAdam
 __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
+from msops.nn.margin_losses import *  # noqa: F401,F403
+from msops.nn.margin_losses import __all__ as _margin_losses_all
+__all__ += list(_margin_losses_all)
