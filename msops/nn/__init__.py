@@ -75,3 +75,6 @@ __all__ += ["Adadelta", "ProximalAdagrad", "FTRL", "LazyAdam"]
 from msops.nn.margin_losses import *  # noqa: F401,F403
 from msops.nn.margin_losses import __all__ as _margin_losses_all
 __all__ += list(_margin_losses_all)
+from msops.nn.segmentation_losses import *  # noqa: F401,F403
+from msops.nn.segmentation_losses import __all__ as _segmentation_losses_all
+__all__ += list(_segmentation_losses_all)
