@@ -12,7 +12,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
-from test_functional_forms import Call
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(99)
 X = RNG.standard_normal((5, 4)) * 1.5
@@ -115,14 +115,8 @@ CASES = [
 @pytest.mark.parametrize("name,fn,inputs,loss", CASES, ids=[c[0] for c in CASES])
 def test_loss_matches_numpy_eager_and_compiled(name, fn, inputs, loss, reduction):
     want = reduce(loss, reduction)
-    tensors = [Tensor(v.astype(np.float32)) for v in inputs]
-    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
-        ms.set_context(mode=mode)
-        try:
-            out = fn(reduction, *tensors) if mode == ms.PYNATIVE_MODE else \
-                Call(lambda *xs: fn(reduction, *xs))(*tensors)
-        finally:
-            ms.set_context(mode=ms.PYNATIVE_MODE)
+    for out in eager_and_compiled(lambda *xs: fn(reduction, *xs),
+                                  *[Tensor(v.astype(np.float32)) for v in inputs]):
         assert out.shape == np.shape(want) and out.dtype == ms.float32
         np.testing.assert_allclose(out.asnumpy(), want, rtol=2e-5, atol=2e-5)
 

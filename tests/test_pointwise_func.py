@@ -11,7 +11,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from numeric import finite_differences
-from test_functional_forms import Call
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(31)
 A = (RNG.standard_normal((3, 4)) * 2).astype(np.float32)
@@ -105,13 +105,7 @@ FORMS = [
 
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])
 def test_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
-    tensors = [Tensor(v) for v in inputs]
-    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
-        ms.set_context(mode=mode)
-        try:
-            out = fn(*tensors) if mode == ms.PYNATIVE_MODE else Call(fn)(*tensors)
-        finally:
-            ms.set_context(mode=ms.PYNATIVE_MODE)
+    for out in eager_and_compiled(fn, *[Tensor(v) for v in inputs]):
         assert out.shape == np.shape(want) and out.dtype == ms.dtype.pytype_to_dtype(want.dtype)
         np.testing.assert_allclose(out.asnumpy(), want, rtol=2e-6, atol=1e-6)
         # -0.0 and 0.0 differ only in sign: check it where the reference cares

@@ -9,7 +9,7 @@ import pytest
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from numeric import finite_differences
-from test_functional_forms import Call
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(12)
 X = RNG.standard_normal((4, 3)).astype(np.float32)
@@ -35,12 +35,7 @@ def test_tensor_scatter_matches_numpy_eager_and_compiled(name, ufunc, idx, u):
     fn = getattr(ops, f"tensor_scatter_{name}")
     want = np_scatter(ufunc, X, idx, u)
     args = (Tensor(X), Tensor(idx), Tensor(u))
-    eager = fn(*args)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*args)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager, compiled = eager_and_compiled(fn, *args)
     for out in (eager, compiled):
         assert out.dtype == ms.float32 and out.shape == X.shape
         np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-6)
@@ -135,13 +130,7 @@ def np_segments(ufunc, x, ids, n, empty):
 def test_unsorted_segments_match_numpy_eager_and_compiled(name, ufunc, empty):
     fn = getattr(ops, f"unsorted_segment_{name}")
     want = np_segments(ufunc, SEG_X, SEG_IDS, 4, empty)
-    got = fn(Tensor(SEG_X), Tensor(SEG_IDS), 4)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(lambda x, i: fn(x, i, 4))(Tensor(SEG_X), Tensor(SEG_IDS))
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    for out in (got, compiled):
+    for out in eager_and_compiled(lambda x, i: fn(x, i, 4), Tensor(SEG_X), Tensor(SEG_IDS)):
         assert out.shape == (4, 2) and out.dtype == ms.float32
         np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-6)
 

@@ -7,6 +7,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(5)
 
@@ -39,13 +40,7 @@ def np_multi_dice(x, y, weights, ignore, activation):
 
 
 def run(cell, *arrays):
-    tensors = [Tensor(a) for a in arrays]
-    eager = cell(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = cell(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager, compiled = eager_and_compiled(cell, *[Tensor(a) for a in arrays])
     np.testing.assert_allclose(compiled.asnumpy(), eager.asnumpy(), rtol=1e-6)
     return eager
 

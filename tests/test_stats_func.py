@@ -9,7 +9,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from numeric import finite_differences
-from test_functional_forms import Call
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(77)
 A = RNG.standard_normal((3, 4, 5)).astype(np.float32)
@@ -99,14 +99,8 @@ def _check(out, want):
 
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])
 def test_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
-    tensors = [Tensor(v) for v in inputs]
-    _check(fn(*tensors), want)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    _check(compiled, want)
+    for out in eager_and_compiled(fn, *[Tensor(v) for v in inputs]):
+        _check(out, want)
 
 
 X64 = RNG.standard_normal((3, 4))
