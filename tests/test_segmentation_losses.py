@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, nn
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 

@@ -51,7 +51,8 @@ class FocalLoss(LossBase):
             labels = _prim(Squeeze, 1)(labels)
         elif lshape != shape[:1] + shape[2:]:
             raise ValueError(f"For '{name}', the 'labels' should have the shape of 'logits' "
-                             f"{list(shape)} without dim 1 (or with it 1), but got {list(lshape)}.")
+                             f"{list(shape)} without dim 1 (or with it 1), but got "
+                             f"{list(lshape)}.")
         if labels.dtype not in (mstype.int32, mstype.int64):
             raise TypeError(f"For '{name}', the 'labels' should be int32 or int64 class "
                             f"indices, but got {labels.dtype}.")

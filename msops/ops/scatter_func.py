@@ -32,20 +32,24 @@ __all__ = ["tensor_scatter_add", "tensor_scatter_sub", "tensor_scatter_mul",
            "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod"]
 
 
-def _tensor_scatter(cls: type, what: str) -> Any:
+def _tensor_scatter(name: str, cls: type, what: str) -> Any:
     def call(input_x: Any, indices: Any, updates: Any) -> Any:
         return _prim(cls)(input_x, indices, updates)
+    call.__name__ = call.__qualname__ = name
     call.__doc__ = (f"`{cls.__name__}()(input_x, indices, updates)`: input_x with `updates` "
                     f"{what} the slices `indices` (..., k) address.")
     return call
 
 
-tensor_scatter_add = _tensor_scatter(TensorScatterAdd, "added at")
-tensor_scatter_sub = _tensor_scatter(TensorScatterSub, "subtracted at")
-tensor_scatter_mul = _tensor_scatter(TensorScatterMul, "multiplied into")
-tensor_scatter_div = _tensor_scatter(TensorScatterDiv, "divided into")
-tensor_scatter_max = _tensor_scatter(TensorScatterMax, "taken where larger at")
-tensor_scatter_min = _tensor_scatter(TensorScatterMin, "taken where smaller at")
+tensor_scatter_add = _tensor_scatter("tensor_scatter_add", TensorScatterAdd, "added at")
+tensor_scatter_sub = _tensor_scatter("tensor_scatter_sub", TensorScatterSub, "subtracted at")
+tensor_scatter_mul = _tensor_scatter("tensor_scatter_mul", TensorScatterMul,
+                                     "multiplied into")
+tensor_scatter_div = _tensor_scatter("tensor_scatter_div", TensorScatterDiv, "divided into")
+tensor_scatter_max = _tensor_scatter("tensor_scatter_max", TensorScatterMax,
+                                     "taken where larger at")
+tensor_scatter_min = _tensor_scatter("tensor_scatter_min", TensorScatterMin,
+                                     "taken where smaller at")
 
 
 def _scatter_nd(name: str, cls: type) -> Any:
@@ -54,7 +58,7 @@ def _scatter_nd(name: str, cls: type) -> Any:
             raise TypeError(f"For '{name}', the 'input_x' should be a Parameter (it is "
                             f"updated in place), but got {type(input_x).__name__}.")
         return _prim(Assign)(input_x, _prim(cls)(input_x, indices, updates))
-    call.__name__ = name
+    call.__name__ = call.__qualname__ = name
     call.__doc__ = (f"The Parameter `input_x` updated in place by `{cls.__name__}` at "
                     f"`indices` (`use_locking` is accepted; updates are serial anyway); "
                     f"returns its new value.")

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from msops.common import dtype as mstype
+from msops.common import validator
 from msops.ops._dispatch import _prim
 from msops.primitives.elementwise_ops import Select, Sqrt, ZerosLike
 from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, RealDiv, ReduceMax, ReduceMean,
@@ -32,9 +33,13 @@ def _axes(name: str, input: Any, axis: Any) -> tuple:
     return reduce_axes(name, len(input.shape), axis)
 
 
-def _floating(x: Any) -> Any:
-    """x, cast to float32 when its dtype is not a float (the statistics are real numbers)."""
-    return promoted((x,), floating=True)[0] if x.dtype not in mstype.float_type else x
+def _floating(name: str, x: Any) -> Any:
+    """x, cast to float32 when it holds ints or bools (the statistics are real numbers);
+    a complex or non-Tensor input is a TypeError naming the function."""
+    validator.check_tensor_dtype_valid("input", getattr(x, "dtype", None), mstype.float_type +
+                                       mstype.int_type + mstype.uint_type + (mstype.bool_,),
+                                       name)
+    return x if x.dtype in mstype.float_type else promoted((x,), floating=True)[0]
 
 
 def _ddof(name: str, ddof: Any, count: int) -> int:
@@ -53,7 +58,7 @@ def _ddof(name: str, ddof: Any, count: int) -> int:
 def _var_and_mean(name: str, input: Any, axis: Any, ddof: Any, keepdims: bool) -> tuple:
     """(the variance with divisor N - ddof, the mean) over `axis`: two passes, the squares
     of the deviations from the mean (no cancellation of E[x^2] - E[x]^2)."""
-    x = _floating(input)
+    x = _floating(name, input)
     axes = _axes(name, x, axis)
     count = math.prod(x.shape[a] for a in axes)
     ddof = _ddof(name, ddof, count)
@@ -91,7 +96,7 @@ def logsumexp(input: Any, axis: Any, keep_dims: bool = False) -> Any:
     """log(sum(exp(input))) over `axis` (() : every dim), computed as m + log(sum(exp(input
     - m))) with m the (finite) maximum, so large inputs do not overflow. m is held constant
     for the gradient, which is then exactly softmax(input) whatever m is."""
-    x = _floating(input)
+    x = _floating("logsumexp", input)
     axes = _axes("logsumexp", x, axis)
     top = _prim(StopGradient)(_prim(ReduceMax, True)(x, axes))
     # an infinite maximum (all -inf, or some +inf) would make x - m NaN; 0 keeps the answer

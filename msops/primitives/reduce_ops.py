@@ -23,8 +23,8 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "Argmax", "ArgMax", "Argmin", "ArgMaxWithValue",
-           "ArgMinWithValue"]
+__all__ = ["ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "Argmax", "ArgMax", "Argmin",
+           "ArgMaxWithValue", "ArgMinWithValue"]
 
 
 class ReduceMin(_Reduce):
