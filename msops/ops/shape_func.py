@@ -179,28 +179,21 @@ def _split_along(name: str, input: Any, indices_or_sections: Any, axis: int,
     if len(input.shape) < min_ndim:
         raise ValueError(f"For '{name}', the 'input' should have at least {min_ndim} dims, but "
                          f"got shape {list(input.shape)}.")
-    if isinstance(indices_or_sections, (int, np.integer)) and \
-            not isinstance(indices_or_sections, bool) and indices_or_sections > 0 and \
-            input.shape[axis] % indices_or_sections:
-        raise ValueError(f"For '{name}', the 'indices_or_sections' should divide dim {axis} "
-                         f"({input.shape[axis]}), but got {indices_or_sections}.")
     return tensor_split(input, indices_or_sections, axis)
 
 
 def hsplit(input: Any, indices_or_sections: Any) -> tuple:
-    """`tensor_split` along dim 1 (dim 0 of a 1-D input); sections must divide it."""
-    check_tensor("hsplit", "input", input)
-    return _split_along("hsplit", input, indices_or_sections, 0 if len(input.shape) == 1
-                        else 1, 1)
+    """`tensor_split` along dim 1 of an input of >= 2 dims (MindSpore's: no 1-D case)."""
+    return _split_along("hsplit", input, indices_or_sections, 1, 2)
 
 
 def vsplit(input: Any, indices_or_sections: Any) -> tuple:
-    """`tensor_split` along dim 0 of an input of >= 2 dims; sections must divide it."""
+    """`tensor_split` along dim 0 of an input of >= 2 dims."""
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input: Any, indices_or_sections: Any) -> tuple:
-    """`tensor_split` along dim 2 of an input of >= 3 dims; sections must divide it."""
+    """`tensor_split` along dim 2 of an input of >= 3 dims."""
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
