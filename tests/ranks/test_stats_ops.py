@@ -1,8 +1,9 @@
-"""ReduceAll / ReduceAny, CumProd and the statistics of msops.ops.stats_func sharded on 2
-and 4 ranks: a split reduced axis of ReduceAll / ReduceAny is combined by a logical-and /
-logical-or AllReduce and equals numpy's all / any and the serial net; a net of cumprod, var,
-std_mean, logsumexp, all and nansum over a row-split input equals the serial net, forward
-and gradients."""
+"""ReduceAll / ReduceAny, CumProd, the statistics of msops.ops.stats_func and the
+element-wise composites of pointwise_func sharded on 2 and 4 ranks: a split reduced axis of
+ReduceAll / ReduceAny is combined by a logical-and / logical-or AllReduce and equals
+numpy's all / any and the serial net; nets of cumprod, var, std_mean, logsumexp, all and
+nansum, and of logaddexp, xlogy, sinc, fmax, copysign, heaviside, hypot, lerp, over a
+row-split input equal the serial nets, forward and gradients."""
 import numpy as np
 import pytest
 from parallel_oracle import check, comm_ops, data, run_parallel, run_serial
@@ -101,3 +102,31 @@ def test_splitting_the_cumprod_axis_is_refused_on_every_rank():
 
     with pytest.raises(ValueError, match=r"For 'CumProd', .*CumProd scans"):
         check(Net, data(8, 16))
+
+
+class PointwiseNet(nn.Cell):
+    """x * w split by rows, then the element-wise composites (their primitives' default
+    strategies) and the new element-wise primitives split like x."""
+
+    def __init__(self, loss=False):
+        super().__init__()
+        self.loss = loss
+        self.w = Parameter(data(8, 16, seed=4), name="w")
+        self.mul = ops.Mul().shard(((N, 1), (N, 1)))
+        self.hypot = ops.Hypot().shard(((N, 1), (N, 1)))
+        self.asinh = ops.Asinh().shard(((1, N),))
+
+    def construct(self, x):
+        h = self.mul(x, self.w)
+        y = ops.logaddexp(h, x) + ops.xlogy(h, ops.abs(x) + 0.5) + ops.sinc(h)
+        y = y + ops.fmax(h, x) + ops.copysign(h, x) + ops.heaviside(h, x) * x
+        y = y + self.hypot(h, x) + self.asinh(ops.lerp(h, x, 0.25)) + ops.nan_to_num(h)
+        return ops.ReduceSum()(y * y, ()) if self.loss else y
+
+
+def test_sharded_pointwise_composites_equal_the_serial_net():
+    check(PointwiseNet, data(8, 16, seed=2))
+
+
+def test_sharded_pointwise_composites_gradients_equal_the_serial_ones():
+    check_grads(lambda: PointwiseNet(loss=True), data(8, 16, seed=2), positions=(0,))
