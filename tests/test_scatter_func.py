@@ -3,11 +3,14 @@ tensor_scatter_*), ops.scatter_nd_* (a Parameter updated in place) and ops.unsor
 values against numpy's unbuffered ufunc.at written here (repeated indices included), eagerly
 and inside a compiled Cell; gradients against finite differences (repeated indices and a
 zero update for Mul); ties of Max share the gradient; argument errors."""
+import doctest
+
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
+from msops.primitives import scatter_ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
@@ -168,3 +171,8 @@ def test_unsorted_segment_gradients_match_finite_differences(name):
 def test_argument_errors_name_the_op_and_argument(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+def test_docstring_examples():
+    res = doctest.testmod(scatter_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted > 0 and res.failed == 0
