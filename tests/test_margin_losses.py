@@ -162,6 +162,8 @@ F = Tensor(X.astype(np.float32))
      r"For 'MultiMarginLoss', the 'p' should be one of \[1, 2\]"),
     (lambda: nn.MultiMarginLoss(weight=Tensor(np.ones(3, np.float32)))(F, Tensor(CLASSES)),
      ValueError, r"For 'MultiMarginLoss', the 'weight' should have shape \[4\]"),
+    (lambda: ops.triplet_margin_loss(F, F, F, eps=float("inf")), ValueError,
+     r"For 'triplet_margin_loss', the 'eps' should be finite"),
     (lambda: ops.triplet_margin_loss(F, F, F, p=0), ValueError,
      r"For 'triplet_margin_loss', the 'p' should be a positive int"),
     (lambda: nn.TripletMarginLoss()(Tensor(np.ones(3, np.float32)),

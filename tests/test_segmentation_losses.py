@@ -105,6 +105,8 @@ F32 = Tensor(np.ones((2, 3), np.float32))
 
 @pytest.mark.parametrize("call,err,match", [
     (lambda: nn.FocalLoss(gamma=2), TypeError, r"For 'FocalLoss', the type of 'gamma'"),
+    (lambda: nn.FocalLoss(gamma=float("nan")), ValueError,
+     r"For 'FocalLoss', the 'gamma' should be finite"),
     (lambda: nn.FocalLoss()(F32, Tensor(np.zeros((2, 3), np.int32))), ValueError,
      r"For 'FocalLoss', the 'labels' should have the shape of 'logits' \[2, 3\] without dim 1"),
     (lambda: nn.FocalLoss()(F32, Tensor(np.zeros(2, np.float32))), TypeError,

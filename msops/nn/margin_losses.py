@@ -116,7 +116,8 @@ class PoissonNLLLoss(LossBase):
         super().__init__(reduction)
         self.log_input = validator.check_bool("log_input", log_input, self.cls_name)
         self.full = validator.check_bool("full", full, self.cls_name)
-        self.eps = validator.check_value_type("eps", eps, (float,), self.cls_name)
+        validator.check_value_type("eps", eps, (float,), self.cls_name)
+        self.eps = mlf.check_number(self.cls_name, "eps", eps)
 
     def construct(self, input, target):
         return mlf.poisson_nll_loss_of(self.cls_name, ("input", "target"), input, target,

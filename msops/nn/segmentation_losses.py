@@ -9,9 +9,11 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.nn.cell import Cell
-from msops.nn.losses import LossBase
+from msops.nn.losses import LOGITS_LABELS, LossBase
 from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_float, const
+from msops.ops.loss_func import check_pair
+from msops.ops.margin_loss_func import check_number
 from msops.primitives.activation_ops import LogSoftmax
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import Pow, Sigmoid
@@ -31,7 +33,8 @@ class FocalLoss(LossBase):
     def __init__(self, weight: Tensor | None = None, gamma: float = 2.0,
                  reduction: str = "mean") -> None:
         super().__init__(reduction)
-        self.gamma = validator.check_value_type("gamma", gamma, (float,), self.cls_name)
+        validator.check_value_type("gamma", gamma, (float,), self.cls_name)
+        self.gamma = check_number(self.cls_name, "gamma", gamma)
         if weight is not None:
             check_float(self.cls_name, "weight", weight)
             if len(weight.shape) != 1:
@@ -79,14 +82,6 @@ def _dice(logits: Any, labels: Any, smooth: float) -> Any:
     return _prim(Sub)(const(1.0, logits.dtype), coeff)
 
 
-def _dice_inputs(name: str, logits: Any, labels: Any) -> None:
-    check_float(name, "logits", logits)
-    check_float(name, "labels", labels)
-    if tuple(logits.shape) != tuple(labels.shape):
-        raise ValueError(f"For '{name}', the 'labels' should have the shape of 'logits' "
-                         f"{list(logits.shape)}, but got {list(labels.shape)}.")
-
-
 class DiceLoss(LossBase):
     """1 - 2 |logits * labels| / (|logits| + |labels| + smooth) over every element, |v| the
     sum of squares, as `mindspore.nn.DiceLoss(smooth=1e-5)` (a 0-d Tensor)."""
@@ -100,7 +95,7 @@ class DiceLoss(LossBase):
         self.smooth = smooth
 
     def construct(self, logits, labels):
-        _dice_inputs(self.cls_name, logits, labels)
+        check_pair(self.cls_name, LOGITS_LABELS, logits, labels)
         return _dice(logits, labels, self.smooth)
 
 
@@ -131,7 +126,7 @@ class MultiClassDiceLoss(LossBase):
 
     def construct(self, logits, labels):
         name = self.cls_name
-        _dice_inputs(name, logits, labels)
+        check_pair(name, LOGITS_LABELS, logits, labels)
         if len(logits.shape) < 2:
             raise ValueError(f"For '{name}', the 'logits' should be (N, C, ...), but got shape "
                              f"{list(logits.shape)}.")

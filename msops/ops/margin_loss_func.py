@@ -223,7 +223,7 @@ def check_triplet(name: str, p: Any, eps: Any, swap: Any) -> tuple:
         raise ValueError(f"For '{name}', the 'p' should be a positive int, but got {p}.")
     validator.check_value_type("eps", eps, (float,), name)
     validator.check_bool("swap", swap, name)
-    return p, eps, swap
+    return p, check_number(name, "eps", eps), swap
 
 
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
