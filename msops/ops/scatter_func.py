@@ -81,8 +81,11 @@ def _segments(name: str, input_x: Any, segment_ids: Any, num_segments: Any, cls:
     MindSpore: it is sent to segment 0 carrying `empty`, which changes nothing there."""
     check_tensor(name, "input_x", input_x)
     check_tensor(name, "segment_ids", segment_ids)
-    if isinstance(num_segments, Tensor) and not hasattr(num_segments, "node"):
-        num_segments = num_segments.asnumpy().item()
+    if isinstance(num_segments, Tensor) and num_segments.shape in ((), (1,)):
+        try:                              # a traced Tensor has no value yet: refused below
+            num_segments = num_segments.asnumpy().reshape(()).item()
+        except Exception:
+            pass
     if isinstance(num_segments, bool) or not isinstance(num_segments, (int, np.integer)) \
             or num_segments <= 0:
         raise ValueError(f"For '{name}', the 'num_segments' should be a positive int, but got "

@@ -12,6 +12,7 @@ from typing import Any
 
 from msops.common import dtype as mstype
 from msops.common import validator
+from msops.common.tensor import check_tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.elementwise_ops import Select, Sqrt, ZerosLike
 from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, RealDiv, ReduceMax, ReduceMean,
@@ -106,20 +107,23 @@ def logsumexp(input: Any, axis: Any, keep_dims: bool = False) -> Any:
     return _prim(Add)(_prim(Log)(summed), shift)
 
 
-def _as_bool(x: Any) -> Any:
+def _as_bool(name: str, arg: str, x: Any) -> Any:
+    check_tensor(name, arg, x)
     return x if x.dtype == mstype.bool_ else _prim(Cast)(x, mstype.bool_)
 
 
 def all(input: Any, axis: Any = None, keep_dims: bool = False) -> Any:  # noqa: A001
     """`ReduceAll(keep_dims)(input, axis)`: True where every element over `axis` (None:
     all) is True (nonzero, for a non-bool input)."""
-    return _prim(ReduceAll, keep_dims)(_as_bool(input), _axes("all", input, axis))
+    return _prim(ReduceAll, keep_dims)(_as_bool("all", "input", input),
+                                       _axes("all", input, axis))
 
 
 def any(input: Any, axis: Any = None, keep_dims: bool = False) -> Any:  # noqa: A001
     """`ReduceAny(keep_dims)(input, axis)`: True where some element over `axis` (None: all)
     is True (nonzero, for a non-bool input)."""
-    return _prim(ReduceAny, keep_dims)(_as_bool(input), _axes("any", input, axis))
+    return _prim(ReduceAny, keep_dims)(_as_bool("any", "input", input),
+                                       _axes("any", input, axis))
 
 
 def count_nonzero(x: Any, axis: Any = (), keep_dims: bool = False,
@@ -128,7 +132,7 @@ def count_nonzero(x: Any, axis: Any = (), keep_dims: bool = False,
     if not isinstance(dtype, mstype.Type):
         raise TypeError(f"For 'count_nonzero', the 'dtype' should be a msops dtype, but got "
                         f"{dtype!r}.")
-    nonzero = _prim(Cast)(_as_bool(x), mstype.int32)
+    nonzero = _prim(Cast)(_as_bool("count_nonzero", "x", x), mstype.int32)
     counted = _prim(ReduceSum, keep_dims)(nonzero, _axes("count_nonzero", x, axis))
     return counted if dtype == mstype.int32 else _prim(Cast)(counted, dtype)
 
@@ -140,14 +144,15 @@ def cumprod(input: Any, dim: int, dtype: mstype.Type | None = None) -> Any:
     return _prim(CumProd)(input, dim)
 
 
-def _zero_nans(input: Any) -> Any:
+def _zero_nans(name: str, input: Any) -> Any:
+    check_tensor(name, "input", input)
     return _prim(Select)(_prim(IsNan)(input), _prim(ZerosLike)(input), input)
 
 
 def nansum(input: Any, axis: Any = None, keepdims: bool = False, *,
            dtype: mstype.Type | None = None) -> Any:
     """The sum over `axis` (None: all) counting NaNs as zero; `dtype` casts the result."""
-    out = _prim(ReduceSum, keepdims)(_zero_nans(input), _axes("nansum", input, axis))
+    out = _prim(ReduceSum, keepdims)(_zero_nans("nansum", input), _axes("nansum", input, axis))
     return out if dtype is None else _prim(Cast)(out, dtype)
 
 
@@ -155,11 +160,12 @@ def nanmean(input: Any, axis: Any = None, keepdims: bool = False, *,
             dtype: mstype.Type | None = None) -> Any:
     """The mean over `axis` (None: all) of the elements that are not NaN (NaN where all
     are); floats; `dtype` casts the result."""
+    check_tensor("nanmean", "input", input)
     if input.dtype not in mstype.float_type:
         raise TypeError(f"For 'nanmean', the 'input' should be a float Tensor, but got "
                         f"{input.dtype}.")
     axes = _axes("nanmean", input, axis)
-    total = _prim(ReduceSum, keepdims)(_zero_nans(input), axes)
+    total = _prim(ReduceSum, keepdims)(_zero_nans("nanmean", input), axes)
     kept = _prim(Cast)(_prim(LogicalNot)(_prim(IsNan)(input)), input.dtype)
     out = _prim(RealDiv)(total, _prim(ReduceSum, keepdims)(kept, axes))
     return out if dtype is None else _prim(Cast)(out, dtype)
