@@ -161,6 +161,8 @@ def test_unsorted_segment_gradients_match_finite_differences(name):
      r"For 'TensorScatterSub', every value of 'indices' should be in \[0, 4\)"),
     (lambda: ops.scatter_nd_add(Tensor(X), Tensor(IDX), Tensor(U)), TypeError,
      r"For 'scatter_nd_add', the 'input_x' should be a Parameter"),
+    (lambda: ops.unsorted_segment_sum(Tensor(SEG_X), Tensor(SEG_IDS), Tensor(np.array([2, 3]))),
+     ValueError, r"For 'unsorted_segment_sum', the 'num_segments' should be a positive int"),
     (lambda: ops.unsorted_segment_sum(Tensor(SEG_X), Tensor(SEG_IDS), 0), ValueError,
      r"For 'unsorted_segment_sum', the 'num_segments' should be a positive int"),
     (lambda: ops.unsorted_segment_max(Tensor(SEG_X), Tensor(SEG_IDS[:3]), 2), ValueError,

@@ -160,6 +160,8 @@ def test_nan_reductions_give_no_gradient_to_nans():
      r"For 'nanmean', the 'input' should be a float Tensor, but got Int32"),
     (lambda: ops.cumprod(Tensor(A), 3), ValueError, r"For 'CumProd', the 'axis'"),
     (lambda: ops.ReduceAll()(Tensor(I), ()), TypeError, r"For 'ReduceAll', the 'x'"),
+    (lambda: ops.any([True, False]), TypeError, r"For 'any', the 'input' should be a Tensor"),
+    (lambda: ops.nansum(np.ones(3)), TypeError, r"For 'nansum', the 'input' should be a Tensor"),
 ])
 def test_argument_errors_name_the_function_and_argument(call, err, match):
     with pytest.raises(err, match=match):
