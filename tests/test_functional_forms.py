@@ -99,6 +99,17 @@ class Call(nn.Cell):
         return self.fn(*xs)
 
 
+def eager_and_compiled(fn, *tensors):
+    """(fn(*tensors) run eagerly, the same inside a compiled Cell (GRAPH_MODE))."""
+    eager = fn(*tensors)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        compiled = Call(fn)(*tensors)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return eager, compiled
+
+
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])
 def test_functional_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
     tensors = [Tensor(v) for v in inputs]

@@ -95,6 +95,25 @@ LAYERS = {
     "ClipByNorm": (dict(axis=1), (r(3, 4), np.array([0.5], F32))),
     "OneHot": (dict(axis=-1, depth=4, on_value=2.0, off_value=-1.0),
                (np.array([[0, 3], [1, 2]], np.int32),)),
+    "MarginRankingLoss": (dict(margin=0.2, reduction="mean"),
+                          (r(2, 3), r(2, 3) + 1, np.sign(r(2, 3) + 0.1))),
+    "SoftMarginLoss": (dict(reduction="sum"), (r(2, 3), np.sign(r(2, 3) + 0.1))),
+    "HingeEmbeddingLoss": (dict(margin=1.0, reduction="mean"), (r(3, 4), np.sign(r(3, 4)))),
+    "MultiMarginLoss": (dict(p=1, margin=1.0, reduction="mean", weight=None),
+                        (r(3, 4), np.array([0, 3, 1], np.int32))),
+    "MultiLabelSoftMarginLoss": (dict(weight=None, reduction="mean"),
+                                 (r(3, 4), (r(3, 4) > 0).astype(F32))),
+    "TripletMarginLoss": (dict(p=2, swap=False, eps=1e-6, reduction="mean", margin=1.0),
+                          (r(3, 4), r(3, 4) + 1, r(3, 4) * 2)),
+    "GaussianNLLLoss": (dict(full=False, eps=1e-6, reduction="mean"),
+                        (r(3, 4), r(3, 4) + 1, np.abs(r(3, 4)) + 0.5)),
+    "MAELoss": (dict(reduction="mean"), (r(2, 3), r(3))),
+    "FocalLoss": (dict(weight=None, gamma=2.0, reduction="mean"),
+                  (r(3, 4), np.array([1, 0, 3], np.int32))),
+    "DiceLoss": (dict(smooth=1e-5), (r(2, 3), r(2, 3) + 1)),
+    "MultiClassDiceLoss": (dict(weights=None, ignore_indiex=None, activation="softmax"),
+                           (r(2, 3, 4), r(2, 3, 4))),
+    # not PoissonNLLLoss: log_input=False takes the log of the input, NaN below zero
     # not BCELoss / KLDivLoss: a perturbed input outside their domain (a probability < 0)
     # gives NaN by definition, which no graph-mode check can see before the values exist
 }

@@ -34,7 +34,7 @@ FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 #: ops whose math gives NaN for some finite inputs, as in numpy and MindSpore
 NAN_DOMAIN = {"Log", "Sqrt", "Rsqrt", "Pow", "RealDiv", "FloorDiv", "Reciprocal",
-              "Log1p", "Asin", "ACos", "Mod", "FloorMod"}
+              "Log1p", "Asin", "ACos", "Acosh", "Atanh", "Mod", "FloorMod"}
 
 
 def _nan_allowed(name: str, args: tuple) -> bool:

@@ -210,6 +210,27 @@ CASES = [
     Case("SeLU", lambda x: ops.SeLU()(x), [away_from_zero(M, N)]),
     Case("Softsign", lambda x: ops.Softsign()(x), [away_from_zero(M, N)]),
     Case("Mish", lambda x: ops.Mish()(x), [2 * r(M, N)]),
+    Case("CumProd", lambda x: ops.CumProd()(x, 1), [np.array([[1.5, 0.0, -2.0, 0.7],
+                                                              [0.0, 0.0, 1.2, 0.9]])]),
+    Case("CumProd_exclusive_reverse", lambda x: ops.CumProd(True, True)(x, 0), [r(M, N)]),
+    Case("Asinh", lambda x: ops.Asinh()(x), [2 * r(M, N)]),
+    Case("Acosh", lambda x: ops.Acosh()(x), [pos(M, N) + 1]),
+    Case("Atanh", lambda x: ops.Atanh()(x), [np.tanh(r(M, N)) * 0.9]),
+    Case("Hypot", lambda x, y: ops.Hypot()(x, y), [r(M, N), away_from_zero(N)]),
+    # a slice addressed twice (row 2), and a zero update for Mul
+    Case("TensorScatterAdd", lambda x, u: ops.TensorScatterAdd()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
+    Case("TensorScatterSub", lambda x, u: ops.TensorScatterSub()(x, Tensor(np.array(
+        [[2, 1], [0, 0], [2, 1]], np.int32)), u), [r(3, N), r(3)]),
+    Case("TensorScatterMul", lambda x, u: ops.TensorScatterMul()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, 2), np.array([[1.5, 0.0], [0.7, -1.2],
+                                                            [2.0, 0.4]])]),
+    Case("TensorScatterDiv", lambda x, u: ops.TensorScatterDiv()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), pos(3, N)]),
+    Case("TensorScatterMax", lambda x, u: ops.TensorScatterMax()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
+    Case("TensorScatterMin", lambda x, u: ops.TensorScatterMin()(x, Tensor(np.array(
+        [[2], [0], [2]], np.int32)), u), [r(3, N), r(3, N)]),
     Case("SoftShrink", lambda x: ops.SoftShrink()(x), [np.array([[-1.3, -0.3, 0.1],
                                                                  [0.45, 0.7, 2.0]])]),
     Case("HShrink", lambda x: ops.HShrink(0.6)(x), [np.array([[-1.3, -0.3, 0.1],
@@ -249,7 +270,10 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                                                                 ops.Cast()(y, ms.int32))),
                      ("BitwiseXor", lambda x, y: ops.BitwiseXor()(ops.Cast()(x, ms.int32),
                                                                   ops.Cast()(y, ms.int32))),
-                     ("Invert", lambda x, y: ops.Invert()(ops.Cast()(x, ms.int32)))]:
+                     ("Invert", lambda x, y: ops.Invert()(ops.Cast()(x, ms.int32))),
+                     ("Trunc", lambda x, y: ops.Trunc()(x)),
+                     ("ReduceAll", lambda x, y: ops.ReduceAll(True)(ops.Greater()(x, y), 0)),
+                     ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1))]:
     CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
         ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]
                                                 if _name.startswith("Arg") else r(3, 3)],

@@ -110,3 +110,9 @@ from msops.nn.similarity_metrics import CosineSimilarity, Dice
 from msops.nn.metrics import get_metrics, names
 __all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "Dice",
             "get_metrics", "names"]
+from msops.nn.margin_losses import *  # noqa: F401,F403
+from msops.nn.margin_losses import __all__ as _margin_losses_all
+__all__ += list(_margin_losses_all)
+from msops.nn.segmentation_losses import *  # noqa: F401,F403
+from msops.nn.segmentation_losses import __all__ as _segmentation_losses_all
+__all__ += list(_segmentation_losses_all)

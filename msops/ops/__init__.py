@@ -52,6 +52,16 @@ from msops.ops.channel_func import *  # noqa: F401,F403
 from msops.ops.channel_func import __all__ as _channel_func_all
 from msops.ops.pool_func import *  # noqa: F401,F403
 from msops.ops.pool_func import __all__ as _pool_func_all
+from msops.ops.stats_func import *  # noqa: F401,F403
+from msops.ops.stats_func import __all__ as _stats_func_all
+from msops.ops.pointwise_func import *  # noqa: F401,F403
+from msops.ops.pointwise_func import __all__ as _pointwise_func_all
+from msops.ops.shape_func import *  # noqa: F401,F403
+from msops.ops.shape_func import __all__ as _shape_func_all
+from msops.ops.scatter_func import *  # noqa: F401,F403
+from msops.ops.scatter_func import __all__ as _scatter_func_all
+from msops.ops.margin_loss_func import *  # noqa: F401,F403
+from msops.ops.margin_loss_func import __all__ as _margin_loss_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -63,6 +73,8 @@ __all__ += list(_loss_func_all) + list(_class_loss_func_all) + list(_nn_func_all
     list(_matrix_func_all) + list(_resize_func_all) + list(_value_shape_func_all)
 __all__ += list(_reshard_func_all)
 __all__ += list(_channel_func_all) + list(_pool_func_all)
+__all__ += list(_stats_func_all) + list(_pointwise_func_all) + list(_shape_func_all)
+__all__ += list(_scatter_func_all) + list(_margin_loss_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

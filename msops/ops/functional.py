@@ -176,6 +176,11 @@ from msops.ops.nn_func import *  # noqa: E402,F401,F403
 from msops.ops.matrix_func import *  # noqa: E402,F401,F403
 from msops.ops.channel_func import *  # noqa: E402,F401,F403
 from msops.ops.pool_func import *  # noqa: E402,F401,F403
+from msops.ops.stats_func import *  # noqa: E402,F401,F403
+from msops.ops.pointwise_func import *  # noqa: E402,F401,F403
+from msops.ops.shape_func import *  # noqa: E402,F401,F403
+from msops.ops.scatter_func import *  # noqa: E402,F401,F403
+from msops.ops.margin_loss_func import *  # noqa: E402,F401,F403
 
 
 def print_(*input_x: Any) -> Any:

@@ -85,6 +85,18 @@ def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return F.transpose(self, tuple(perm))
 
 
+def moveaxis(self: Tensor, source: Any, destination: Any) -> Tensor:
+    return F.moveaxis(self, source, destination)
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return F.diagonal(self, offset, dim1, dim2)
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, axis: int = 0) -> tuple:
+    return F.tensor_split(self, indices_or_sections, axis)
+
+
 def _T(self: Tensor) -> Tensor:
     return F.transpose(self, tuple(range(self.ndim - 1, -1, -1)))
 
@@ -192,44 +204,47 @@ def argmin(self: Tensor, axis: int | None = None, keepdims: bool = False) -> Ten
     return F.argmin(self, axis, keepdims)
 
 
-def _truth(self: Tensor) -> Tensor:
-    return F.cast(F.cast(self, mstype.bool_), mstype.float32)
-
-
 def all(self: Tensor, axis: Any = None, keep_dims: bool = False) -> Tensor:
-    """True where every element over `axis` (None: all) is nonzero."""
-    return F.cast(F.amin(_truth(self), () if axis is None else axis, keep_dims), mstype.bool_)
+    """True where every element over `axis` (None: all) is nonzero (`ops.all`)."""
+    return F.all(self, axis, keep_dims)
 
 
 def any(self: Tensor, axis: Any = None, keep_dims: bool = False) -> Tensor:
-    """True where some element over `axis` (None: all) is nonzero."""
-    return F.cast(F.amax(_truth(self), () if axis is None else axis, keep_dims), mstype.bool_)
-
-
-def _count(self: Tensor, axis: Any) -> int:
-    if axis is None:
-        return self.size
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    n = 1
-    for a in axes:
-        n *= self.shape[_axis("var", "axis", a, self.ndim)]
-    return n
+    """True where some element over `axis` (None: all) is nonzero (`ops.any`)."""
+    return F.any(self, axis, keep_dims)
 
 
 def var(self: Tensor, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-    """mean((x - mean(x))**2) * n / (n - ddof) over `axis` (None: all)."""
-    n = _count(self, axis)
-    if isinstance(ddof, bool) or not isinstance(ddof, int) or not 0 <= ddof < n:
-        raise ValueError(f"For 'Tensor.var', the 'ddof' should be an int in [0, {n}), "
-                         f"but got {ddof!r}.")
-    axes = () if axis is None else axis
-    centred = self - F.mean(self, axes, True)
-    return F.mean(F.square(centred), axes, keepdims) * (n / (n - ddof))
+    """`ops.var`: sum((x - mean(x))**2) / (N - ddof) over `axis` (None: all)."""
+    return F.var(self, axis, ddof, keepdims)
 
 
 def std(self: Tensor, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-    """sqrt of `var`."""
-    return F.sqrt(var(self, axis, ddof, keepdims))
+    """`ops.std`: the square root of `var`."""
+    return F.std(self, axis, ddof, keepdims)
+
+
+def logsumexp(self: Tensor, axis: Any, keepdims: bool = False) -> Tensor:
+    return F.logsumexp(self, axis, keepdims)
+
+
+def count_nonzero(self: Tensor, axis: Any = (), keep_dims: bool = False,
+                  dtype: mstype.Type = mstype.int32) -> Tensor:
+    return F.count_nonzero(self, axis, keep_dims, dtype)
+
+
+def cumprod(self: Tensor, dim: int, dtype: mstype.Type | None = None) -> Tensor:
+    return F.cumprod(self, dim, dtype)
+
+
+def nansum(self: Tensor, axis: Any = None, keepdims: bool = False,
+           dtype: mstype.Type | None = None) -> Tensor:
+    return F.nansum(self, axis, keepdims, dtype=dtype)
+
+
+def nanmean(self: Tensor, axis: Any = None, keepdims: bool = False, *,
+            dtype: mstype.Type | None = None) -> Tensor:
+    return F.nanmean(self, axis, keepdims, dtype=dtype)
 
 
 def norm(self: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -283,6 +298,19 @@ def clip(self: Tensor, xmin: Any, xmax: Any, dtype: mstype.Type | None = None) -
     """Values limited to [xmin, xmax], cast to `dtype` if given."""
     out = F.clip(self, xmin, xmax)
     return out if dtype is None else F.cast(out, dtype)
+
+
+def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
+    return F.lerp(self, end, weight)
+
+
+def nan_to_num(self: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    return F.nan_to_num(self, nan, posinf, neginf)
+
+
+def logit(self: Tensor, eps: float | None = None) -> Tensor:
+    return F.logit(self, eps)
 
 
 def masked_fill(self: Tensor, mask: Any, value: Any) -> Tensor:
@@ -343,12 +371,18 @@ METHODS: dict[str, Any] = {
     "swapaxes": swapaxes, "T": property(_T), "expand_dims": expand_dims, "unsqueeze": unsqueeze,
     "squeeze": squeeze, "flatten": flatten, "broadcast_to": broadcast_to, "expand_as": expand_as,
     "narrow": narrow, "flip": flip, "tile": tile, "repeat": repeat, "split": split,
-    "chunk": chunk, "tril": tril, "triu": triu,
+    "chunk": chunk, "tril": tril, "triu": triu, "moveaxis": moveaxis, "movedim": moveaxis,
+    "swapdims": F.swapdims, "ravel": F.ravel,
+    "t": F.t, "diagonal": diagonal, "tensor_split": tensor_split,
+    "hsplit": F.hsplit, "vsplit": F.vsplit, "dsplit": F.dsplit,
     "mean": mean, "sum": sum, "prod": prod, "argmax": argmax, "argmin": argmin,
     "max": _extreme("max", F.amax, F.max), "min": _extreme("min", F.amin, F.min),
     "all": all, "any": any, "var": var, "std": std, "norm": norm, "cumsum": cumsum,
+    "logsumexp": logsumexp, "count_nonzero": count_nonzero, "cumprod": cumprod,
+    "nansum": nansum, "nanmean": nanmean,
     "sort": sort, "topk": topk,
     "div": div, "softmax": softmax, "clip": clip, "masked_fill": masked_fill,
+    "lerp": lerp, "nan_to_num": nan_to_num, "logit": logit,
     "gather": gather, "index_select": index_select,
     "to": to, "tolist": tolist, "numpy": numpy, "nonzero": nonzero,
     "masked_select": masked_select, "unique_consecutive": unique_consecutive,
@@ -357,11 +391,14 @@ METHODS: dict[str, Any] = {
 }
 METHODS.update({n: _unary(n) for n in (
     "abs", "exp", "log", "sqrt", "square", "neg", "sign", "erf", "sigmoid", "tanh", "relu",
-    "round", "floor", "ceil", "isnan")})
+    "round", "floor", "ceil", "isnan", "trunc", "frac", "sinc", "deg2rad", "rad2deg", "log2",
+    "log10", "exp2", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh")})
 METHODS.update({n: _binary(n, a) for n, a in (
     ("pow", "exponent"), ("matmul", "tensor2"), ("add", "other"), ("sub", "y"), ("mul", "value"),
     ("equal", "other"), ("ne", "other"), ("gt", "other"), ("ge", "other"), ("lt", "other"),
-    ("le", "other"))})
+    ("le", "other"), ("hypot", "other"), ("xlogy", "other"), ("xdivy", "y"),
+    ("logaddexp", "other"), ("logaddexp2", "other"), ("float_power", "exponent"),
+    ("copysign", "other"), ("heaviside", "values"), ("fmax", "other"), ("fmin", "other"))})
 METHODS.update({n: _cast_to(n, t) for n, t in (
     ("float", mstype.float32), ("half", mstype.float16), ("double", mstype.float64),
     ("int", mstype.int32), ("long", mstype.int64), ("bool", mstype.bool_))})

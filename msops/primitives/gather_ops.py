@@ -401,20 +401,16 @@ class ScatterNd(NoAttrPrimitive):
         return out
 
 
-class TensorScatterUpdate(NoAttrPrimitive):
-    """`TensorScatterUpdate()(input_x, indices, updates)`: input_x with the slices the
-    `indices` (..., k) address replaced by `updates` (shape indices.shape[:-1] +
-    input_x.shape[k:]); a slice addressed twice takes one of its updates (unspecified
-    which, as MindSpore).
-
-    >>> TensorScatterUpdate()(Tensor(np.zeros((2, 2), np.float32)),
-    ...                       Tensor(np.array([[1, 0]], np.int32)),
-    ...                       Tensor(np.array([5.0], np.float32))).asnumpy()
-    array([[0., 0.],
-           [5., 0.]], dtype=float32)
-    """
+class _TensorScatter(NoAttrPrimitive):
+    """`Op()(input_x, indices, updates)`: input_x with `updates` (shape indices.shape[:-1] +
+    input_x.shape[k:]) combined into the slices the `indices` (..., k) address by `_np_at`
+    (a ufunc applied unbuffered, so a slice addressed twice takes every update), or
+    replaced by them (`_np_at` None). The family of TensorScatterUpdate and the arithmetic
+    scatters (scatter_ops.py)."""
 
     writes_output = True
+    valid_types: tuple = mstype.all_types
+    _np_at: np.ufunc | None = None
 
     def infer_shape(self, x_shape: list, indices_shape: list, updates_shape: list) -> list:
         _check_updates(self.name, x_shape, indices_shape, updates_shape, "input_x.shape")
@@ -423,7 +419,7 @@ class TensorScatterUpdate(NoAttrPrimitive):
     def infer_dtype(self, x_dtype: mstype.Type, indices_dtype: mstype.Type,
                     updates_dtype: mstype.Type) -> mstype.Type:
         _check_indices(self.name, "indices", indices_dtype)
-        validator.check_tensor_dtype_valid("input_x", x_dtype, mstype.all_types, self.name)
+        validator.check_tensor_dtype_valid("input_x", x_dtype, self.valid_types, self.name)
         if updates_dtype != x_dtype:
             raise TypeError(f"For '{self.name}', the 'updates' should have the dtype of "
                             f"'input_x': {x_dtype}, but got {updates_dtype}.")
@@ -435,8 +431,27 @@ class TensorScatterUpdate(NoAttrPrimitive):
             out = x.copy()
         else:
             np.copyto(out, x)
-        out[_nd_index(self.name, out.shape, indices)] = updates
+        where = _nd_index(self.name, out.shape, indices)
+        if self._np_at is None:
+            out[where] = updates
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._np_at.at(out, where, updates)
         return out
+
+
+class TensorScatterUpdate(_TensorScatter):
+    """`TensorScatterUpdate()(input_x, indices, updates)`: input_x with the slices the
+    `indices` (..., k) address replaced by `updates` (shape indices.shape[:-1] +
+    input_x.shape[k:]); a slice addressed twice takes one of its updates (unspecified
+    which, as MindSpore).
+
+    >>> TensorScatterUpdate()(Tensor(np.zeros((2, 2), np.float32)),
+    ...                       Tensor(np.array([[1, 0]], np.int32)),
+    ...                       Tensor(np.array([5.0], np.float32))).asnumpy()
+    array([[0., 0.],
+           [5., 0.]], dtype=float32)
+    """
 
 
 def _scatter_spec(name: str, x: Sequence[int], indices: Sequence[int]) -> tuple:
@@ -459,9 +474,8 @@ def scatter_nd_spec(prim: ScatterNd, ins: list, outs: list, consts: dict) -> Dim
     return DimSpec((il, ul), (xl,), unsplittable=bad)
 
 
-@sharding_rule(TensorScatterUpdate)
-def tensor_scatter_update_spec(prim: TensorScatterUpdate, ins: list, outs: list,
-                               consts: dict) -> DimSpec:
+@sharding_rule(_TensorScatter)
+def tensor_scatter_spec(prim: _TensorScatter, ins: list, outs: list, consts: dict) -> DimSpec:
     """As ScatterNd's, input_x's dims being the output's."""
     x, indices, _ = ins
     xl, il, ul, bad = _scatter_spec(prim.name, x, indices)

@@ -1,4 +1,4 @@
-"""Piecewise-constant element-wise primitives: Floor, Ceil, Round, the logical ops
+"""Piecewise-constant element-wise primitives: Floor, Ceil, Round, Trunc, the logical ops
 LogicalAnd, LogicalOr, LogicalNot, the bitwise ops BitwiseAnd, BitwiseOr, BitwiseXor,
 Invert, and the float predicates IsNan, IsInf, IsFinite (MindSpore's primitives of those
 names, without attributes).
@@ -22,7 +22,7 @@ from msops.primitives.lowering import ufunc_kernel
 from msops.primitives.math_ops import UnaryElementwise, _Binary, tensor_operator
 from msops.primitives.rules import bprop
 
-__all__ = ["Floor", "Ceil", "Round", "LogicalAnd", "LogicalOr", "LogicalNot", "BitwiseAnd",
+__all__ = ["Floor", "Ceil", "Round", "Trunc", "LogicalAnd", "LogicalOr", "LogicalNot", "BitwiseAnd",
            "BitwiseOr", "BitwiseXor", "Invert", "IsNan",
            "IsInf", "IsFinite"]
 
@@ -87,6 +87,17 @@ class Round(_Rounding):
                          ) -> np.ndarray:
             return rounded(x, out=out)
         return round_kernel
+
+
+class Trunc(_Rounding):
+    """x rounded towards zero, element-wise; floats, and ints (returned unchanged).
+
+    >>> Trunc()(Tensor(np.array([1.7, -1.7, 2.0], np.float32))).asnumpy()
+    array([ 1., -1.,  2.], dtype=float32)
+    """
+
+    valid_types = mstype.float_type + mstype.int_type + mstype.uint_type
+    _np_op = np.trunc
 
 
 # -- logical ops: bool in, bool out ---------------------------------------------------------

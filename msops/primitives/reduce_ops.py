@@ -1,5 +1,6 @@
-"""More reductions: ReduceMin, ReduceProd (math_ops' `_Reduce` family: `op(keep_dims)(x,
-axis)`, a split reduced axis combined by AllReduce(min / prod)), and ArgMax (MindSpore's
+"""More reductions: ReduceMin, ReduceProd, ReduceAll, ReduceAny (math_ops' `_Reduce` family:
+`op(keep_dims)(x, axis)`, a split reduced axis combined by AllReduce(min / prod / logical
+and / logical or)), and ArgMax (MindSpore's
 `Argmax`, also spelled `ArgMax`), Argmin, and ArgMaxWithValue / ArgMinWithValue (index and
 value of the extreme; the value differentiates to the element it came from).
 """
@@ -12,6 +13,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
+from msops.primitives.elementwise_ops import no_gradient_bprop
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (Mul, NoAttrPrimitive, _Reduce, arith_types, kept_dims,
                                        reduce_axes, reduce_max_bprop, scalar)
@@ -21,8 +23,8 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["ReduceMin", "ReduceProd", "Argmax", "ArgMax", "Argmin", "ArgMaxWithValue",
-           "ArgMinWithValue"]
+__all__ = ["ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "Argmax", "ArgMax", "Argmin",
+           "ArgMaxWithValue", "ArgMinWithValue"]
 
 
 class ReduceMin(_Reduce):
@@ -47,6 +49,39 @@ class ReduceProd(_Reduce):
     valid_types = arith_types
     partial_op = "prod"
     _np_op = np.multiply
+
+
+class _LogicalReduce(_Reduce):
+    """A reduction of bools to bools (`_np_op`: np.logical_and or np.logical_or); a split
+    reduced axis combines by the matching logical AllReduce (`partial_op`)."""
+
+    valid_types = (mstype.bool_,)
+
+    def _accumulate_dtype(self, dtype: np.dtype) -> np.dtype:
+        return dtype
+
+
+class ReduceAll(_LogicalReduce):
+    """True where every element over `axis` is True: `ReduceAll(keep_dims)(x, axis)`; bool x
+    (True over no elements).
+
+    >>> ReduceAll()(Tensor(np.array([[True, False], [True, True]])), 1).asnumpy()
+    array([False,  True])
+    """
+
+    partial_op = "land"
+    _np_op = np.logical_and
+
+
+class ReduceAny(_LogicalReduce):
+    """True where some element over `axis` is True: `ReduceAny(keep_dims)(x, axis)`; bool x
+    (False over no elements)."""
+
+    partial_op = "lor"
+    _np_op = np.logical_or
+
+
+bprop(_LogicalReduce)(no_gradient_bprop)
 
 
 # ReduceMin's gradient goes to the minima, shared between ties, as ReduceMax's to the maxima

@@ -1,5 +1,6 @@
 """Transcendental element-wise primitives: Log1p, Expm1, Tan, Atan, Sinh, Cosh, Asin, ACos,
-Erfc and the binary Atan2 (MindSpore's primitives of those names, without attributes).
+Asinh, Acosh, Atanh, Erfc and the binary Atan2 and Hypot (MindSpore's primitives of those
+names, without attributes).
 
 They join math_ops' element-wise family (the `writes_output` kernel, the element-wise
 sharding rule: no communication). Float16 and bfloat16 are computed in float32 and rounded
@@ -22,7 +23,8 @@ from msops.primitives.math_ops import (Add, Exp, Mul, Neg, RealDiv, Square, Sub,
 from msops.primitives.rules import bprop
 from msops.primitives.unary_ops import Rsqrt
 
-__all__ = ["Log1p", "Expm1", "Tan", "Atan", "Sinh", "Cosh", "Asin", "ACos", "Erfc", "Atan2"]
+__all__ = ["Log1p", "Expm1", "Tan", "Atan", "Sinh", "Cosh", "Asin", "ACos", "Asinh", "Acosh",
+           "Atanh", "Erfc", "Atan2", "Hypot"]
 
 
 class _Transcendental(UnaryElementwise):
@@ -86,6 +88,24 @@ class ACos(_Transcendental):
     _np_op = np.arccos
 
 
+class Asinh(_Transcendental):
+    """arcsinh(x) element-wise."""
+
+    _np_op = np.arcsinh
+
+
+class Acosh(_Transcendental):
+    """arccosh(x) element-wise; NaN below 1 for real x."""
+
+    _np_op = np.arccosh
+
+
+class Atanh(_Transcendental):
+    """arctanh(x) element-wise; +-inf at +-1, NaN outside [-1, 1] for real x."""
+
+    _np_op = np.arctanh
+
+
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
@@ -110,6 +130,21 @@ class Atan2(_Binary):
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         return computed(np.arctan2, out_abstract)
+
+
+class Hypot(_Binary):
+    """`Hypot()(x1, x2)`: sqrt(x1**2 + x2**2) without overflow or underflow in the squares,
+    broadcast; float dtypes.
+
+    >>> Hypot()(Tensor(np.array([3.0, 5.0], np.float32)),
+    ...         Tensor(np.array([4.0, 12.0], np.float32))).asnumpy()
+    array([ 5., 13.], dtype=float32)
+    """
+
+    valid_types = mstype.float_type
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(np.hypot, out_abstract)
 
 
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
@@ -168,6 +203,29 @@ bprop(Asin)(_arc_bprop(1.0))
 bprop(ACos)(_arc_bprop(-1.0))
 
 
+@bprop(Asinh)
+def asinh_bprop(prim: Asinh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout / sqrt(x**2 + 1)."""
+    x = inputs[0]
+    return (g.apply(Mul(), [dout, g.apply(Rsqrt(), [_one_plus(g, g.apply(Square(), [x]))])]),)
+
+
+@bprop(Acosh)
+def acosh_bprop(prim: Acosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout / sqrt(x**2 - 1)."""
+    x = inputs[0]
+    less_one = g.apply(Sub(), [g.apply(Square(), [x]), scalar(g, 1, x.dtype)])
+    return (g.apply(Mul(), [dout, g.apply(Rsqrt(), [less_one])]),)
+
+
+@bprop(Atanh)
+def atanh_bprop(prim: Atanh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout / (1 - x**2)."""
+    x = inputs[0]
+    one_less = g.apply(Sub(), [scalar(g, 1, x.dtype), g.apply(Square(), [x])])
+    return (g.apply(RealDiv(), [dout, one_less]),)
+
+
 @bprop(Erfc)
 def erfc_bprop(prim: Erfc, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * -2 / sqrt(pi) * exp(-x**2)."""
@@ -186,3 +244,12 @@ def atan2_bprop(prim: Atan2, inputs: list, out: Any, dout: Any, g: Any) -> tuple
     dx = g.apply(Mul(), [scaled, y])
     dy = g.apply(Neg(), [g.apply(Mul(), [scaled, x])])
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
+
+
+@bprop(Hypot)
+def hypot_bprop(prim: Hypot, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """x1: dout * x1 / out; x2: dout * x2 / out."""
+    x1, x2 = inputs
+    scaled = g.apply(RealDiv(), [dout, out])
+    return (sum_to(g, g.apply(Mul(), [scaled, x1]), x1.shape),
+            sum_to(g, g.apply(Mul(), [scaled, x2]), x2.shape))
