@@ -274,3 +274,20 @@ def test_setitem_by_a_bool_mask(run):
     with pytest.raises(ValueError, match=r"with a bool mask index the value should be one "
                                          r"number"):
         t[Tensor(x > 0)] = Tensor(np.ones(3, np.float32))
+
+
+def test_a_python_scalar_takes_bfloat16_beside_a_bfloat16_tensor():
+    import ml_dtypes
+    x = np.array([[1.5, -2.0], [3.25, 4.0]], ml_dtypes.bfloat16)
+    t = ms.Tensor(x)
+    for got, want in ((t * 2.0, x * ml_dtypes.bfloat16(2.0)), (t + 1, x + ml_dtypes.bfloat16(1)),
+                      (ms.ops.log2(t), np.log2(x.astype(np.float32)))):
+        assert got.dtype == ms.bfloat16
+        np.testing.assert_allclose(got.asnumpy().astype(np.float32),
+                                   np.asarray(want).astype(np.float32), rtol=1e-2)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    got = ms.jit(lambda a: a * 3.0 - 1)(t)
+    assert got.dtype == ms.bfloat16
+    np.testing.assert_array_equal(got.asnumpy().astype(np.float32),
+                                  (x.astype(np.float32) * 3 - 1).astype(ml_dtypes.bfloat16)
+                                  .astype(np.float32))

@@ -468,14 +468,18 @@ def _abstract(value: Any, is_const: bool, of: Callable) -> Any:
     return of(value)
 
 
+#: numpy's dtype kinds -> msops's (bfloat16, numpy kind 'V', is read from its msops Type)
+_KIND_OF_NP = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}
+
+
 def _scalar_like(value: Any, like: np.ndarray | None) -> np.ndarray:
     """A Python scalar as a 0-d array, taking the dtype of the tensor beside it when it fits."""
     if like is not None:
-        kind = like.dtype.kind
-        if (isinstance(value, bool) and kind == "b") or \
-           (isinstance(value, (int, np.integer)) and kind in "iufc") or \
-           (isinstance(value, (float, np.floating)) and kind in "fc") or \
-           (isinstance(value, complex) and kind == "c"):
+        kind = _KIND_OF_NP.get(like.dtype.kind) or mstype.from_numpy(like.dtype).kind
+        if (isinstance(value, bool) and kind == "bool") or \
+           (isinstance(value, (int, np.integer)) and kind in ("int", "uint", "float", "complex")) or \
+           (isinstance(value, (float, np.floating)) and kind in ("float", "complex")) or \
+           (isinstance(value, complex) and kind == "complex"):
             return np.asarray(value, dtype=like.dtype)
     arr = np.asarray(value)
     return arr.astype(np.float32) if arr.dtype == np.float64 else arr
