@@ -261,6 +261,10 @@ def register_methods(methods: dict[str, Any]) -> None:
         setattr(Tensor, name, method)
 
 
+#: set by the tracer (a layer above) while a construct is traced against the global view:
+#: a Parameter holding a slice then shows its whole shape, as on the first compile
+GLOBAL_VIEW = [False]
+
 #: filled by msops.parallel.param_store (a layer above): `relayout(param, layout)` makes
 #: `param` hold this rank's slice of `layout` (None: the whole array), moving data if needed
 _RELAYOUT: list = [None]
@@ -298,6 +302,14 @@ class Parameter(Tensor):
         Tensor.__init__(param, arr)
         param._named(name, True, False)
         return param
+
+    @property
+    def shape(self) -> tuple:
+        """The held array's shape; while a construct is traced (the program is written for
+        the whole network), the whole Parameter's, even when this rank holds a slice."""
+        if self._layout is not None and GLOBAL_VIEW[0]:
+            return tuple(self._layout.tensor_shape)
+        return self._data.shape
 
     @property
     def _full_shape(self) -> tuple:

@@ -18,6 +18,7 @@ from msops.common.codegen import MISS
 from msops.common.source import user_source
 from msops.common.state_epoch import bump
 from msops.common.tensor import Parameter, Tensor, refuse_placeholder
+from msops.common import tensor as _tensor
 from msops.graph.ir import Graph, GraphError, Node, flatten_outputs
 from msops.primitives import primitive as _primitive
 from msops.primitives.math_ops import Cast
@@ -209,14 +210,18 @@ def trace(fn: Callable, args: Sequence[Any], name: str = "graph") -> Graph:
     state = _Trace(graph)
     names = _arg_names(fn, len(args))
     sym_args = [_symbolic_arg(graph, state, a, names[i]) for i, a in enumerate(args)]
-    _set_outputs(graph, state, _run_traced(state, fn, sym_args))
+    _set_outputs(graph, state, _run_traced(state, fn, sym_args, global_view=True))
     return graph
 
 
-def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any]) -> Any:
-    """`fn(*sym_args)` with every primitive call recorded into `state`'s graph."""
+def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any],
+                global_view: bool = False) -> Any:
+    """`fn(*sym_args)` with every primitive call recorded into `state`'s graph; with
+    `global_view` (a construct traced whole, before partitioning) Parameters holding a
+    slice show their whole shape to the Python code that reads it."""
     global _active
     _active = state
+    _tensor.GLOBAL_VIEW[0] = global_view
     bump()                          # Cells called while tracing inline their construct
     prev = _primitive.set_trace_hook(state.call)
     try:
@@ -224,6 +229,7 @@ def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any]) -> Any:
     finally:
         _primitive.set_trace_hook(prev)
         _active = None
+        _tensor.GLOBAL_VIEW[0] = False
         bump()
 
 
