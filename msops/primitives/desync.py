@@ -248,8 +248,11 @@ class _Check:
         site = source.sites.get((id(f.f_code), f.f_lasti))
         if site is None:
             site = site_of(f) or user_site(f)
-        self.memo[:] = [f.f_code, f.f_lasti, self.high ^ site.hash,
-                        site.text if site.user else user_site(f).text]
+        if site.user:
+            self.memo[:] = [f.f_code, f.f_lasti, self.high ^ site.hash, site.text]
+        else:   # an msops API's line (alike on every rank): the user's line above it is shown,
+            # and it changes from call to call, so this site is located every time
+            self.memo[:] = [None, -1, self.high ^ site.hash, user_site(f).text]
         return self.memo
 
     def failed(self, seq: int, shown: str | None, side: str = "",

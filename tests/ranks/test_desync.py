@@ -236,3 +236,16 @@ def test_ranks_may_name_their_own_strategy_files(tmp_path_factory):
     contents = [json.load(open(f"{base}/strategy{i}.json")) for i in range(n)]
     assert all(c == contents[0] for c in contents)
     assert contents[0]["parallel_strategy_item"]["mm"]["parallel_strategy"] == [[n, 1], [1, 1]]
+
+
+def test_a_call_through_an_msops_api_shows_the_users_current_line():
+    """Calls from one msops API line (comm_func.all_reduce) made from two user lines: the
+    mismatch names the second user line, not the first call's."""
+    from msops.communication import comm_func
+    t = Tensor(np.ones(3, np.float32))
+    comm_func.all_reduce(t)                                   # first line: all agree
+    op = "max" if get_rank() == 0 else "sum"
+    msg = raises_everywhere(lambda: comm_func.all_reduce(t, op),  # second line: they differ
+                            "# second line: they differ")
+    assert "# first line" not in msg, msg
+    still_in_step()
