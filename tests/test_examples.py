@@ -20,6 +20,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
     ("checkpoint.py", "checkpoint on 4 ranks: whole and shard files load back stand-alone"),
     ("sharding_propagation.py", "sharding propagation == serial on 4 ranks"),
     ("optimizer_sharding.py", "sharded parameters: 0.bias, 0.weight, 1.bias, 1.weight, 2.bias"),
+    ("auto_parallel.py", "auto_parallel == serial on 4 ranks"),
 
 
     # the flagship GPT: 20 Adam steps, loss curve and parameters == serial, and exactly
