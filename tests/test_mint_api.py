@@ -2,6 +2,8 @@
 against numpy written here, eagerly and inside a compiled Cell (GRAPH_MODE); gradients of the
 composed adapters against finite differences; layers' parameters and values; AdamW's steps
 against a numpy AdamW; argument errors naming the function and argument."""
+import re
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ I = np.array([[7, -7, 6], [-5, 5, 0]], np.int64)
 J = np.array([[2, 2, -4], [3, -3, 1]], np.int64)
 P = np.abs(A) + 0.5
 IDX = np.array([[0, 2, 1, 0], [1, 1, 0, 2], [2, 0, 0, 1]], np.int64)   # into B's dim 0 (3)
+UNIQ = np.array([[0, 2], [1, 3], [2, 0]], np.int64)    # distinct targets in each row
 IMG = RNG.standard_normal((2, 3, 6, 5)).astype(np.float32)
 
 
@@ -181,8 +184,8 @@ FORMS = [
     ("tril", lambda x: mint.tril(x, 1), (B,), np.tril(B, 1)),
     ("triu", lambda x: mint.triu(x, diagonal=-1), (B,), np.triu(B, -1)),
     ("broadcast_to", lambda x: mint.broadcast_to(x, (2, 3, 4)), (V,), np.broadcast_to(V, (2, 3, 4))),
-    ("scatter", lambda x, i, s: mint.scatter(x, 1, i, s), (B, IDX[:, :2], A[0]),
-     scatter_np(B, 1, IDX[:, :2], A[0], False)),
+    ("scatter", lambda x, i, s: mint.scatter(x, 1, i, s), (B, UNIQ, A[0]),
+     scatter_np(B, 1, UNIQ, A[0], False)),
     ("scatter_value", lambda x, i: mint.scatter(x, 0, i, 9.0), (B, IDX[:1]),
      scatter_np(B, 0, IDX[:1], np.full(IDX[:1].shape, 9.0), False)),
     ("scatter_add", lambda x, i, s: mint.scatter_add(x, 0, i, s), (B, IDX, B),
@@ -265,3 +268,295 @@ def test_mint_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
         check(Call(fn)(*tensors), want)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_creation_values_shapes_and_dtypes():
+    check(mint.zeros(2, 3), np.zeros((2, 3), np.float32))
+    check(mint.zeros((2, 3), dtype=ms.int32), np.zeros((2, 3), np.int32))
+    check(mint.ones([3]), np.ones(3, np.float32))
+    check(mint.full((2, 2), 7, dtype=ms.float32), np.full((2, 2), 7.0))
+    check(mint.arange(1, 7, 2), np.arange(1, 7, 2))
+    check(mint.arange(5, dtype=ms.float32), np.arange(5.0))
+    check(mint.linspace(0, 1, 5), np.linspace(0, 1, 5))
+    assert mint.linspace(0, 4, 5, dtype=ms.int32).dtype == ms.int32
+    check(mint.eye(3, 2), np.eye(3, 2))
+    assert mint.empty(2, 4).shape == (2, 4) and mint.empty((3,), dtype=ms.int64).dtype == ms.int64
+    assert mint.zeros(2).dtype == ms.float32 and mint.zeros_like(Tensor(I)).dtype == ms.int64
+
+
+def test_random_draws_shape_range_dtype_and_seed():
+    ms.set_seed(5)
+    u, n = mint.rand(3, 4), mint.randn((2, 5))
+    assert u.shape == (3, 4) and u.dtype == ms.float32 and n.shape == (2, 5)
+    assert 0 <= u.asnumpy().min() and u.asnumpy().max() < 1
+    r = mint.randint(3, 7, (50,))
+    assert r.dtype == ms.int64 and set(r.asnumpy()) <= set(range(3, 7))
+    assert set(mint.randint(2, (40,), dtype=ms.int32).asnumpy()) <= {0, 1}
+    perm = mint.randperm(6)
+    assert perm.dtype == ms.int64 and sorted(perm.asnumpy()) == list(range(6))
+    ms.set_seed(5)
+    np.testing.assert_array_equal(mint.rand(3, 4).asnumpy(), u.asnumpy())
+    # std 0: exactly the mean, broadcast over mean's and std's shapes
+    check(mint.normal(Tensor(B), Tensor(np.zeros(4, np.float32))), B)
+    check(mint.normal(2.0, 0.0, (3, 2)), np.full((3, 2), 2.0))
+    ms.set_seed(5)
+    z = mint.randn(6, 7).asnumpy()
+    ms.set_seed(5)
+    np.testing.assert_allclose(mint.normal(1.0, 3.0, (6, 7)).asnumpy(), 1 + 3 * z, rtol=1e-6)
+
+
+def test_allclose_is_a_bool_eagerly_and_a_tensor_compiled():
+    x, y = Tensor(B), Tensor(B + 1e-7)
+    assert mint.allclose(x, y) is True
+    assert mint.allclose(x, Tensor(B + 1)) is False
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        out = Call(lambda a, b: mint.allclose(a, b, atol=0.5))(x, Tensor(B + 0.25))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert out.asnumpy().item() is True
+
+
+def test_nonzero_masked_select_and_one_hot_inferred_classes():
+    check(mint.nonzero(Tensor(I)), np.argwhere(I))
+    check(mint.masked_select(Tensor(A), Tensor(A > 0)), A[A > 0])
+    check(F.one_hot(Tensor(np.array([0, 3, 1]))), np.eye(4, dtype=np.int64)[[0, 3, 1]])
+
+
+X64 = RNG.standard_normal((2, 3, 4))
+Y64 = RNG.standard_normal((2, 3, 4))
+C64 = RNG.standard_normal((3, 4))
+IMG64 = RNG.standard_normal((1, 2, 5, 5))
+
+
+# gradients of the composed adapters: (name, f of one float64 Tensor)
+GRADS = [
+    ("add_alpha", lambda x: mint.add(Tensor(Y64), x, alpha=-2.5)),
+    ("baddbmm", lambda x: mint.baddbmm(x[0, :, :3], x, mint.transpose(x, 1, 2), beta=0.3,
+                                       alpha=1.5)),
+    ("scatter_add_src", lambda x: mint.scatter_add(Tensor(C64), 0, Tensor(IDX), x[0])),
+    ("scatter_input_and_src", lambda x: mint.scatter(x[1], 1, Tensor(UNIQ), x[0] * 3)),
+    ("gather", lambda x: mint.gather(x[0], 0, Tensor(IDX))),
+    ("normalize", lambda x: F.normalize(x, dim=2)),
+    ("std", lambda x: mint.std(x, (0, 2))),
+    ("max_dim", lambda x: mint.max(x, 2)[0]),
+    ("avg_pool2d_exclude_pad", lambda x: F.avg_pool2d(mint.reshape(x, (1, 2, 3, 4)), 3, 1, 1,
+                                                      count_include_pad=False)),
+    ("max_pool2d_pad", lambda x: F.max_pool2d(mint.reshape(x, (1, 2, 3, 4)), 3, 2, 1)),
+    ("embedding_padding_idx", lambda x: F.embedding(Tensor(IDX), x[0], padding_idx=1)),
+]
+
+
+@pytest.mark.parametrize("name,fn", GRADS, ids=[g[0] for g in GRADS])
+def test_composed_gradients_match_finite_differences(name, fn):
+    want = finite_differences(lambda a: fn(Tensor(a)).asnumpy(), X64)
+    if name == "embedding_padding_idx":    # as PyTorch: the padding row gets no gradient
+        want[0, 1] = 0
+    got = ms.grad(lambda x: mint.sum(fn(x)))(Tensor(X64))
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, atol=1e-8)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        compiled = ms.jit(ms.grad(lambda x: mint.sum(fn(x))))(Tensor(X64))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(compiled.asnumpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def gelu_np(x):
+    from math import erf
+    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+
+def both_modes(cell, *inputs):
+    """(cell(*inputs) eagerly, the same cell compiled in GRAPH_MODE)."""
+    eager = cell(*inputs)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        compiled = cell(*inputs)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return eager, compiled
+
+
+def test_linear_and_conv2d_take_pytorch_arguments_and_initial_values():
+    ms.set_seed(1)
+    lin = mint.nn.Linear(4, 3)
+    w, b = lin.weight.asnumpy(), lin.bias.asnumpy()
+    assert w.shape == (3, 4) and b.shape == (3,) and lin.weight.name == "weight"
+    assert np.abs(w).max() <= 0.5 and np.abs(b).max() <= 0.5 and np.abs(w).std() > 0.05
+    for out in both_modes(lin, Tensor(A)):
+        check(out, A @ w.T + b)
+    assert not hasattr(mint.nn.Linear(4, 3, bias=False), "bias") or \
+        mint.nn.Linear(4, 3, bias=False).has_bias is False
+    conv = mint.nn.Conv2d(3, 2, 3, padding=1)
+    cw, cb = conv.weight.asnumpy(), conv.bias.asnumpy()
+    assert cw.shape == (2, 3, 3, 3) and np.abs(cw).max() <= 1 / np.sqrt(27) + 1e-7
+    for out in both_modes(conv, Tensor(IMG)):
+        check(out, conv2d_np(IMG, cw, cb, 1))
+    assert mint.nn.Conv2d(3, 2, (3, 1), stride=2, bias=False)(Tensor(IMG)).shape == (2, 2, 2, 3)
+
+
+LAYER_CASES = [
+    ("ReLU", lambda: mint.nn.ReLU(), A, np.maximum(A, 0)),
+    ("GELU", lambda: mint.nn.GELU(), A, gelu_np(A)),
+    ("SiLU", lambda: mint.nn.SiLU(), A, A / (1 + np.exp(-A))),
+    ("Tanh", lambda: mint.nn.Tanh(), A, np.tanh(A)),
+    ("Softmax", lambda: mint.nn.Softmax(dim=1), A, softmax(A, 1)),
+    ("Identity", lambda: mint.nn.Identity(), A, A),
+    ("MaxPool2d", lambda: mint.nn.MaxPool2d(2, stride=1), IMG, pool_np(IMG, 2, 1, 0, "max")),
+    ("AvgPool2d", lambda: mint.nn.AvgPool2d(3, padding=1), IMG, pool_np(IMG, 3, 3, 1, "avg")),
+]
+
+
+@pytest.mark.parametrize("name,make,x,want", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
+def test_stateless_layers_match_numpy_eager_and_compiled(name, make, x, want):
+    for out in both_modes(make(), Tensor(x)):
+        check(out, want)
+
+
+def test_layer_norm_embedding_and_dropout_layers():
+    ln = mint.nn.LayerNorm(4)
+    assert [p.name for p in ln.trainable_params()] == ["weight", "bias"]
+    ln.weight.set_data(Tensor(V))
+    want = (A - A.mean(-1, keepdims=True)) / np.sqrt(A.var(-1, keepdims=True) + 1e-5) * V
+    for out in both_modes(ln, Tensor(A)):
+        check(out, want)
+    assert mint.nn.LayerNorm((3, 4), elementwise_affine=False).trainable_params() == []
+    ms.set_seed(3)
+    emb = mint.nn.Embedding(5, 3, padding_idx=2)
+    table = emb.weight.asnumpy()
+    assert table.shape == (5, 3) and not table[2].any() and table.std() > 0.3
+    for out in both_modes(emb, Tensor(IDX)):
+        check(out, table[IDX])
+    drop = mint.nn.Dropout(p=0.25)
+    drop.set_train(False)
+    check(drop(Tensor(P)), P)
+    drop.set_train(True)
+    got = drop(Tensor(P)).asnumpy()
+    kept = got != 0
+    np.testing.assert_allclose(got[kept], P[kept] / 0.75, rtol=1e-6)
+    assert 0 < kept.sum() < P.size
+
+
+def test_batch_norm2d_uses_pytorch_momentum():
+    bn = mint.nn.BatchNorm2d(3, momentum=0.1)
+    bn.set_train(True)
+    mean, var = IMG.mean((0, 2, 3)), IMG.var((0, 2, 3))
+    out = bn(Tensor(IMG)).asnumpy()
+    want = (IMG - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.1 * mean, rtol=1e-5, atol=1e-7)
+
+
+def test_losses_with_pytorch_argument_order():
+    t = (B > 0).astype(np.float32)
+    loss = mint.nn.BCEWithLogitsLoss(Tensor(V), "sum")
+    s = 1 / (1 + np.exp(-B))
+    for out in both_modes(loss, Tensor(B), Tensor(t)):
+        check(out, np.sum(-V * (t * np.log(s) + (1 - t) * np.log(1 - s))))
+    check(mint.nn.MSELoss()(Tensor(A), Tensor(B)), ((A - B) ** 2).mean())
+    check(mint.nn.L1Loss(reduction="none")(Tensor(A), Tensor(B)), np.abs(A - B))
+    ce = mint.nn.CrossEntropyLoss(label_smoothing=0.0)
+    check(ce(Tensor(B), Tensor(np.array([3, 0, 1]))),
+          -np.mean(np.log(softmax(B, 1))[np.arange(3), [3, 0, 1]]))
+
+
+def adamw_np(p, grads, lr, b1, b2, eps, wd, amsgrad=False, maximize=False):
+    m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        p = p * (1 - lr * wd)
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vhat = v / (1 - b2 ** t)
+        if amsgrad:
+            vmax = np.maximum(vmax, v)
+            vhat = vmax / (1 - b2 ** t)
+        p = p - lr * (m / (1 - b1 ** t)) / (np.sqrt(vhat) + eps)
+    return p
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["eager", "compiled"])
+@pytest.mark.parametrize("kw", [{}, {"amsgrad": True, "weight_decay": 0.1},
+                                {"maximize": True, "betas": (0.8, 0.9), "eps": 1e-3}],
+                         ids=["default", "amsgrad", "maximize"])
+def test_adamw_steps_match_numpy_adamw(mode, kw):
+    w0 = np.array([[0.5, -1.0], [2.0, 0.1]], np.float32)
+    grads = [np.array([[0.3, -0.2], [0.1, 0.4]], np.float32) * (k + 1) * (-1) ** k
+             for k in range(3)]
+    w = ms.Parameter(Tensor(w0), name="w")
+    opt = mint.optim.AdamW([w], lr=0.01, **kw)
+    ms.set_context(mode=mode)
+    try:
+        for g in grads:
+            opt((Tensor(g),))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    b1, b2 = kw.get("betas", (0.9, 0.999))
+    want = adamw_np(w0.astype(np.float64), grads, 0.01, b1, b2, kw.get("eps", 1e-8),
+                    kw.get("weight_decay", 1e-2), kw.get("amsgrad", False),
+                    kw.get("maximize", False))
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make,err,match", [
+    (lambda: mint.gather(Tensor(B), 3, Tensor(IDX)), ValueError,
+     r"For 'mint.gather', the 'dim' should be in \[-2, 1\], but got 3"),
+    (lambda: mint.gather(B, 0, Tensor(IDX)), TypeError,
+     r"For 'mint.gather', the 'input' should be a Tensor, but got ndarray"),
+    (lambda: mint.max(Tensor(A), keepdim=True), ValueError,
+     r"For 'mint.max', the 'keepdim' should be False when 'dim' is None"),
+    (lambda: mint.squeeze(Tensor(A), 1.5), TypeError,
+     r"For 'mint.squeeze', the 'dim' should be an int, but got float"),
+    (lambda: mint.scatter(Tensor(B), 0, Tensor(IDX.astype(np.float32)), 1.0), TypeError,
+     r"For 'mint.scatter', the 'index' should be int32 or int64"),
+    (lambda: mint.scatter_add(Tensor(B), 0, Tensor(IDX[:, :1]), Tensor(V)), ValueError,
+     r"For 'mint.scatter_add', the 'src' should be at least as large as 'index'"),
+    (lambda: mint.scatter(Tensor(B), 1, Tensor(np.zeros((4, 1), np.int64)), 0.0), ValueError,
+     r"For 'mint.scatter', the 'index' should have input's rank and no dim larger"),
+    (lambda: mint.rand(2, generator=object()), TypeError,
+     r"For 'mint.rand', the 'generator' should be None"),
+    (lambda: mint.randint(5), TypeError, r"For 'mint.randint', the arguments should be"),
+    (lambda: mint.normal(0.0, 1.0), TypeError, r"For 'mint.normal', the 'size' should be given"),
+    (lambda: mint.normal(Tensor(A), Tensor(V[:3])), ValueError,
+     r"For 'mint.normal', the shapes of 'mean' and 'std' should broadcast"),
+    (lambda: mint.sort(Tensor(A), stable=1), TypeError, r"For 'mint.sort', the 'stable'"),
+    (lambda: F.one_hot(Tensor(I), -2), ValueError, r"For 'mint.one_hot', the 'num_classes'"),
+    (lambda: F.max_pool2d(Tensor(IMG), 2, dilation=2), ValueError,
+     r"For 'mint.nn.functional.max_pool2d', 'dilation' should be 1"),
+    (lambda: F.max_pool2d(Tensor(IMG), 2, ceil_mode=True), ValueError,
+     r"For 'mint.nn.functional.max_pool2d', the 'ceil_mode' should be False"),
+    (lambda: F.avg_pool2d(Tensor(IMG), 0), ValueError,
+     r"For 'mint.nn.functional.avg_pool2d', the 'kernel_size' should be an int >= 1"),
+    (lambda: F.avg_pool2d(Tensor(B), 2), ValueError,
+     r"For 'mint.nn.functional.avg_pool2d', the 'input' should be 3-D or 4-D"),
+    (lambda: F.conv2d(Tensor(IMG), Tensor(IMG), padding="full"), ValueError,
+     r"For 'mint.nn.functional.conv2d', the 'padding' should be"),
+    (lambda: F.embedding(Tensor(IDX), Tensor(B), max_norm=1.0), ValueError,
+     r"For 'mint.nn.functional.embedding', 'max_norm' should be None"),
+    (lambda: F.embedding(Tensor(IDX), Tensor(B), padding_idx=3), ValueError,
+     r"For 'mint.nn.functional.embedding', the 'padding_idx' should be an int in \[-3, 2\]"),
+    (lambda: F.softmax(Tensor(A), 3), ValueError,
+     r"For 'mint.nn.functional.softmax', the 'dim' should be in \[-3, 2\], but got 3"),
+    (lambda: mint.nn.Conv2d(3, 2, 3, padding_mode="reflect"), ValueError,
+     r"For 'Conv2d', the 'padding_mode' should be 'zeros'"),
+    (lambda: mint.nn.BatchNorm2d(3, momentum=1.5), ValueError,
+     r"For 'BatchNorm2d', the 'momentum' should be a float in \[0, 1\]"),
+    (lambda: mint.nn.GELU("fast"), ValueError, r"approximate"),
+    (lambda: mint.optim.AdamW([ms.Parameter(Tensor(B), name="b")], betas=0.9), ValueError,
+     r"For 'AdamW', the 'betas' should be a pair of floats, but got 0.9"),
+])
+def test_argument_errors_name_the_function_and_argument(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
+
+
+def test_every_public_name_is_documented_and_exported():
+    for module in (mint, mint.nn, F, mint.linalg, mint.optim):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    text = open(__file__.replace("tests/test_mint_api.py", "docs/api.md")).read()
+    section = text[text.index("## mint — `msops.mint`"):]
+    names = mint.__all__ + F.__all__ + mint.nn.__all__ + mint.linalg.__all__
+    missing = [n for n in names if not re.search(rf"(`|\b){n}\b", section)]
+    assert missing == []

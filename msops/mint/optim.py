@@ -37,6 +37,10 @@ class AdamW(Adam):
         b2p = self._assign(self.beta2_power, self.beta2_power * self.beta2)
         return {"m_scale": 1.0 / (1.0 - b1p), "v_scale": 1.0 / (1.0 - b2p)}
 
+    def _step_values(self, lr: Any, shared: dict) -> dict:
+        """The plain rate: the bias corrections apply to m and v (Adam folds them into lr)."""
+        return {"lr": lr, **shared}
+
     def _update(self, k: int, p: Parameter, g: Any, step: dict) -> Any:
         b1, b2, lr = self.beta1, self.beta2, step["lr"]
         if self.maximize:

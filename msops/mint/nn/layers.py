@@ -58,7 +58,7 @@ class GELU(nn.Cell):
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
-        validator.check_string(approximate, ["none", "tanh"], "approximate", "GELU")
+        validator.check_string("approximate", approximate, ["none", "tanh"], "GELU")
         self.approximate = approximate
 
     def construct(self, input):
