@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, mint, nn
+from msops import Tensor, mint
 from msops.mint.nn import functional as F
 from numeric import finite_differences
+from test_functional_forms import Call  # a Cell running fn: the compiled form
 
 RNG = np.random.default_rng(2024)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -183,7 +184,8 @@ FORMS = [
     ("roll", lambda x: mint.roll(x, 1, 2), (A,), np.roll(A, 1, 2)),
     ("tril", lambda x: mint.tril(x, 1), (B,), np.tril(B, 1)),
     ("triu", lambda x: mint.triu(x, diagonal=-1), (B,), np.triu(B, -1)),
-    ("broadcast_to", lambda x: mint.broadcast_to(x, (2, 3, 4)), (V,), np.broadcast_to(V, (2, 3, 4))),
+    ("broadcast_to", lambda x: mint.broadcast_to(x, (2, 3, 4)), (V,),
+     np.broadcast_to(V, (2, 3, 4))),
     ("scatter", lambda x, i, s: mint.scatter(x, 1, i, s), (B, UNIQ, A[0]),
      scatter_np(B, 1, UNIQ, A[0], False)),
     ("scatter_value", lambda x, i: mint.scatter(x, 0, i, 9.0), (B, IDX[:1]),
@@ -216,7 +218,8 @@ FORMS = [
     ("F.l1_loss", lambda x, y: F.l1_loss(x, y), (A, B), np.abs(A - B).mean()),
     ("F.bce_with_logits", lambda x, y, w: F.binary_cross_entropy_with_logits(
         x, y, w, "none", pos_weight=mint.full((4,), 2.0)), (B, (B > 0).astype(np.float32), V),
-     -V * (2 * (B > 0) * np.log(1 / (1 + np.exp(-B))) + (B <= 0) * np.log(1 - 1 / (1 + np.exp(-B))))),
+     -V * (2 * (B > 0) * np.log(1 / (1 + np.exp(-B)))
+           + (B <= 0) * np.log(1 - 1 / (1 + np.exp(-B))))),
     ("F.pad", lambda x: F.pad(x, (1, 2), value=3.0), (B,),
      np.pad(B, [(0, 0), (1, 2)], constant_values=3.0)),
     ("F.interpolate", lambda x: F.interpolate(x, scale_factor=2.0), (IMG,),
@@ -234,15 +237,6 @@ FORMS = [
     ("F.normalize_p1", lambda x: F.normalize(x, p=1.0, dim=-1), (A,),
      A / np.abs(A).sum(-1, keepdims=True)),
 ]
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
 
 
 def check(out, want):
