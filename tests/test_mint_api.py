@@ -150,6 +150,38 @@ FORMS = [
     ("std", lambda x: mint.std(x, 1), (A,), A.std(1, ddof=1)),
     ("var", lambda x: mint.var(x, dim=(0, 2), correction=0, keepdim=True), (A,),
      A.var((0, 2), keepdims=True)),
+    ("amax", lambda x: mint.amax(x, (0, 2), keepdim=True), (A,), A.max((0, 2), keepdims=True)),
+    ("amin_all", lambda x: mint.amin(x), (A,), A.min()),
+    ("logsumexp", lambda x: mint.logsumexp(x, 1), (A,), np.log(np.exp(A).sum(1))),
+    ("count_nonzero", lambda x: mint.count_nonzero(x, dim=1), (I,), (I != 0).sum(1)),
+    ("argsort", lambda x: mint.argsort(x, dim=0, descending=True), (B,),
+     np.argsort(-B, 0, kind="stable")),
+    ("var_mean", lambda x: mint.var_mean(x, 2), (A,), (A.var(2, ddof=1), A.mean(2))),
+    ("std_mean", lambda x: mint.std_mean(x, correction=0), (A,), (A.std(), A.mean())),
+    ("cumprod", lambda x: mint.cumprod(x, 2), (A,), np.cumprod(A, 2)),
+    ("nansum", lambda x: mint.nansum(x, 1), (np.where(A > 1, np.nan, A),),
+     np.nansum(np.where(A > 1, np.nan, A), 1)),
+    ("einsum", lambda x, y: mint.einsum("bij,kj->bik", x, y), (A, B), A @ B.T),
+    ("outer", lambda x, y: mint.outer(x, y), (V, V[:3]), np.outer(V, V[:3])),
+    ("trace", lambda x: mint.trace(x), (B,), np.trace(B)),
+    ("meshgrid", lambda x, y: mint.meshgrid(x, y), (V, V[:3]),
+     tuple(np.meshgrid(V, V[:3], indexing="ij"))),
+    ("log1p", lambda x: mint.log1p(x), (P,), np.log1p(P)),
+    ("expm1", lambda x: mint.expm1(x), (A,), np.expm1(A)),
+    ("sign", lambda x: mint.sign(x), (A,), np.sign(A)),
+    ("trunc", lambda x: mint.trunc(x), (3 * A,), np.trunc(3 * A)),
+    ("atan2", lambda x, y: mint.atan2(x, y), (A, B), np.arctan2(A, B)),
+    ("remainder", lambda x, y: mint.remainder(x, y), (I, J), np.remainder(I, J)),
+    ("fmod", lambda x, y: mint.fmod(x, y), (I, J), np.fmod(I, J)),
+    ("tan", lambda x: mint.tan(x), (A / 2,), np.tan(A / 2)),
+    ("isfinite", lambda x: mint.isfinite(x), (np.array([1.0, np.inf, np.nan], np.float32),),
+     np.array([True, False, False])),
+    ("bitwise_xor", lambda x, y: mint.bitwise_xor(x, y), (I, J), I ^ J),
+    ("log2", lambda x: mint.log2(x), (P,), np.log2(P)),
+    ("lerp", lambda x, y: mint.lerp(x, y, 0.25), (A, B), A + 0.25 * (B - A)),
+    ("xlogy", lambda x, y: mint.xlogy(x, y), (A, P), A * np.log(P)),
+    ("logaddexp", lambda x, y: mint.logaddexp(x, y), (A, B), np.logaddexp(A, B)),
+    ("hypot", lambda x, y: mint.hypot(x, y), (A, B), np.hypot(A, B)),
     # creation and shape
     ("zeros_like", lambda x: mint.zeros_like(x, dtype=ms.int32), (A,), np.zeros_like(A, np.int32)),
     ("ones_like", lambda x: mint.ones_like(x), (A,), np.ones_like(A)),
@@ -232,6 +264,31 @@ FORMS = [
      pool_np(IMG, 3, 2, 1, "avg", count_include_pad=False)),
     ("F.avg_pool2d_divisor", lambda x: F.avg_pool2d(x, 2, divisor_override=3), (IMG,),
      pool_np(IMG, 2, 2, 0, "avg") * 4 / 3),
+    ("F.leaky_relu", lambda x: F.leaky_relu(x), (A,), np.where(A > 0, A, 0.01 * A)),
+    ("F.elu", lambda x: F.elu(x, 0.5), (A,), np.where(A > 0, A, 0.5 * (np.exp(A) - 1))),
+    ("F.hardtanh", lambda x: F.hardtanh(x, -0.5, 0.25), (A,), np.clip(A, -0.5, 0.25)),
+    ("F.softplus", lambda x: F.softplus(x), (A,), np.log1p(np.exp(A))),
+    ("F.relu6", lambda x: F.relu6(x * 8), (A,), np.clip(A * 8, 0, 6)),
+    ("F.logsigmoid", lambda x: F.logsigmoid(x), (A,), -np.log1p(np.exp(-A))),
+    ("F.mish", lambda x: F.mish(x), (A,), A * np.tanh(np.log1p(np.exp(A)))),
+    ("F.hardswish", lambda x: F.hardswish(x * 4), (A,), A * 4 * np.clip(A * 4 + 3, 0, 6) / 6),
+    ("F.nll_loss", lambda x, t: F.nll_loss(x, t, reduction="sum"), (B, np.array([3, 0, 1])),
+     -(B[0, 3] + B[1, 0] + B[2, 1])),
+    ("F.smooth_l1_loss", lambda x, y: F.smooth_l1_loss(x, y), (A[0], B),
+     np.where(np.abs(A[0] - B) < 1, 0.5 * (A[0] - B) ** 2, np.abs(A[0] - B) - 0.5).mean()),
+    ("F.binary_cross_entropy", lambda x, y: F.binary_cross_entropy(x, y),
+     (P[0] / 3, (B > 0).astype(np.float32)),
+     -np.mean((B > 0) * np.log(P[0] / 3) + (B <= 0) * np.log(1 - P[0] / 3))),
+    ("F.adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (3, 1)), (IMG,),
+     IMG.reshape(2, 3, 3, 2, 5).mean((3, 4))[..., None]),
+    ("F.adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, 1), (IMG,),
+     IMG.max((2, 3), keepdims=True)),
+    ("F.group_norm", lambda x: F.group_norm(x, 1), (IMG,),
+     (IMG - IMG.mean((1, 2, 3), keepdims=True))
+     / np.sqrt(IMG.var((1, 2, 3), keepdims=True) + 1e-5)),
+    ("F.pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), (IMG[:, :1].repeat(4, 1),),
+     IMG[:, :1].repeat(4, 1).reshape(2, 1, 2, 2, 6, 5).transpose(0, 1, 4, 2, 5, 3)
+     .reshape(2, 1, 12, 10)),
     ("F.one_hot", lambda i: F.one_hot(i, 3), (IDX,), np.eye(3, dtype=np.int64)[IDX]),
     ("F.normalize", lambda x: F.normalize(x), (A,), A / np.sqrt((A * A).sum(1, keepdims=True))),
     ("F.normalize_p1", lambda x: F.normalize(x, p=1.0, dim=-1), (A,),
@@ -397,6 +454,19 @@ LAYER_CASES = [
     ("Tanh", lambda: mint.nn.Tanh(), A, np.tanh(A)),
     ("Softmax", lambda: mint.nn.Softmax(dim=1), A, softmax(A, 1)),
     ("Identity", lambda: mint.nn.Identity(), A, A),
+    ("LeakyReLU", lambda: mint.nn.LeakyReLU(0.3), A, np.where(A > 0, A, 0.3 * A)),
+    ("ELU", lambda: mint.nn.ELU(), A, np.where(A > 0, A, np.exp(A) - 1)),
+    ("Hardswish", lambda: mint.nn.Hardswish(), 4 * A, 4 * A * np.clip(4 * A + 3, 0, 6) / 6),
+    ("Hardsigmoid", lambda: mint.nn.Hardsigmoid(), 4 * A, np.clip(4 * A + 3, 0, 6) / 6),
+    ("Softplus", lambda: mint.nn.Softplus(beta=2.0), A, np.log1p(np.exp(2 * A)) / 2),
+    ("Mish", lambda: mint.nn.Mish(), A, A * np.tanh(np.log1p(np.exp(A)))),
+    ("ReLU6", lambda: mint.nn.ReLU6(), 8 * A, np.clip(8 * A, 0, 6)),
+    ("Flatten", lambda: mint.nn.Flatten(), IMG, IMG.reshape(2, -1)),
+    ("Flatten_dims", lambda: mint.nn.Flatten(0, 1), IMG, IMG.reshape(6, 6, 5)),
+    ("AdaptiveAvgPool2d", lambda: mint.nn.AdaptiveAvgPool2d(1), IMG,
+     IMG.mean((2, 3), keepdims=True)),
+    ("GroupNorm", lambda: mint.nn.GroupNorm(3, 3), IMG,
+     (IMG - IMG.mean((2, 3), keepdims=True)) / np.sqrt(IMG.var((2, 3), keepdims=True) + 1e-5)),
     ("MaxPool2d", lambda: mint.nn.MaxPool2d(2, stride=1), IMG, pool_np(IMG, 2, 1, 0, "max")),
     ("AvgPool2d", lambda: mint.nn.AvgPool2d(3, padding=1), IMG, pool_np(IMG, 3, 3, 1, "avg")),
 ]
@@ -453,6 +523,15 @@ def test_losses_with_pytorch_argument_order():
     ce = mint.nn.CrossEntropyLoss(label_smoothing=0.0)
     check(ce(Tensor(B), Tensor(np.array([3, 0, 1]))),
           -np.mean(np.log(softmax(B, 1))[np.arange(3), [3, 0, 1]]))
+    nll = mint.nn.NLLLoss(weight=Tensor(V + 3))
+    for out in both_modes(nll, Tensor(B), Tensor(np.array([3, 0, 1]))):
+        w = (V + 3)[[3, 0, 1]]
+        check(out, -np.sum(w * B[np.arange(3), [3, 0, 1]]) / w.sum())
+    for out in both_modes(mint.nn.SmoothL1Loss(beta=0.5), Tensor(A[0]), Tensor(B)):
+        d = np.abs(A[0] - B)
+        check(out, np.where(d < 0.5, 0.5 * d * d / 0.5, d - 0.25).mean())
+    for out in both_modes(mint.nn.BCELoss(reduction="sum"), Tensor(P[0] / 3), Tensor(t)):
+        check(out, -np.sum(t * np.log(P[0] / 3) + (1 - t) * np.log(1 - P[0] / 3)))
 
 
 def adamw_np(p, grads, lr, b1, b2, eps, wd, amsgrad=False, maximize=False):

@@ -11,11 +11,20 @@ from msops.ops import (abs, ceil, clamp, cos, div, erf, exp, floor, ge,  # noqa:
                        gt, le, log, logical_and, logical_not, logical_or, lt, maximum, minimum,
                        mul, ne, neg, pow, reciprocal, round, rsqrt, sigmoid, sin, square, tanh,
                        where)
+from msops.ops import (acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and,  # noqa: F401
+                       bitwise_or, bitwise_xor, cosh, exp2, expm1, float_power, fmod, hypot,
+                       isfinite, isinf, isnan, lerp, log1p, log2, log10, logaddexp,
+                       nan_to_num, remainder, sign, sinh, tan, trunc, xlogy)
 
 __all__ = ["add", "sub", "mul", "div", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "pow",
            "clamp", "where", "eq", "ne", "gt", "ge", "lt", "le", "logical_and", "logical_or",
            "logical_not", "logical_xor", "sigmoid", "tanh", "erf", "sin", "cos", "floor",
            "ceil", "round", "square", "reciprocal", "maximum", "minimum"]
+# the rest of mint's element-wise names: msops.ops' forms have mint's signatures
+__all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+            "bitwise_or", "bitwise_xor", "cosh", "exp2", "expm1", "float_power", "fmod",
+            "hypot", "isfinite", "isinf", "isnan", "lerp", "log1p", "log2", "log10",
+            "logaddexp", "nan_to_num", "remainder", "sign", "sinh", "tan", "trunc", "xlogy"]
 
 
 def add(input: Any, other: Any, *, alpha: float = 1) -> Any:

@@ -7,12 +7,14 @@ from typing import Any
 from msops import ops
 from msops.common import dtype as mstype
 from msops.mint._args import check_tensor
-from msops.ops import argmax, matmul, mm, sum  # noqa: F401,A004  (mint's signatures already)
+from msops.ops import argmax, cumprod, einsum, matmul, mm, nansum, outer, sum  # noqa: F401,A004
+from msops.ops import trace  # noqa: F401  (these have mint's signatures already)
 from msops.primitives import primitive as _primitive
 
 __all__ = ["sum", "mean", "prod", "max", "min", "argmax", "argmin", "cumsum", "any", "all",
            "std", "var", "isclose", "allclose", "sort", "topk", "softmax", "matmul", "bmm",
-           "baddbmm", "mm"]
+           "baddbmm", "mm", "amax", "amin", "logsumexp", "count_nonzero", "argsort",
+           "var_mean", "std_mean", "cumprod", "nansum", "einsum", "outer", "trace", "meshgrid"]
 
 
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *,
@@ -125,3 +127,48 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: float = 1, alpha: flo
     if beta == 0:                  # as torch: input is ignored, so its NaNs do not leak
         return product
     return ops.add(input if beta == 1 else ops.mul(input, beta), product)
+
+
+def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    """The maximum over `dim` (an int or a tuple; (): every dim) (`ops.amax`)."""
+    return ops.amax(input, None if dim == () else dim, keepdim)
+
+
+def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    """The minimum over `dim` (an int or a tuple; (): every dim) (`ops.amin`)."""
+    return ops.amin(input, None if dim == () else dim, keepdim)
+
+
+def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
+    """log(sum(exp(input))) over `dim`, computed stably (`ops.logsumexp`)."""
+    return ops.logsumexp(input, dim, keepdim)
+
+
+def count_nonzero(input: Any, dim: Any = None) -> Any:
+    """The number of non-zero elements over `dim` (None: every dim), int64."""
+    return ops.count_nonzero(input, () if dim is None else dim, False, mstype.int64)
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """The indices that sort input along `dim`; always stable (`ops.argsort`)."""
+    return ops.argsort(input, dim, descending)
+
+
+def var_mean(input: Any, dim: Any = None, *, correction: int = 1,
+             keepdim: bool = False) -> tuple:
+    """(variance with `correction`, mean) over `dim` (`ops.var_mean`)."""
+    return ops.var_mean(input, dim, ddof=correction, keepdims=keepdim)
+
+
+def std_mean(input: Any, dim: Any = None, *, correction: int = 1,
+             keepdim: bool = False) -> tuple:
+    """(standard deviation with `correction`, mean) over `dim` (`ops.std_mean`)."""
+    return ops.std_mean(input, dim, ddof=correction, keepdims=keepdim)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids of the 1-D tensors; `indexing` None is 'ij', PyTorch's default
+    (`ops.meshgrid`'s is 'xy')."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    return ops.meshgrid(*tensors, indexing="ij" if indexing is None else indexing)

@@ -9,13 +9,18 @@ from msops.common import dtype as mstype
 from msops.mint._args import check_dim, check_tensor
 from msops.mint.indexing import one_hot  # noqa: F401
 from msops.mint.nn._pool import avg_pool2d, max_pool2d  # noqa: F401
-from msops.ops import (cross_entropy, gelu, interpolate, l1_loss, layer_norm,  # noqa: F401
-                       mse_loss)
+from msops.ops import (adaptive_avg_pool2d, cross_entropy, gelu, group_norm,  # noqa: F401
+                       hardsigmoid, hardswish, hardtanh, interpolate, l1_loss, layer_norm,
+                       mish, mse_loss, pixel_shuffle, selu, softplus, softsign)
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout",
            "linear", "conv2d", "layer_norm", "embedding", "cross_entropy", "mse_loss",
            "l1_loss", "binary_cross_entropy_with_logits", "pad", "interpolate", "max_pool2d",
            "avg_pool2d", "one_hot", "normalize"]
+__all__ += ["leaky_relu", "elu", "hardtanh", "softplus", "mish", "hardswish", "hardsigmoid",
+            "relu6", "logsigmoid", "selu", "softsign", "nll_loss", "smooth_l1_loss",
+            "binary_cross_entropy", "adaptive_avg_pool2d", "adaptive_max_pool2d", "group_norm",
+            "pixel_shuffle"]
 
 
 def relu(input: Any, inplace: bool = False) -> Any:
@@ -121,3 +126,47 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> A
     dim = check_dim("nn.functional.normalize", dim, len(input.shape))
     norm = ops.vector_norm(input, p, dim, True)
     return ops.div(input, ops.clamp(norm, eps))
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    """input where positive, else negative_slope * input (`ops.leaky_relu`'s alpha)."""
+    return ops.leaky_relu(input, negative_slope)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """input where positive, else alpha * (exp(input) - 1) (`ops.elu`)."""
+    return ops.elu(input, alpha)
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:
+    """min(max(input, 0), 6) (`ops.relu6`)."""
+    return ops.relu6(input)
+
+
+def logsigmoid(input: Any) -> Any:
+    """log(sigmoid(input)) (`ops.logsigmoid`)."""
+    return ops.logsigmoid(input)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Any:
+    """-input[n, target[n]] (weighted), reduced (`ops.nll_loss`)."""
+    return ops.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    """Huber-like loss: 0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta; reduced by
+    'mean' by default (`ops.smooth_l1_loss`'s default is 'none')."""
+    return ops.smooth_l1_loss(input, target, beta, reduction)
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
+                         reduction: str = "mean") -> Any:
+    """-(target log(input) + (1 - target) log(1 - input)), input probabilities
+    (`ops.binary_cross_entropy`)."""
+    return ops.binary_cross_entropy(input, target, weight, reduction)
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """The max of each adaptive bin of input (N, C, H, W) (`ops.adaptive_max_pool2d`)."""
+    return ops.adaptive_max_pool2d(input, output_size, return_indices)

@@ -13,12 +13,18 @@ from msops.common import validator
 from msops.common.initializer import HeUniform, Normal, Uniform, initializer
 from msops.common.tensor import Parameter, Tensor
 from msops.mint.nn import functional as F
+from msops.mint.shape import flatten as _flatten
 from msops.nn import (CrossEntropyLoss, Identity, L1Loss, Linear, MSELoss,  # noqa: F401
                       ReLU, Sigmoid, SiLU, Tanh)
+from msops.nn import Mish, ReLU6, SeLU, Softsign  # noqa: F401
 
 __all__ = ["Linear", "Conv2d", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Identity",
            "Dropout", "Softmax", "LayerNorm", "Embedding", "BatchNorm2d", "MaxPool2d",
            "AvgPool2d", "MSELoss", "L1Loss", "CrossEntropyLoss", "BCEWithLogitsLoss"]
+__all__ += ["Mish", "ReLU6", "SELU", "Softsign", "LeakyReLU", "ELU", "Hardswish",
+            "Hardsigmoid", "Softplus", "Flatten", "GroupNorm", "AdaptiveAvgPool2d",
+            "NLLLoss", "SmoothL1Loss", "BCELoss"]
+SELU = SeLU
 
 
 def _pair(value: Any) -> tuple:
@@ -192,3 +198,122 @@ class BCEWithLogitsLoss(nn.BCEWithLogitsLoss):
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
                  pos_weight: Tensor | None = None) -> None:
         super().__init__(reduction, weight, pos_weight)
+
+
+class _Functional(nn.Cell):
+    """A layer that is one call of a mint.nn.functional form with fixed keyword arguments."""
+
+    _fn: Any = None
+
+    def __init__(self, **args: Any) -> None:
+        super().__init__()
+        self.args = args
+
+    def construct(self, *inputs):
+        return type(self)._fn(*inputs, **self.args)
+
+
+class LeakyReLU(_Functional):
+    """`mint.nn.LeakyReLU(negative_slope=0.01, inplace=False)`."""
+    _fn = staticmethod(F.leaky_relu)
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__(negative_slope=negative_slope)
+
+
+class ELU(_Functional):
+    """`mint.nn.ELU(alpha=1.0, inplace=False)`."""
+    _fn = staticmethod(F.elu)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(alpha=alpha)
+
+
+class Hardswish(_Functional):
+    """`mint.nn.Hardswish(inplace=False)`: input * relu6(input + 3) / 6."""
+    _fn = staticmethod(F.hardswish)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardsigmoid(_Functional):
+    """`mint.nn.Hardsigmoid(inplace=False)`: relu6(input + 3) / 6."""
+    _fn = staticmethod(F.hardsigmoid)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Softplus(_Functional):
+    """`mint.nn.Softplus(beta=1.0, threshold=20.0)`."""
+    _fn = staticmethod(F.softplus)
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__(beta=beta, threshold=threshold)
+
+
+class Flatten(_Functional):
+    """`mint.nn.Flatten(start_dim=1, end_dim=-1)`: dims start_dim .. end_dim merged."""
+    _fn = staticmethod(lambda input, **args: _flatten(input, **args))
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__(start_dim=start_dim, end_dim=end_dim)
+
+
+class AdaptiveAvgPool2d(_Functional):
+    """`mint.nn.AdaptiveAvgPool2d(output_size)`."""
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size=output_size)
+
+
+class NLLLoss(_Functional):
+    """`mint.nn.NLLLoss(weight=None, ignore_index=-100, reduction='mean')`."""
+    _fn = staticmethod(F.nll_loss)
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight=weight, ignore_index=ignore_index, reduction=reduction)
+
+
+class SmoothL1Loss(_Functional):
+    """`mint.nn.SmoothL1Loss(reduction='mean', beta=1.0)`."""
+    _fn = staticmethod(F.smooth_l1_loss)
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction=reduction, beta=beta)
+
+
+class BCELoss(_Functional):
+    """`mint.nn.BCELoss(weight=None, reduction='mean')`: binary cross entropy of
+    probabilities."""
+    _fn = staticmethod(F.binary_cross_entropy)
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(weight=weight, reduction=reduction)
+
+
+class GroupNorm(nn.Cell):
+    """`mint.nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, dtype=None)`:
+    group_norm with Parameters `weight` (ones) and `bias` (zeros) of (num_channels,)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype: mstype.Type | None = None) -> None:
+        super().__init__()
+        name = "GroupNorm"
+        validator.check_positive_int(num_groups, "num_groups", name)
+        validator.check_positive_int(num_channels, "num_channels", name)
+        if num_channels % num_groups:
+            raise ValueError(f"For '{name}', the 'num_channels' should be divisible by "
+                             f"'num_groups' {num_groups}, but got {num_channels}.")
+        dtype = mstype.float32 if dtype is None else dtype
+        self.num_groups, self.eps = num_groups, float(eps)
+        self.weight = self.bias = None
+        if affine:
+            self.weight = Parameter(initializer("ones", (num_channels,), dtype), name="weight")
+            self.bias = Parameter(initializer("zeros", (num_channels,), dtype), name="bias")
+
+    def construct(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
