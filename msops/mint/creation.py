@@ -83,7 +83,7 @@ def randperm(n: int, *, generator: Any = None, dtype: mstype.Type = mstype.int64
     return ops.randperm(n, dtype=dtype)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None) -> Tensor:
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, generator: Any = None) -> Tensor:
     """mean + std * N(0, 1) draws: of shape `size` when given, else of the broadcast shape of
     mean and std (Tensors or numbers)."""
     check_no_generator("normal", generator)
