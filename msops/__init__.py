@@ -59,7 +59,7 @@ from msops.parallel import parameter_broadcast  # noqa: E402  (also mindspore.pa
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402
-from msops import mint  # noqa: E402  (mindspore.mint.distributed)
+from msops import mint  # noqa: E402  (mindspore.mint: over nn, and its distributed)
 from msops.ops import communication as _ops_communication  # noqa: E402  (mint layer)
 
 for _name in _ops_communication.OPS_NAMES:     # mindspore.ops's communication functions

@@ -20,7 +20,11 @@ RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              "msops.communication.comm_func": "ops", "msops.communication._comm_call": "ops",
              # mindspore.ops.communication is mint.distributed's functions
              "msops.ops.communication": "mint",
-             "msops.amp": "train"}      # mindspore.amp: the loss-scale managers
+             "msops.amp": "train",
+             # mindspore.mint's face and its layers / optimizer are over msops.nn; mint's
+             # functions (and mint.nn.functional) stay in the mint layer, over ops
+             "msops.mint": "nn", "msops.mint.nn": "nn", "msops.mint.nn.layers": "nn",
+             "msops.mint.optim": "nn"}      # mindspore.amp: the loss-scale managers
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
 

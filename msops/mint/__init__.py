@@ -1,4 +1,18 @@
-"""`mindspore.mint` (MindSpore 2.5+): here only its torch-style `distributed` package."""
-from msops.mint import distributed
+"""`mindspore.mint` (MindSpore 2.3+): PyTorch-style functions (`dim`, `keepdim`, `input`,
+`other`) over msops.ops, and the packages `nn` (layers over msops.nn, `nn.functional`),
+`optim` (AdamW), `linalg` and `distributed` (torch.distributed's API over MPI).
+Imports msops.nn, so the package sits in the nn layer (tests/test_layers.py)."""
+from msops.mint import distributed, linalg, nn, optim
+from msops.mint.creation import *  # noqa: F401,F403
+from msops.mint.creation import __all__ as _creation_all
+from msops.mint.indexing import *  # noqa: F401,F403
+from msops.mint.indexing import __all__ as _indexing_all
+from msops.mint.pointwise import *  # noqa: F401,F403
+from msops.mint.pointwise import __all__ as _pointwise_all
+from msops.mint.reduction import *  # noqa: F401,F403
+from msops.mint.reduction import __all__ as _reduction_all
+from msops.mint.shape import *  # noqa: F401,F403
+from msops.mint.shape import __all__ as _shape_all
 
-__all__ = ["distributed"]
+__all__ = ["distributed", "linalg", "nn", "optim"] + list(_pointwise_all) + \
+    list(_reduction_all) + list(_creation_all) + list(_shape_all) + list(_indexing_all)
