@@ -557,7 +557,7 @@ def test_adamw_steps_match_numpy_adamw(mode, kw):
     w0 = np.array([[0.5, -1.0], [2.0, 0.1]], np.float32)
     grads = [np.array([[0.3, -0.2], [0.1, 0.4]], np.float32) * (k + 1) * (-1) ** k
              for k in range(3)]
-    w = ms.Parameter(Tensor(w0), name="w")
+    w = ms.Parameter(Tensor(w0), name="ln.gamma")         # decayed too, as PyTorch's AdamW
     opt = mint.optim.AdamW([w], lr=0.01, **kw)
     ms.set_context(mode=mode)
     try:

@@ -30,6 +30,9 @@ class AdamW(Adam):
         validator.check_bool("maximize", maximize, "AdamW")
         super().__init__(params, lr, betas[0], betas[1], eps, weight_decay=weight_decay,
                          use_amsgrad=amsgrad)
+        if not self._groups.is_group:   # PyTorch's decays every parameter; nn's optimizers
+            # leave "beta"/"gamma" (normalisation) parameters undecayed unless grouped
+            self._groups.weight_decay = [weight_decay] * len(self._groups.parameters)
         self.maximize = maximize
 
     def _shared_values(self) -> dict:
