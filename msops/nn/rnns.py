@@ -4,9 +4,11 @@ batch_first, inter-layer dropout, per-sequence lengths).
 The time loop is unrolled while tracing (the sequence length is static per compiled
 signature) over the step cells of rnn_cells.py, so the layers are primitives only. Inside, a
 layer works batch-major: its input (batch, time, features) is projected for every step at
-once (one BatchMatMul), unstacked along time, stepped, and stacked back, so every op has the
-batch on dim 0 and the semi-auto-parallel data-parallel default splits it (a time-major x
-is transposed once on the way in and out).
+once (one MatMul over its batch * time rows), unstacked along time, stepped, and stacked
+back, so every op has the batch on dim 0 and the semi-auto-parallel data-parallel default
+splits it with no communication in the forward (a time-major x is transposed once on the
+way in and out; when its time dim divides by the device count, the default splits that
+Transpose by time, and an AlltoAll moves the split to the batch).
 
 `seq_length` (batch,) masks with Select: a step past a sequence's length keeps its state and
 outputs zeros, so its final state is the one at its last valid step; the reverse direction
@@ -72,7 +74,8 @@ class _RNNBase(Cell):
         self._make_parameters()
 
         self.to_batch_major, self.to_time_major = ops.Transpose(), ops.Transpose()
-        self.reshape_weight, self.project = ops.Reshape(), ops.BatchMatMul(transpose_b=True)
+        self.to_rows, self.from_rows = ops.Reshape(), ops.Reshape()
+        self.project = ops.MatMul(transpose_b=True)
         self.add_bias, self.cast = ops.Add(), ops.Cast()
         self.unstack_time, self.stack_time = ops.Unstack(axis=1), ops.Stack(axis=1)
         self.unstack_state, self.stack_state = ops.Unstack(axis=0), ops.Stack(axis=0)
@@ -126,10 +129,11 @@ class _RNNBase(Cell):
         time, hidden), its final state); the reverse direction steps from the last time."""
         w_ih, w_hh, b_ih, b_hh = (self._weight(kind, layer, direction, dtype)
                                   for kind in _KINDS)
-        gi = self.project(x, self.reshape_weight(w_ih, (1,) + tuple(w_ih.shape)))
+        batch, steps = x.shape[0], x.shape[1]
+        gi = self.project(self.to_rows(x, (batch * steps, x.shape[2])), w_ih)
         if b_ih is not None:
             gi = self.add_bias(gi, b_ih)
-        gi = self.unstack_time(gi)
+        gi = self.unstack_time(self.from_rows(gi, (batch, steps, gi.shape[1])))
         zero = None if masks is None else self.zeros_like(self.step.hidden(state))
         outs = [None] * len(gi)
         order = range(len(gi) - 1, -1, -1) if direction else range(len(gi))
