@@ -255,7 +255,9 @@ def test_dropout_between_layers_follows_set_seed():
     assert not np.allclose(dropped, plain)
     np.testing.assert_array_equal(output(net, ms.PYNATIVE_MODE), dropped)
     np.testing.assert_allclose(output(net, ms.GRAPH_MODE), dropped, rtol=1e-6, atol=1e-7)
-    single = nn.GRU(3, 4, dropout=0.5)
+    with pytest.warns(UserWarning, match="For 'GRU', the 'dropout' applies between stacked "
+                                         "layers, so with num_layers=1 it does nothing"):
+        single = nn.GRU(3, 4, dropout=0.5)
     np.testing.assert_array_equal(output(single, ms.PYNATIVE_MODE),
                                   output(single, ms.PYNATIVE_MODE, False))
 
@@ -369,8 +371,8 @@ F = np.float32
     ((np.ones((2, 2, 3), F), np.ones((1, 2, 2), np.float64)), TypeError,
      "For 'GRU', the dtype of 'hx' should be the dtype of 'x' Float32, but got Float64"),
     ((np.ones((2, 2, 3), F), np.ones((2, 2, 2), F)), ValueError,
-     r"For 'GRU', the 'hx' should be \(num_directions \* num_layers, batch_size, "
-     r"hidden_size\) = \(1, 2, 2\), but got shape \(2, 2, 2\)"),
+     r"For 'GRU', the 'hx' should be \(num_directions \* num_layers=1, batch_size=2, "
+     r"hidden_size=2\), but got shape \[2, 2, 2\]"),
     ((np.ones((2, 2, 3), F), None, np.ones(2, F)), TypeError,
      "For 'GRU', the 'seq_length' should be a Tensor with dtype in"),
     ((np.ones((2, 2, 3), F), None, np.ones(3, np.int32)), ValueError,

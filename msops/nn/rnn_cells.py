@@ -20,7 +20,7 @@ from msops.nn.attention import check_float_dtype
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
 
-__all__ = ["RNNCell", "LSTMCell", "GRUCell", "make_step", "check_input_dtype"]
+__all__ = ["RNNCell", "LSTMCell", "GRUCell"]
 
 #: x and hx dtypes the recurrent layers accept (MindSpore's float16 and float32, and float64).
 INPUT_DTYPES = (mstype.float16, mstype.float32, mstype.float64)
@@ -30,6 +30,19 @@ def check_input_dtype(name: str, arg: str, t: Any) -> mstype.Type:
     """`t` a Tensor of a float dtype the recurrent layers compute in (TypeError otherwise)."""
     check_tensor(name, arg, t)
     return validator.check_tensor_dtype_valid(arg, t.dtype, INPUT_DTYPES, name)
+
+
+def check_state(name: str, arg: str, h: Any, dtype: mstype.Type, shape: tuple,
+                expected: str) -> None:
+    """A given state `h`: a Tensor of x's `dtype` (TypeError) and of `shape` (ValueError;
+    `expected` spells it with the argument names)."""
+    check_input_dtype(name, arg, h)
+    if h.dtype != dtype:
+        raise TypeError(f"For '{name}', the dtype of '{arg}' should be the dtype of 'x' "
+                        f"{dtype}, but got {h.dtype}.")
+    if tuple(h.shape) != tuple(shape):
+        raise ValueError(f"For '{name}', the '{arg}' should be {expected}, but got shape "
+                         f"{list(h.shape)}.")
 
 
 def uniform_parameter(shape: tuple, hidden_size: int, dtype: mstype.Type) -> Parameter:
@@ -159,14 +172,8 @@ class _RNNCellBase(Cell):
         return x.shape[0], dtype
 
     def _check_h(self, arg: str, h, batch: int, dtype: mstype.Type) -> None:
-        check_input_dtype(self.cls_name, arg, h)
-        if h.dtype != dtype:
-            raise TypeError(f"For '{self.cls_name}', the dtype of '{arg}' should be the dtype "
-                            f"of 'x' {dtype}, but got {h.dtype}.")
-        if tuple(h.shape) != (batch, self.hidden_size):
-            raise ValueError(f"For '{self.cls_name}', the '{arg}' should be (batch_size={batch}"
-                             f", hidden_size={self.hidden_size}), but got shape "
-                             f"{list(h.shape)}.")
+        check_state(self.cls_name, arg, h, dtype, (batch, self.hidden_size),
+                    f"(batch_size={batch}, hidden_size={self.hidden_size})")
 
     def _weights(self, dtype: mstype.Type) -> tuple:
         """The Parameters in the dtype of x (cast when they differ, as MindSpore's layers)."""

@@ -17,7 +17,7 @@ MindSpore's ReverseSequence of each sequence's valid part.
 """
 from __future__ import annotations
 
-import logging
+import warnings
 import numpy as np
 
 from msops import ops
@@ -27,12 +27,11 @@ from msops.common.tensor import Tensor, check_tensor
 from msops.nn.attention import check_float_dtype
 from msops.nn.cell import Cell
 from msops.nn.layers import Dropout
-from msops.nn.rnn_cells import check_input_dtype, check_state_pair, make_step, \
+from msops.nn.rnn_cells import check_input_dtype, check_state, check_state_pair, make_step, \
     uniform_parameter
 
 __all__ = ["RNN", "LSTM", "GRU"]
 
-_LOG = logging.getLogger(__name__)
 _KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
@@ -65,8 +64,8 @@ class _RNNBase(Cell):
         self.bidirectional = validator.check_bool("bidirectional", bidirectional, name)
         self.dtype = check_float_dtype(dtype, name)
         if dropout > 0 and num_layers == 1:
-            _LOG.warning("For '%s', the 'dropout' applies between stacked layers, so with "
-                         "num_layers=1 it does nothing (dropout=%s).", name, dropout)
+            warnings.warn(f"For '{name}', the 'dropout' applies between stacked layers, so "
+                          f"with num_layers=1 it does nothing (dropout={dropout}).")
         self.is_lstm = self.mode == "LSTM"
         self.num_directions = 2 if bidirectional else 1
         self.step = make_step(self.mode)
@@ -197,16 +196,10 @@ class _RNNBase(Cell):
             given = (("hx[0]", hx[0]), ("hx[1]", hx[1]))
         else:
             given = (("hx", hx),)
-        shape = (count, batch, self.hidden_size)
+        expected = (f"(num_directions * num_layers={count}, batch_size={batch}, "
+                    f"hidden_size={self.hidden_size})")
         for arg, h in given:
-            check_input_dtype(name, arg, h)
-            if h.dtype != dtype:
-                raise TypeError(f"For '{name}', the dtype of '{arg}' should be the dtype of "
-                                f"'x' {dtype}, but got {h.dtype}.")
-            if tuple(h.shape) != shape:
-                raise ValueError(f"For '{name}', the '{arg}' should be (num_directions * "
-                                 f"num_layers, batch_size, hidden_size) = {shape}, but got "
-                                 f"shape {tuple(h.shape)}.")
+            check_state(name, arg, h, dtype, (count, batch, self.hidden_size), expected)
         return tuple(list(self.unstack_state(h)) for _, h in given)
 
     def extend_repr(self) -> str:
