@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 import msops as ms
 from msops import Tensor, nn
 from test_functional_forms import Call
-from test_fuzz_primitives import _flat
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -113,6 +112,14 @@ LAYERS = {
     "DiceLoss": (dict(smooth=1e-5), (r(2, 3), r(2, 3) + 1)),
     "MultiClassDiceLoss": (dict(weights=None, ignore_indiex=None, activation="softmax"),
                            (r(2, 3, 4), r(2, 3, 4))),
+    "RNN": (dict(input_size=3, hidden_size=2, num_layers=2, bidirectional=True,
+                 nonlinearity="relu"), (r(4, 2, 3), r(4, 2, 2), np.array([4, 2], np.int32))),
+    "LSTM": (dict(input_size=3, hidden_size=2, num_layers=2, batch_first=True, dropout=0.0),
+             (r(2, 4, 3),)),
+    "GRU": (dict(input_size=3, hidden_size=2, has_bias=False, bidirectional=True),
+            (r(4, 2, 3), r(2, 2, 2), np.array([1, 3], np.int64))),
+    "RNNCell": (dict(input_size=3, hidden_size=2, nonlinearity="tanh"), (r(2, 3), r(2, 2))),
+    "GRUCell": (dict(input_size=3, hidden_size=2, has_bias=True), (r(2, 3), r(2, 2))),
     # not PoissonNLLLoss: log_input=False takes the log of the input, NaN below zero
     # not BCELoss / KLDivLoss: a perturbed input outside their domain (a probability < 0)
     # gives NaN by definition, which no graph-mode check can see before the values exist
@@ -146,6 +153,13 @@ def _named(err: Exception, names: set) -> bool:
     text = str(err).strip("'\"")
     return any(text.startswith(f"For '{n}'") for n in names)
 
+
+
+def _flat(outs) -> list:
+    """The output tensors, nested tuples (LSTM's (output, (h_n, c_n))) flattened."""
+    if not isinstance(outs, tuple):
+        return [outs]
+    return [t for o in outs for t in _flat(o)]
 
 
 def _check(name: str, kwargs: dict, inputs: tuple) -> None:

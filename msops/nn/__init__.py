@@ -116,3 +116,6 @@ __all__ += list(_margin_losses_all)
 from msops.nn.segmentation_losses import *  # noqa: F401,F403
 from msops.nn.segmentation_losses import __all__ as _segmentation_losses_all
 __all__ += list(_segmentation_losses_all)
+from msops.nn.rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
+from msops.nn.rnns import GRU, LSTM, RNN  # noqa: E402
+__all__ += ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
