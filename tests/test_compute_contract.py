@@ -189,6 +189,10 @@ CASES = [
     (ops.Cholesky(upper=True), (np.eye(3, dtype=F16) * 2 + 0.5,)),
     (ops.MatrixSolve(adjoint=True), (r(2, 3, 3) + 3 * np.eye(3, dtype=F32), r(2, 3, 4))),
     (ops.MatrixTriangularSolve(lower=False), (r(3, 3) + 3 * np.eye(3, dtype=F32), r(3, 2))),
+    (ops.Qr(), (r(2, 4, 3),)),
+    (ops.Qr(full_matrices=True), (r(4, 3, dtype=F16),)),
+    (ops.Svd(), (r(2, 3, 4),)),
+    (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
 ]
 
 

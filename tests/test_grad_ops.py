@@ -54,6 +54,11 @@ def batchnorm(training, fmt="NCHW"):
     return lambda x, s, b, m, v: ops.BatchNorm(training, 1e-3, 0.1, fmt)(x, s, b, m, v)
 
 
+def svd_squared(svd, x):
+    s, u, v = svd(x)
+    return s, u * u, v * v
+
+
 def dropout(x):
     """Dropout with the same mask at every call: the seed and draw counter restart."""
     ms.set_seed(4)
@@ -258,6 +263,12 @@ CASES = [
     Case("MatrixTriangularSolve_upper_adjoint",
          lambda a, b: ops.MatrixTriangularSolve(False, True)(a, b),
          [r(M, M) + 3 * np.eye(M), r(M, N)]),
+    Case("Qr", lambda x: ops.Qr()(x), [r(B, M + 2, M)], outputs=(0, 1)),
+    Case("Qr_square_full", lambda x: ops.Qr(True)(x), [r(M, M)], outputs=(0, 1)),
+    # the singular vectors enter squared: the loss does not depend on their signs
+    Case("Svd", lambda x: svd_squared(ops.Svd(), x), [r(B, M + 1, M)], outputs=(0, 1, 2)),
+    Case("Svd_wide", lambda x: svd_squared(ops.Svd(), x), [r(M, M + 2)], outputs=(0, 1, 2)),
+    Case("Svd_values", lambda x: ops.Svd(compute_uv=False)(x), [r(M + 1, M)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

@@ -1,5 +1,6 @@
 """Linear-algebra primitives on batches of matrices (..., M, N): MatrixInverse,
-MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve.
+MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, Qr
+and Svd.
 
 Float inputs only; float16 and bfloat16 are factorised in float32 and rounded once into the
 output. A singular (or, for Cholesky, not positive definite) matrix is a ValueError naming
@@ -20,14 +21,15 @@ from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, Neg, NoAttrPrimitive,
-                                       check_same_dtype, compute_dtype, scalar)
+                                       RealDiv, Sub, check_rank, check_same_dtype,
+                                       compute_dtype, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 from msops.primitives.triangle_ops import Tril, Triu
 
 __all__ = ["MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky",
-           "MatrixSolve", "MatrixTriangularSolve"]
+           "MatrixSolve", "MatrixTriangularSolve", "Qr", "Svd"]
 
 #: what each op accepts (float16/bfloat16 run in float32)
 linalg_types = mstype.float_type
@@ -336,6 +338,167 @@ def solve_bprop(prim: _Solve, inputs: list, out: Any, dout: Any, g: Any) -> tupl
     return d_matrix, d_rhs
 
 
+# -- decompositions ------------------------------------------------------------------------
+def matrix_dims(prim_name: str, arg: str, shape: Sequence[int]) -> tuple:
+    """(m, n, min(m, n)) of a batch of matrices (..., m, n)."""
+    check_rank(prim_name, arg, shape, 2)
+    m, n = shape[-2], shape[-1]
+    return m, n, min(m, n)
+
+
+def _reduced_only(prim_name: str, shape: Sequence[int], tall: bool) -> None:
+    """The backward rules below are those of the reduced factorisations (tall or square
+    for Qr): a ValueError for the other shapes, whose extra columns have no gradient."""
+    m, n, _ = matrix_dims(prim_name, "x", shape)
+    if (tall and m < n) or (not tall and m != n):
+        what = "rows >= columns" if tall else "a square x"
+        raise ValueError(f"For '{prim_name}', the gradient needs {what} with these attributes, "
+                         f"but got x shape {list(shape)}.")
+
+
+class Qr(PrimitiveWithInfer):
+    """`Qr(full_matrices=False)(x)` -> (q, r): x (..., m, n) = q r with q's columns
+    orthonormal and r upper triangular; q (..., m, k), r (..., k, n) with k = min(m, n), or
+    q (..., m, m), r (..., m, n) with `full_matrices`. (numpy's signs: r's diagonal may be
+    negative, as MindSpore's CPU kernel.)
+
+    >>> q, r = Qr()(Tensor(np.array([[3.0, 1.0], [4.0, 2.0]], np.float32)))
+    >>> np.allclose(q.asnumpy() @ r.asnumpy(), [[3, 1], [4, 2]])
+    True
+    """
+
+    fresh_outputs = True
+
+    @prim_attr_register
+    def __init__(self, full_matrices: bool = False) -> None:
+        validator.check_bool("full_matrices", full_matrices, self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        m, n, k = matrix_dims(self.name, "x", x_shape)
+        cols = m if self.full_matrices else k
+        batch = list(x_shape[:-2])
+        return batch + [m, cols], batch + [cols, n]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        dtype = float_dtype(self.name, "x", x_dtype)
+        return dtype, dtype
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        mode = "complete" if self.full_matrices else "reduced"
+        q, r = np.linalg.qr(x.astype(compute_dtype(x.dtype), copy=False), mode=mode)
+        return rounded(q, x.dtype), rounded(r, x.dtype)
+
+
+def times_inverse_transpose(g: Any, x: Any, r: Any) -> Any:
+    """x r^-T for an upper-triangular r: the transpose of the solve r y = x^T."""
+    return mt(g, g.apply(MatrixTriangularSolve(lower=False), [r, mt(g, x)]))
+
+
+@bprop(Qr)
+def qr_bprop(prim: Qr, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """x = q r (m >= n, reduced or square): with A = q^T dq - dq^T q + r dr^T - dr r^T
+    (antisymmetric) and L its lower triangle, dx = q (dr + L r^-T) + (dq - q q^T dq) r^-T
+    (r must be invertible: x of full column rank)."""
+    x, = inputs
+    _reduced_only(prim.name, x.shape, tall=not prim.full_matrices)
+    q, r = g.getitem(out, 0), g.getitem(out, 1)
+    dq, dr = dout
+    qdq = mm(g, q, dq, ta=True)
+    rdr = mm(g, r, dr, tb=True)
+    anti = g.apply(Sub(), [g.apply(Add(), [qdq, rdr]), g.apply(Add(), [mt(g, qdq), mt(g, rdr)])])
+    low = g.apply(Tril(0), [anti])
+    first = mm(g, q, g.apply(Add(), [dr, times_inverse_transpose(g, low, r)]))
+    rest = g.apply(Sub(), [dq, mm(g, q, qdq)])
+    return (g.apply(Add(), [first, times_inverse_transpose(g, rest, r)]),)
+
+
+class Svd(PrimitiveWithInfer):
+    """`Svd(full_matrices=False, compute_uv=True)(input)` -> (s, u, v): x (..., m, n) =
+    u diag(s) v^T, s (..., k) descending (k = min(m, n)), u (..., m, k) and v (..., n, k)
+    ((..., m, m) and (..., n, n) with `full_matrices`). Without `compute_uv`, u and v are
+    zeros of those shapes (MindSpore's outputs).
+
+    >>> s, u, v = Svd()(Tensor(np.array([[3.0, 0.0], [0.0, -4.0]], np.float32)))
+    >>> s.asnumpy()
+    array([4., 3.], dtype=float32)
+    """
+
+    fresh_outputs = True
+
+    @prim_attr_register
+    def __init__(self, full_matrices: bool = False, compute_uv: bool = True) -> None:
+        validator.check_bool("full_matrices", full_matrices, self.name)
+        validator.check_bool("compute_uv", compute_uv, self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        m, n, k = matrix_dims(self.name, "input", x_shape)
+        batch = list(x_shape[:-2])
+        if self.full_matrices:
+            return batch + [k], batch + [m, m], batch + [n, n]
+        return batch + [k], batch + [m, k], batch + [n, k]
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        dtype = float_dtype(self.name, "input", x_dtype)
+        return dtype, dtype, dtype
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        a = x.astype(compute_dtype(x.dtype), copy=False)
+        if not self.compute_uv:
+            _, u_shape, v_shape = self.infer_shape(list(x.shape))
+            return (rounded(np.linalg.svd(a, compute_uv=False), x.dtype),
+                    np.zeros(u_shape, x.dtype), np.zeros(v_shape, x.dtype))
+        u, s, vt = np.linalg.svd(a, full_matrices=self.full_matrices)
+        return rounded(s, x.dtype), rounded(u, x.dtype), rounded(vt.swapaxes(-1, -2), x.dtype)
+
+
+def _rows(g: Any, v: Any) -> Any:
+    """(..., k) as (..., 1, k): scales a matrix's columns."""
+    return g.apply(Reshape(), [v, g.add_const(tuple(v.shape[:-1]) + (1, v.shape[-1]))])
+
+
+def _cols(g: Any, v: Any) -> Any:
+    """(..., k) as (..., k, 1): scales a matrix's rows."""
+    return g.apply(Reshape(), [v, g.add_const(tuple(v.shape) + (1,))])
+
+
+@bprop(Svd)
+def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """x = u S v^T (reduced; distinct nonzero singular values): with F_ij = 1/(s_j^2 - s_i^2)
+    off the diagonal (0 on it), J = F * (u^T du), K = F * (v^T dv),
+    dx = u (diag(ds) + (J + J^T) S + S (K + K^T)) v^T
+         + (I - u u^T) du S^-1 v^T + u S^-1 dv^T (I - v v^T).
+    Without `compute_uv` only ds counts: dx = u diag(ds) v^T (u, v computed again)."""
+    x, = inputs
+    ds, du, dv = dout
+    if not prim.compute_uv:
+        full = g.apply(Svd(False, True), [x])
+        u, v = g.getitem(full, 1), g.getitem(full, 2)
+        return (mm(g, g.apply(Mul(), [u, _rows(g, ds)]), v, tb=True),)
+    if prim.full_matrices:
+        _reduced_only(prim.name, x.shape, tall=False)
+    s, u, v = g.getitem(out, 0), g.getitem(out, 1), g.getitem(out, 2)
+    k = s.shape[-1]
+    eye = g.add_const(np.eye(k, dtype=s.dtype.np_dtype))
+    off = g.add_const(1 - np.eye(k, dtype=s.dtype.np_dtype))
+    s2 = g.apply(Mul(), [s, s])
+    gap = g.apply(Sub(), [_rows(g, s2), _cols(g, s2)])          # s_j^2 - s_i^2
+    f = g.apply(Mul(), [g.apply(RealDiv(), [off, g.apply(Add(), [gap, eye])]), off])
+    j = g.apply(Mul(), [f, mm(g, u, du, ta=True)])
+    kk = g.apply(Mul(), [f, mm(g, v, dv, ta=True)])
+    s_row, s_col = _rows(g, s), _cols(g, s)
+    core = g.apply(Add(), [
+        g.apply(Mul(), [eye, _rows(g, ds)]),
+        g.apply(Add(), [g.apply(Mul(), [g.apply(Add(), [j, mt(g, j)]), s_row]),
+                        g.apply(Mul(), [s_col, g.apply(Add(), [kk, mt(g, kk)])])])])
+    dx = mm(g, mm(g, u, core), v, tb=True)
+    du_s = g.apply(RealDiv(), [du, s_row])                       # du S^-1
+    left = g.apply(Sub(), [du_s, mm(g, u, mm(g, u, du_s, ta=True))])
+    dv_s = g.apply(RealDiv(), [dv, s_row])                       # dv S^-1
+    right = g.apply(Sub(), [dv_s, mm(g, v, mm(g, v, dv_s, ta=True))])
+    dx = g.apply(Add(), [dx, mm(g, left, v, tb=True)])
+    return (g.apply(Add(), [dx, mm(g, u, right, tb=True)]),)
+
+
 # -- sharding --------------------------------------------------------------------------------
 _WHOLE = "a factorisation reads the whole matrix"
 
@@ -363,3 +526,15 @@ def solve_spec(prim: _Solve, ins: list, outs: list, consts: dict) -> DimSpec:
     batch = dims(len(ins[0]) - 2, prefix="b")
     return DimSpec((batch + ("r", "c"), batch + ("r", "k")), (batch + ("c", "k"),),
                    unsplittable=(("r", _WHOLE), ("c", _WHOLE)))
+
+
+@sharding_rule(Qr, Svd)
+def decomposition_spec(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The batch dims split freely; every matrix dim of the input and the factors stays
+    whole."""
+    nb = len(ins[0]) - 2
+    batch = dims(nb, prefix="b")
+    tails = [tuple(f"o{i}_{j}" for j in range(len(o) - nb)) for i, o in enumerate(outs)]
+    whole = ("r", "c") + tuple(l for t in tails for l in t)
+    return DimSpec((batch + ("r", "c"),), tuple(batch + t for t in tails),
+                   unsplittable=tuple((l, _WHOLE) for l in whole))
