@@ -1,0 +1,201 @@
+"""The linalg primitives and functions (inverse, det, slogdet, logdet, cholesky, matrix_solve,
+MatrixTriangularSolve, qr, svd, pinv, matrix_power) against numpy.linalg, eager and compiled;
+gradients of the composed functions against finite differences; the errors for bad shapes,
+dtypes and singular matrices. (Each primitive's own backward: tests/test_grad_ops.py.)"""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import Tensor, ops
+from msops.parallel.strategy import shard
+from msops.primitives.sharding import spec_of
+from numeric import finite_differences
+
+RNG = np.random.default_rng(31)
+A = RNG.standard_normal((2, 3, 4, 4)) + 3 * np.eye(4)       # a (2, 3) batch, well conditioned
+B = RNG.standard_normal((2, 3, 4, 2))
+TALL = RNG.standard_normal((3, 5, 3))
+SPD = A @ A.swapaxes(-1, -2) + np.eye(4)
+
+
+@pytest.fixture(params=["eager", "jit"])
+def run(request):
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    yield (lambda fn, *a: fn(*a)) if request.param == "eager" else \
+        (lambda fn, *a: ms.jit(fn)(*a))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def np_of(out):
+    return tuple(t.asnumpy() for t in out) if isinstance(out, tuple) else out.asnumpy()
+
+
+@pytest.mark.parametrize("name,fn,args,want", [
+    ("inverse", ops.inverse, (A,), np.linalg.inv(A)),
+    ("MatrixInverse_adjoint", ops.MatrixInverse(True), (A,), np.linalg.inv(A).swapaxes(-1, -2)),
+    ("det", ops.det, (A,), np.linalg.det(A)),
+    ("matrix_determinant", ops.matrix_determinant, (A,), np.linalg.det(A)),
+    ("slogdet", ops.slogdet, (A - 3 * np.eye(4),), np.linalg.slogdet(A - 3 * np.eye(4))),
+    ("log_matrix_determinant", ops.log_matrix_determinant, (A,), np.linalg.slogdet(A)),
+    ("cholesky", ops.cholesky, (SPD,), np.linalg.cholesky(SPD)),
+    ("cholesky_upper", lambda x: ops.cholesky(x, upper=True), (SPD,),
+     np.linalg.cholesky(SPD).swapaxes(-1, -2)),
+    ("matrix_solve", ops.matrix_solve, (A, B), np.linalg.solve(A, B)),
+    ("matrix_solve_adjoint", lambda a, b: ops.matrix_solve(a, b, adjoint=True), (A, B),
+     np.linalg.solve(A.swapaxes(-1, -2), B)),
+    ("triangular_lower", ops.MatrixTriangularSolve(), (A, B), np.linalg.solve(np.tril(A), B)),
+    ("triangular_upper_adjoint", ops.MatrixTriangularSolve(False, True), (A, B),
+     np.linalg.solve(np.triu(A).swapaxes(-1, -2), B)),
+    ("qr", ops.qr, (TALL,), np.linalg.qr(TALL)),
+    ("qr_complete", lambda x: ops.qr(x, mode="complete"), (TALL,),
+     np.linalg.qr(TALL, mode="complete")),
+    ("svd_values", lambda x: ops.svd(x, compute_uv=False), (TALL,),
+     np.linalg.svd(TALL, compute_uv=False)),
+    ("pinv", ops.pinv, (TALL,), np.linalg.pinv(TALL)),
+    ("pinv_rank_deficient", ops.pinv, (np.outer([1.0, 2, 3], [1.0, -1]),),
+     np.linalg.pinv(np.outer([1.0, 2, 3], [1.0, -1]))),
+    ("matrix_power_3", lambda x: ops.matrix_power(x, 3), (A,), np.linalg.matrix_power(A, 3)),
+    ("matrix_power_-2", lambda x: ops.matrix_power(x, -2), (A,),
+     np.linalg.matrix_power(A, -2)),
+    ("matrix_power_0", lambda x: ops.matrix_power(x, 0), (A,), np.broadcast_to(np.eye(4),
+                                                                              A.shape)),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_values_equal_numpy(name, fn, args, want, run):
+    got = np_of(run(fn, *[Tensor(a) for a in args]))
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert g.shape == np.shape(w) and g.dtype == np.float64
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_factors_rebuild_the_input(full_matrices, run):
+    s, u, v = np_of(run(lambda x: ops.svd(x, full_matrices), Tensor(TALL)))
+    k = s.shape[-1]
+    np.testing.assert_allclose(s, np.linalg.svd(TALL, compute_uv=False), rtol=1e-12)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ v[..., :k].swapaxes(-1, -2),
+                               TALL, atol=1e-12)
+    for q in (u, v):                      # orthonormal columns
+        np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.broadcast_to(
+            np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2), atol=1e-12)
+    assert u.shape == (3, 5, 5 if full_matrices else 3) and v.shape == (3, 3, 3)
+
+
+def test_svd_primitive_without_uv_gives_zeros():
+    s, u, v = ops.Svd(compute_uv=False)(Tensor(TALL))
+    np.testing.assert_allclose(s.asnumpy(), np.linalg.svd(TALL, compute_uv=False))
+    assert u.shape == (3, 5, 3) and v.shape == (3, 3, 3)
+    assert not u.asnumpy().any() and not v.asnumpy().any()
+
+
+def test_singular_matrices_follow_mindspore():
+    """det 0, slogdet (0, -inf), logdet -inf (NaN for a negative det); inverse, solve and
+    Cholesky raise ValueErrors naming the op and the matrix's batch index."""
+    sing = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]])
+    assert ops.det(Tensor(sing)).asnumpy().tolist() == [1.0, 0.0]
+    sign, log_abs = np_of(ops.slogdet(Tensor(sing)))
+    assert sign.tolist() == [1.0, 0.0] and log_abs[1] == -np.inf
+    neg = np.array([[[0.0, 1.0], [1.0, 0.0]], [[2.0, 0.0], [0.0, 0.0]]])
+    got = ops.logdet(Tensor(neg)).asnumpy()
+    assert np.isnan(got[0]) and got[1] == -np.inf
+    with pytest.raises(ValueError, match=r"For 'MatrixInverse', the 'x' should be invertible, "
+                                         r"but got a matrix that is not at batch index \(1,\)"):
+        ops.inverse(Tensor(sing))
+    with pytest.raises(ValueError, match=r"For 'MatrixSolve', the 'matrix' should be "
+                                         r"invertible.*\(1,\)"):
+        ops.matrix_solve(Tensor(sing), Tensor(np.ones((2, 2, 1))))
+    with pytest.raises(ValueError, match=r"For 'MatrixTriangularSolve', the 'matrix' should "
+                                         r"be invertible"):
+        ops.MatrixTriangularSolve()(Tensor(np.array([[1.0, 5.0], [3.0, 0.0]])),
+                                   Tensor(np.ones((2, 1))))
+    with pytest.raises(ValueError, match=r"For 'Cholesky', the 'input_x' should be symmetric "
+                                         r"positive definite"):
+        ops.cholesky(Tensor(-np.eye(3)))
+
+
+def test_float16_computes_in_float32():
+    x = (A[0, 0] / 2).astype(np.float16)
+    got = ops.inverse(Tensor(x))
+    assert got.dtype == ms.float16
+    want = np.linalg.inv(x.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    assert ops.det(Tensor(x)).asnumpy() == np.float16(np.linalg.det(x.astype(np.float32)))
+
+
+@pytest.mark.parametrize("call,match,error", [
+    (lambda: ops.inverse(Tensor(np.ones((2, 3)))),
+     r"For 'MatrixInverse', the 'x' should be a square matrix \(\.\.\., n, n\), but got shape "
+     r"\[2, 3\]\.", ValueError),
+    (lambda: ops.det(Tensor(np.ones(3))),
+     r"For 'MatrixDeterminant', the 'x' should be a square matrix", ValueError),
+    (lambda: ops.inverse(Tensor(np.eye(2, dtype=np.int32))),
+     r"For 'MatrixInverse', the 'x'", TypeError),
+    (lambda: ops.matrix_solve(Tensor(np.eye(3)), Tensor(np.ones((2, 1)))),
+     r"For 'MatrixSolve', the 'rhs' should have shape \[3\] \+ \[k\]", ValueError),
+    (lambda: ops.matrix_solve(Tensor(np.eye(2)), Tensor(np.ones((2, 1), np.float32))),
+     r"For 'MatrixSolve', the 'rhs' should have the same dtype as 'matrix'", TypeError),
+    (lambda: ops.MatrixInverse(adjoint=1), r"For 'MatrixInverse', the type of 'adjoint' should be "
+     r"bool", TypeError),
+    (lambda: ops.qr(Tensor(np.ones(3))), r"For 'Qr', the rank of 'x' should be >= 2",
+     ValueError),
+    (lambda: ops.qr(Tensor(np.eye(2)), mode="r"),
+     r"For 'qr', the 'mode' should be 'reduced' or 'complete', but got 'r'", ValueError),
+    (lambda: ops.matrix_power(Tensor(np.eye(2)), 1.5), r"For 'matrix_power', the 'n' should "
+                                                       r"be an int", TypeError),
+    (lambda: ops.matrix_power(Tensor(np.ones((2, 3))), 2),
+     r"For 'matrix_power', the 'input' should be a square matrix", ValueError),
+    (lambda: ops.pinv(Tensor(np.eye(2)), rtol=-1.0), r"For 'pinv', the 'rtol'", ValueError),
+    (lambda: ops.cholesky(np.eye(2)), r"For 'cholesky', the 'input_x' should be a Tensor",
+     TypeError),
+])
+def test_errors_name_the_op_and_argument(call, match, error):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@pytest.mark.parametrize("name,fn,x", [
+    ("logdet", ops.logdet, SPD[0, 0]),
+    ("pinv", ops.pinv, TALL[0]),
+    ("matrix_power_-2", lambda x: ops.matrix_power(x, -2), A[0, 0]),
+    ("matrix_power_5", lambda x: ops.matrix_power(x, 5), A[0, 0] / 3),
+    ("svd_values", lambda x: ops.svd(x, compute_uv=False), TALL[1]),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_gradients_equal_finite_differences(name, fn, x, run):
+    weights = RNG.standard_normal(np.shape(fn(Tensor(x)).asnumpy()))
+    loss = lambda t: ops.ReduceSum()(fn(t) * Tensor(weights), ())   # noqa: E731
+    got = run(ms.grad(loss), Tensor(x)).asnumpy()
+    want = finite_differences(lambda v: fn(Tensor(v)).asnumpy() * weights, x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_second_derivative_of_the_inverse():
+    """The backward rules are primitives, so they differentiate again: d2/dx2 of
+    sum(w * inverse(x)) by differentiating the gradient, against finite differences of it."""
+    x, w = A[0, 0], RNG.standard_normal((4, 4))
+    v = RNG.standard_normal((4, 4))
+
+    def grad_dot_v(t):
+        g = ms.grad(lambda u: ops.ReduceSum()(ops.inverse(u) * Tensor(w), ()))(t)
+        return ops.ReduceSum()(g * Tensor(v), ())
+    got = ms.grad(grad_dot_v)(Tensor(x)).asnumpy()
+    want = finite_differences(lambda u: grad_dot_v(Tensor(u)).asnumpy(), x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("prim,ins,outs,strategy,dim", [
+    (ops.MatrixInverse(), [(4, 6, 6)], [(4, 6, 6)], ((1, 2, 1),), 1),
+    (ops.LogMatrixDeterminant(), [(4, 6, 6)], [(4,), (4,)], ((1, 1, 2),), 2),
+    (ops.MatrixSolve(), [(4, 6, 6), (4, 6, 2)], [(4, 6, 2)], ((1, 1, 2), (1, 1, 1)), 2),
+    (ops.Svd(), [(4, 6, 3)], [(4, 3), (4, 6, 3), (4, 3, 3)], ((1, 2, 1),), 1),
+])
+def test_only_batch_dims_split(prim, ins, outs, strategy, dim):
+    """A matrix dim split is refused with the reason; the batch dims (and MatrixSolve's
+    right-hand-side columns) split."""
+    spec = spec_of(prim, ins, outs, {})
+    with pytest.raises(ValueError, match=rf"For '{prim.name}', input \d dim {dim} cannot be "
+                                         r"split \(a factorisation reads the whole matrix\)"):
+        shard(prim.name, spec, strategy, ins, 2)
+    batch = tuple((2,) + (1,) * (len(s) - 1) for s in ins)
+    assert shard(prim.name, spec, batch, ins, 2).device_matrix == (2,)
+    if isinstance(prim, ops.MatrixSolve):
+        assert shard(prim.name, spec, ((1, 1, 1), (1, 1, 2)), ins, 2).device_matrix == (2,)
