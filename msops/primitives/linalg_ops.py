@@ -23,6 +23,7 @@ from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, Neg, NoAttrPrimitive,
                                        RealDiv, Sub, check_rank, check_same_dtype,
                                        compute_dtype, scalar)
+from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -103,8 +104,31 @@ def as_matrices(g: Any, v: Any) -> Any:
     return g.apply(Reshape(), [v, g.add_const(tuple(v.shape) + (1, 1))])
 
 
+class _WritesResult(PrimitiveWithInfer):
+    """A single-output linalg op: `_compute` factorises in the compute dtype (numpy's
+    routines allocate their result); its lowered kernel rounds that once into `out`."""
+
+    writes_output = True
+    kernel = run_lowered
+
+    def _compute(self, *values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        compute = self._compute
+
+        def linalg(*values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            result = compute(*values)
+            if out is None:
+                return rounded(result, dtype)
+            np.copyto(out, result, casting="unsafe")
+            return out
+        return linalg
+
+
 # -- MatrixInverse -------------------------------------------------------------------------
-class MatrixInverse(PrimitiveWithInfer):
+class MatrixInverse(_WritesResult):
     """`MatrixInverse(adjoint=False)(x)`: the inverse of each matrix of x (..., n, n) (of its
     transpose with `adjoint`, real inputs); same shape and dtype. A singular matrix is a
     ValueError.
@@ -113,8 +137,6 @@ class MatrixInverse(PrimitiveWithInfer):
     array([[0.5 , 0.  ],
            [0.  , 0.25]], dtype=float32)
     """
-
-    fresh_outputs = True
 
     @prim_attr_register
     def __init__(self, adjoint: bool = False) -> None:
@@ -127,9 +149,9 @@ class MatrixInverse(PrimitiveWithInfer):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return float_dtype(self.name, "x", x_dtype)
 
-    def kernel(self, x: np.ndarray) -> np.ndarray:
+    def _compute(self, x: np.ndarray) -> np.ndarray:
         inv = per_matrix(self.name, "x", np.linalg.inv, x)
-        return rounded(inv.swapaxes(-1, -2) if self.adjoint else inv, x.dtype)
+        return inv.swapaxes(-1, -2) if self.adjoint else inv
 
 
 @bprop(MatrixInverse)
@@ -144,15 +166,13 @@ def matrix_inverse_bprop(prim: MatrixInverse, inputs: list, out: Any, dout: Any,
 
 
 # -- determinants --------------------------------------------------------------------------
-class MatrixDeterminant(NoAttrPrimitive):
+class MatrixDeterminant(_WritesResult, NoAttrPrimitive):
     """`MatrixDeterminant()(x)`: the determinant of each matrix of x (..., n, n) -> (...);
     0 for a singular one.
 
     >>> MatrixDeterminant()(Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))).asnumpy()
     array(-2., dtype=float32)
     """
-
-    fresh_outputs = True
 
     def infer_shape(self, x_shape: list) -> list:
         check_square(self.name, "x", x_shape)
@@ -161,8 +181,8 @@ class MatrixDeterminant(NoAttrPrimitive):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return float_dtype(self.name, "x", x_dtype)
 
-    def kernel(self, x: np.ndarray) -> np.ndarray:
-        return rounded(np.linalg.det(x.astype(compute_dtype(x.dtype), copy=False)), x.dtype)
+    def _compute(self, x: np.ndarray) -> np.ndarray:
+        return np.linalg.det(x.astype(compute_dtype(x.dtype), copy=False))
 
 
 class LogMatrixDeterminant(NoAttrPrimitive):
@@ -214,7 +234,7 @@ def log_matrix_determinant_bprop(prim: LogMatrixDeterminant, inputs: list, out: 
 
 
 # -- Cholesky ------------------------------------------------------------------------------
-class Cholesky(PrimitiveWithInfer):
+class Cholesky(_WritesResult):
     """`Cholesky(upper=False)(input_x)`: the Cholesky factor of each symmetric positive
     definite matrix of input_x (..., n, n): L lower with A = L L^T, or (`upper`) U = L^T with
     A = U^T U. Only the lower triangle of A is read; a matrix that is not positive definite
@@ -224,8 +244,6 @@ class Cholesky(PrimitiveWithInfer):
     array([[1., 0.],
            [1., 1.]], dtype=float32)
     """
-
-    fresh_outputs = True
 
     @prim_attr_register
     def __init__(self, upper: bool = False) -> None:
@@ -238,10 +256,10 @@ class Cholesky(PrimitiveWithInfer):
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
         return float_dtype(self.name, "input_x", x_dtype)
 
-    def kernel(self, x: np.ndarray) -> np.ndarray:
+    def _compute(self, x: np.ndarray) -> np.ndarray:
         low = per_matrix(self.name, "input_x", np.linalg.cholesky, x,
                          what="symmetric positive definite")
-        return rounded(low.swapaxes(-1, -2) if self.upper else low, x.dtype)
+        return low.swapaxes(-1, -2) if self.upper else low
 
 
 @bprop(Cholesky)
@@ -260,10 +278,8 @@ def cholesky_bprop(prim: Cholesky, inputs: list, out: Any, dout: Any, g: Any) ->
 
 
 # -- solves --------------------------------------------------------------------------------
-class _Solve(PrimitiveWithInfer):
+class _Solve(_WritesResult):
     """matrix (..., n, n) and rhs (..., n, k) of one float dtype -> x (..., n, k)."""
-
-    fresh_outputs = True
 
     def infer_shape(self, matrix_shape: list, rhs_shape: list) -> list:
         check_rhs(self.name, matrix_shape, rhs_shape)
@@ -277,9 +293,8 @@ class _Solve(PrimitiveWithInfer):
         """The matrix of the system solved (its transpose with `adjoint`)."""
         return matrix.swapaxes(-1, -2) if self.adjoint else matrix
 
-    def kernel(self, matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        solved = per_matrix(self.name, "matrix", np.linalg.solve, self._system(matrix), rhs)
-        return rounded(solved, rhs.dtype)
+    def _compute(self, matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        return per_matrix(self.name, "matrix", np.linalg.solve, self._system(matrix), rhs)
 
 
 class MatrixSolve(_Solve):
