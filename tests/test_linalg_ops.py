@@ -41,6 +41,12 @@ def np_of(out):
     ("cholesky_upper", lambda x: ops.cholesky(x, upper=True), (SPD,),
      np.linalg.cholesky(SPD).swapaxes(-1, -2)),
     ("matrix_solve", ops.matrix_solve, (A, B), np.linalg.solve(A, B)),
+    ("cholesky_solve", ops.cholesky_solve, (B, np.linalg.cholesky(SPD)), np.linalg.solve(SPD, B)),
+    ("cholesky_solve_upper", lambda b, u: ops.cholesky_solve(b, u, upper=True),
+     (B, np.linalg.cholesky(SPD).swapaxes(-1, -2)), np.linalg.solve(SPD, B)),
+    ("cholesky_inverse", ops.cholesky_inverse, (np.linalg.cholesky(SPD),), np.linalg.inv(SPD)),
+    ("cholesky_inverse_upper", lambda u: ops.cholesky_inverse(u, True),
+     (np.linalg.cholesky(SPD).swapaxes(-1, -2),), np.linalg.inv(SPD)),
     ("matrix_solve_adjoint", lambda a, b: ops.matrix_solve(a, b, adjoint=True), (A, B),
      np.linalg.solve(A.swapaxes(-1, -2), B)),
     ("triangular_lower", ops.MatrixTriangularSolve(), (A, B), np.linalg.solve(np.tril(A), B)),
@@ -159,6 +165,7 @@ def test_errors_name_the_op_and_argument(call, match, error):
     ("matrix_power_-2", lambda x: ops.matrix_power(x, -2), A[0, 0]),
     ("matrix_power_5", lambda x: ops.matrix_power(x, 5), A[0, 0] / 3),
     ("svd_values", lambda x: ops.svd(x, compute_uv=False), TALL[1]),
+    ("cholesky_inverse", ops.cholesky_inverse, np.linalg.cholesky(SPD[0, 1])),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_gradients_equal_finite_differences(name, fn, x, run):
     weights = RNG.standard_normal(np.shape(fn(Tensor(x)).asnumpy()))

@@ -15,12 +15,14 @@ from msops.ops._dispatch import _prim
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
 from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
-                                         MatrixInverse, MatrixSolve, Qr, Svd, check_square)
+                                         MatrixInverse, MatrixSolve, MatrixTriangularSolve, Qr,
+                                         Svd, check_square)
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
-           "logdet", "cholesky", "matrix_solve", "qr", "svd", "pinv", "matrix_power"]
+           "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
+           "svd", "pinv", "matrix_power"]
 
 
 def inverse(input: Any) -> Tensor:
@@ -68,6 +70,27 @@ def cholesky(input_x: Any, upper: bool = False) -> Tensor:
     (A = L L^T) or, with `upper`, U (A = U^T U) (`Cholesky(upper)`)."""
     check_tensor("cholesky", "input_x", input_x)
     return _prim(Cholesky, upper)(input_x)
+
+
+def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:
+    """x with A x = input (..., n, k), given A's Cholesky factor input2 (..., n, n): lower L
+    (A = L L^T), or with `upper` U (A = U^T U); two triangular solves."""
+    api = "cholesky_solve"
+    check_tensor(api, "input", input)
+    check_tensor(api, "input2", input2)
+    validator.check_bool("upper", upper, api)
+    first = _prim(MatrixTriangularSolve, not upper, upper)(input2, input)
+    return _prim(MatrixTriangularSolve, not upper, not upper)(input2, first)
+
+
+def cholesky_inverse(input_x: Any, upper: bool = False) -> Tensor:
+    """The inverse of A from its Cholesky factor input_x (..., n, n): lower L (A = L L^T), or
+    with `upper` U (A = U^T U)."""
+    api = "cholesky_inverse"
+    check_tensor(api, "input_x", input_x)
+    n = check_square(api, "input_x", input_x.shape)
+    eye = _prim(Add)(_prim(ZerosLike)(input_x), Tensor(np.eye(n, dtype=input_x.dtype.np_dtype)))
+    return cholesky_solve(eye, input_x, upper)
 
 
 def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False) -> Tensor:
