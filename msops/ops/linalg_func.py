@@ -25,34 +25,26 @@ __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determ
            "svd", "pinv", "matrix_power"]
 
 
-def inverse(input: Any) -> Tensor:
-    """The inverse of each matrix of input (..., n, n) (`MatrixInverse`)."""
-    check_tensor("inverse", "input", input)
-    return _prim(MatrixInverse)(input)
+def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
+    """The functional form `api(input)` of the attribute-less primitive `cls`."""
+    def call(input: Any) -> Any:
+        check_tensor(api, "input", input)
+        return _prim(cls)(input)
+    call.__name__ = call.__qualname__ = api
+    call.__doc__ = doc
+    return call
 
 
-def det(input: Any) -> Tensor:
-    """The determinant of each matrix of input (..., n, n) -> (...) (`MatrixDeterminant`)."""
-    check_tensor("det", "input", input)
-    return _prim(MatrixDeterminant)(input)
-
-
-def matrix_determinant(input: Any) -> Tensor:
-    """`det` under its older name."""
-    check_tensor("matrix_determinant", "input", input)
-    return _prim(MatrixDeterminant)(input)
-
-
-def slogdet(input: Any) -> tuple:
-    """(sign, log|det|) of each matrix of input (..., n, n) (`LogMatrixDeterminant`)."""
-    check_tensor("slogdet", "input", input)
-    return _prim(LogMatrixDeterminant)(input)
-
-
-def log_matrix_determinant(input: Any) -> tuple:
-    """`slogdet` under its older name."""
-    check_tensor("log_matrix_determinant", "input", input)
-    return _prim(LogMatrixDeterminant)(input)
+inverse = _one_matrix_op(MatrixInverse, "inverse", "The inverse of each matrix of input "
+                         "(..., n, n) (`MatrixInverse`).")
+det = _one_matrix_op(MatrixDeterminant, "det", "The determinant of each matrix of input "
+                     "(..., n, n) -> (...) (`MatrixDeterminant`).")
+matrix_determinant = _one_matrix_op(MatrixDeterminant, "matrix_determinant",
+                                    "`det` under its older name.")
+slogdet = _one_matrix_op(LogMatrixDeterminant, "slogdet", "(sign, log|det|) of each matrix "
+                         "of input (..., n, n) (`LogMatrixDeterminant`).")
+log_matrix_determinant = _one_matrix_op(LogMatrixDeterminant, "log_matrix_determinant",
+                                        "`slogdet` under its older name.")
 
 
 def logdet(input: Any) -> Tensor:

@@ -127,8 +127,22 @@ class _WritesResult(PrimitiveWithInfer):
         return linalg
 
 
+class _SquareToSquare(_WritesResult):
+    """A float batch of square matrices in, one of the same shape and dtype out; `_arg`:
+    the input's name in errors."""
+
+    _arg = "x"
+
+    def infer_shape(self, x_shape: list) -> list:
+        check_square(self.name, self._arg, x_shape)
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        return float_dtype(self.name, self._arg, x_dtype)
+
+
 # -- MatrixInverse -------------------------------------------------------------------------
-class MatrixInverse(_WritesResult):
+class MatrixInverse(_SquareToSquare):
     """`MatrixInverse(adjoint=False)(x)`: the inverse of each matrix of x (..., n, n) (of its
     transpose with `adjoint`, real inputs); same shape and dtype. A singular matrix is a
     ValueError.
@@ -141,13 +155,6 @@ class MatrixInverse(_WritesResult):
     @prim_attr_register
     def __init__(self, adjoint: bool = False) -> None:
         validator.check_bool("adjoint", adjoint, self.name)
-
-    def infer_shape(self, x_shape: list) -> list:
-        check_square(self.name, "x", x_shape)
-        return list(x_shape)
-
-    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
-        return float_dtype(self.name, "x", x_dtype)
 
     def _compute(self, x: np.ndarray) -> np.ndarray:
         inv = per_matrix(self.name, "x", np.linalg.inv, x)
@@ -234,7 +241,7 @@ def log_matrix_determinant_bprop(prim: LogMatrixDeterminant, inputs: list, out: 
 
 
 # -- Cholesky ------------------------------------------------------------------------------
-class Cholesky(_WritesResult):
+class Cholesky(_SquareToSquare):
     """`Cholesky(upper=False)(input_x)`: the Cholesky factor of each symmetric positive
     definite matrix of input_x (..., n, n): L lower with A = L L^T, or (`upper`) U = L^T with
     A = U^T U. Only the lower triangle of A is read; a matrix that is not positive definite
@@ -245,16 +252,11 @@ class Cholesky(_WritesResult):
            [1., 1.]], dtype=float32)
     """
 
+    _arg = "input_x"
+
     @prim_attr_register
     def __init__(self, upper: bool = False) -> None:
         validator.check_bool("upper", upper, self.name)
-
-    def infer_shape(self, x_shape: list) -> list:
-        check_square(self.name, "input_x", x_shape)
-        return list(x_shape)
-
-    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
-        return float_dtype(self.name, "input_x", x_dtype)
 
     def _compute(self, x: np.ndarray) -> np.ndarray:
         low = per_matrix(self.name, "input_x", np.linalg.cholesky, x,
@@ -518,7 +520,7 @@ def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
 _WHOLE = "a factorisation reads the whole matrix"
 
 
-@sharding_rule(MatrixInverse, Cholesky)
+@sharding_rule(_SquareToSquare)
 def square_spec(prim: Any, ins: list, outs: list, consts: dict) -> DimSpec:
     """The batch dims split freely; the two matrix dims stay whole."""
     batch = dims(len(ins[0]) - 2, prefix="b")
