@@ -206,3 +206,22 @@ def test_only_batch_dims_split(prim, ins, outs, strategy, dim):
     assert shard(prim.name, spec, batch, ins, 2).device_matrix == (2,)
     if isinstance(prim, ops.MatrixSolve):
         assert shard(prim.name, spec, ((1, 1, 1), (1, 1, 2)), ins, 2).device_matrix == (2,)
+
+
+def test_tensor_methods_call_the_functions():
+    a, spd, b = Tensor(A[0, 0]), Tensor(SPD[0, 0]), Tensor(B[0, 0])
+    np.testing.assert_allclose(a.inverse().asnumpy(), np.linalg.inv(A[0, 0]))
+    np.testing.assert_allclose(a.det().asnumpy(), np.linalg.det(A[0, 0]))
+    np.testing.assert_allclose(a.slogdet()[1].asnumpy(), np.linalg.slogdet(A[0, 0])[1])
+    np.testing.assert_allclose(spd.logdet().asnumpy(), np.log(np.linalg.det(SPD[0, 0])))
+    np.testing.assert_allclose(a.matrix_power(2).asnumpy(), A[0, 0] @ A[0, 0])
+    low = spd.cholesky()
+    np.testing.assert_allclose(low.asnumpy(), np.linalg.cholesky(SPD[0, 0]))
+    np.testing.assert_allclose(b.cholesky_solve(low).asnumpy(), np.linalg.solve(SPD[0, 0],
+                                                                                B[0, 0]))
+    np.testing.assert_allclose(low.cholesky_inverse().asnumpy(), np.linalg.inv(SPD[0, 0]))
+    np.testing.assert_allclose(a.svd(compute_uv=False).asnumpy(),
+                               np.linalg.svd(A[0, 0], compute_uv=False))
+    np.testing.assert_allclose(a.kron(b).asnumpy(), np.kron(A[0, 0], B[0, 0]))
+    np.testing.assert_allclose(a.mv(b[:, 0]).asnumpy(), A[0, 0] @ B[0, 0][:, 0])
+    np.testing.assert_allclose(a.addmm(a, a, beta=2).asnumpy(), 2 * A[0, 0] + A[0, 0] @ A[0, 0])
