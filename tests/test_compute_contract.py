@@ -193,6 +193,7 @@ CASES = [
     (ops.Qr(full_matrices=True), (r(4, 3, dtype=F16),)),
     (ops.Svd(), (r(2, 3, 4),)),
     (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
+    (ops.MatrixExp(), (r(2, 3, 3, dtype=F16),)),
 ]
 
 

@@ -269,6 +269,8 @@ CASES = [
     Case("Svd", lambda x: svd_squared(ops.Svd(), x), [r(B, M + 1, M)], outputs=(0, 1, 2)),
     Case("Svd_wide", lambda x: svd_squared(ops.Svd(), x), [r(M, M + 2)], outputs=(0, 1, 2)),
     Case("Svd_values", lambda x: ops.Svd(compute_uv=False)(x), [r(M + 1, M)]),
+    Case("MatrixExp", lambda x: ops.MatrixExp()(x), [r(B, M, M)]),
+    Case("MatrixExp_large", lambda x: ops.MatrixExp()(x), [4 * r(M, M)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

@@ -18,6 +18,26 @@ TALL = RNG.standard_normal((3, 5, 3))
 SPD = A @ A.swapaxes(-1, -2) + np.eye(4)
 
 
+def expm_symmetric(s):
+    """exp of symmetric matrices from their eigendecomposition."""
+    w, q = np.linalg.eigh(s)
+    return (q * np.exp(w)[..., None, :]) @ q.swapaxes(-1, -2)
+
+
+def expm_taylor(x, terms=40):
+    """The series sum x^k / k! (small norms: converged to double precision)."""
+    total, term = np.broadcast_to(np.eye(x.shape[-1]), x.shape).copy(), np.eye(x.shape[-1])
+    for k in range(1, terms):
+        term = term @ x / k
+        total = total + term
+    return total
+
+
+def expm_nilpotent(x):
+    """A strictly triangular x: the series ends at x^(n-1)."""
+    return expm_taylor(x, x.shape[-1] + 1)
+
+
 @pytest.fixture(params=["eager", "jit"])
 def run(request):
     ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -63,6 +83,9 @@ def np_of(out):
     ("matrix_power_3", lambda x: ops.matrix_power(x, 3), (A,), np.linalg.matrix_power(A, 3)),
     ("matrix_power_-2", lambda x: ops.matrix_power(x, -2), (A,),
      np.linalg.matrix_power(A, -2)),
+    ("matrix_exp_symmetric", ops.matrix_exp, (SPD / 10,), expm_symmetric(SPD / 10)),
+    ("matrix_exp_nilpotent", ops.matrix_exp, (np.triu(A, 1),), expm_nilpotent(np.triu(A, 1))),
+    ("matrix_exp_taylor", ops.matrix_exp, (A / 20,), expm_taylor(A / 20)),
     ("matrix_power_0", lambda x: ops.matrix_power(x, 0), (A,), np.broadcast_to(np.eye(4),
                                                                               A.shape)),
 ], ids=lambda v: v if isinstance(v, str) else "")
@@ -166,6 +189,7 @@ def test_errors_name_the_op_and_argument(call, match, error):
     ("matrix_power_5", lambda x: ops.matrix_power(x, 5), A[0, 0] / 3),
     ("svd_values", lambda x: ops.svd(x, compute_uv=False), TALL[1]),
     ("cholesky_inverse", ops.cholesky_inverse, np.linalg.cholesky(SPD[0, 1])),
+    ("matrix_exp", ops.matrix_exp, A[1, 2] / 2),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_gradients_equal_finite_differences(name, fn, x, run):
     weights = RNG.standard_normal(np.shape(fn(Tensor(x)).asnumpy()))
@@ -215,6 +239,7 @@ def test_tensor_methods_call_the_functions():
     np.testing.assert_allclose(a.slogdet()[1].asnumpy(), np.linalg.slogdet(A[0, 0])[1])
     np.testing.assert_allclose(spd.logdet().asnumpy(), np.log(np.linalg.det(SPD[0, 0])))
     np.testing.assert_allclose(a.matrix_power(2).asnumpy(), A[0, 0] @ A[0, 0])
+    np.testing.assert_allclose((a / 20).matrix_exp().asnumpy(), expm_taylor(A[0, 0] / 20))
     low = spd.cholesky()
     np.testing.assert_allclose(low.asnumpy(), np.linalg.cholesky(SPD[0, 0]))
     np.testing.assert_allclose(b.cholesky_solve(low).asnumpy(), np.linalg.solve(SPD[0, 0],

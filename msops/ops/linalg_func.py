@@ -15,14 +15,14 @@ from msops.ops._dispatch import _prim
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
 from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
-                                         MatrixInverse, MatrixSolve, MatrixTriangularSolve, Qr,
-                                         Svd, check_square)
+                                         MatrixExp, MatrixInverse, MatrixSolve,
+                                         MatrixTriangularSolve, Qr, Svd, check_square)
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
-           "svd", "pinv", "matrix_power"]
+           "svd", "pinv", "matrix_power", "matrix_exp"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -43,6 +43,8 @@ matrix_determinant = _one_matrix_op(MatrixDeterminant, "matrix_determinant",
                                     "`det` under its older name.")
 slogdet = _one_matrix_op(LogMatrixDeterminant, "slogdet", "(sign, log|det|) of each matrix "
                          "of input (..., n, n) (`LogMatrixDeterminant`).")
+matrix_exp = _one_matrix_op(MatrixExp, "matrix_exp", "The matrix exponential of each matrix "
+                            "of input (..., n, n) (`MatrixExp`).")
 log_matrix_determinant = _one_matrix_op(LogMatrixDeterminant, "log_matrix_determinant",
                                         "`slogdet` under its older name.")
 

@@ -400,7 +400,7 @@ METHODS.update({n: _binary(n, a) for n, a in (
     ("logaddexp", "other"), ("logaddexp2", "other"), ("float_power", "exponent"),
     ("copysign", "other"), ("heaviside", "values"), ("fmax", "other"), ("fmin", "other"))})
 # linear algebra: the functional forms, self as their first argument
-METHODS.update({n: _unary(n) for n in ("inverse", "det", "slogdet", "logdet")})
+METHODS.update({n: _unary(n) for n in ("inverse", "det", "slogdet", "logdet", "matrix_exp")})
 METHODS.update({n: _binary(n, a) for n, a in (("kron", "other"), ("inner", "other"),
                                               ("mv", "vec"))})
 METHODS.update({

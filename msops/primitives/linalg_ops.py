@@ -1,6 +1,6 @@
 """Linear-algebra primitives on batches of matrices (..., M, N): MatrixInverse,
-MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, Qr
-and Svd.
+MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, Qr,
+Svd and MatrixExp.
 
 Float inputs only; float16 and bfloat16 are factorised in float32 and rounded once into the
 output. A singular (or, for Cholesky, not positive definite) matrix is a ValueError naming
@@ -19,10 +19,11 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
-from msops.primitives.array_ops import Reshape, Transpose
+from msops.primitives.array_ops import Concat, Reshape, Split, Transpose
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, Neg, NoAttrPrimitive,
                                        RealDiv, Sub, check_rank, check_same_dtype,
                                        compute_dtype, scalar)
+from msops.primitives.elementwise_ops import ZerosLike
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
@@ -30,7 +31,7 @@ from msops.primitives.sharding import DimSpec, dims
 from msops.primitives.triangle_ops import Tril, Triu
 
 __all__ = ["MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky",
-           "MatrixSolve", "MatrixTriangularSolve", "Qr", "Svd"]
+           "MatrixSolve", "MatrixTriangularSolve", "Qr", "Svd", "MatrixExp"]
 
 #: what each op accepts (float16/bfloat16 run in float32)
 linalg_types = mstype.float_type
@@ -353,6 +354,67 @@ def solve_bprop(prim: _Solve, inputs: list, out: Any, dout: Any, g: Any) -> tupl
     if isinstance(prim, MatrixTriangularSolve):
         d_matrix = g.apply(Tril(0) if prim.lower_triangle else Triu(0), [d_matrix])
     return d_matrix, d_rhs
+
+
+# -- MatrixExp -----------------------------------------------------------------------------
+#: Higham's degree-13 Pade approximant of exp (numerators' coefficients b_0 .. b_13) and the
+#: 1-norm up to which it is exact to double precision (Higham 2005, "The scaling and
+#: squaring method for the matrix exponential revisited")
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def expm(a: np.ndarray) -> np.ndarray:
+    """exp of each matrix of a (..., n, n), by scaling and squaring: a / 2^s has 1-norm
+    <= theta_13, its exp is the Pade approximant q^-1 p, squared s times (s per matrix)."""
+    n = a.shape[-1]
+    norm = np.abs(a).sum(axis=-2).max(axis=-1, initial=0.0)
+    with np.errstate(divide="ignore"):
+        s = np.maximum(0, np.ceil(np.log2(norm / _THETA13))).astype(np.int64)
+    s = np.where(np.isfinite(norm), s, 0)
+    x = a / np.exp2(s)[..., None, None]
+    eye = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape)
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    b = _PADE13
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2
+             + b[1] * eye)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 \
+        + b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for k in range(int(s.max(initial=0))):
+        r = np.where((k < s)[..., None, None], r @ r, r)
+    return r
+
+
+class MatrixExp(_SquareToSquare, NoAttrPrimitive):
+    """`MatrixExp()(x)`: the matrix exponential of each matrix of x (..., n, n) (the sum of
+    x^k / k!); same shape and dtype.
+
+    >>> MatrixExp()(Tensor(np.array([[0.0, 1.0], [0.0, 0.0]], np.float32))).asnumpy()
+    array([[1., 1.],
+           [0., 1.]], dtype=float32)
+    """
+
+    def _compute(self, x: np.ndarray) -> np.ndarray:
+        return expm(x.astype(compute_dtype(x.dtype), copy=False))
+
+
+@bprop(MatrixExp)
+def matrix_exp_bprop(prim: MatrixExp, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """The adjoint of exp's Frechet derivative: dx is the upper-right block of
+    exp([[x^T, dout], [0, x^T]]) (a MatrixExp of twice the size, so it differentiates
+    again)."""
+    x, = inputs
+    xt = mt(g, x)
+    top = g.apply(Concat(-1), [g.make_tuple([xt, dout])])
+    bottom = g.apply(Concat(-1), [g.make_tuple([g.apply(ZerosLike(), [x]), xt])])
+    big = g.apply(MatrixExp(), [g.apply(Concat(-2), [g.make_tuple([top, bottom])])])
+    upper = g.getitem(g.apply(Split(-2, 2), [big]), 0)
+    return (g.getitem(g.apply(Split(-1, 2), [upper]), 1),)
 
 
 # -- decompositions ------------------------------------------------------------------------

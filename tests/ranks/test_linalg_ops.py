@@ -40,8 +40,8 @@ class Weighted(nn.Cell):
                                   lambda: ops.MatrixDeterminant(),
                                   lambda: ops.LogMatrixDeterminant(),
                                   lambda: ops.Cholesky(upper=True),
-                                  lambda: ops.Qr()],
-                         ids=["inverse", "det", "slogdet", "cholesky", "qr"])
+                                  lambda: ops.Qr(), lambda: ops.MatrixExp()],
+                         ids=["inverse", "det", "slogdet", "cholesky", "qr", "exp"])
 def test_batch_split_equals_serial(make):
     x = X
     if "Cholesky" in type(make()).__name__:
