@@ -16,6 +16,7 @@ A = RNG.standard_normal((2, 3, 4, 4)) + 3 * np.eye(4)       # a (2, 3) batch, we
 B = RNG.standard_normal((2, 3, 4, 2))
 TALL = RNG.standard_normal((3, 5, 3))
 SPD = A @ A.swapaxes(-1, -2) + np.eye(4)
+RHS52, V3 = RNG.standard_normal((5, 2)), RNG.standard_normal(3)
 
 
 def expm_symmetric(s):
@@ -78,6 +79,8 @@ def np_of(out):
     ("svd_values", lambda x: ops.svd(x, compute_uv=False), (TALL,),
      np.linalg.svd(TALL, compute_uv=False)),
     ("pinv", ops.pinv, (TALL,), np.linalg.pinv(TALL)),
+    ("lstsq", ops.lstsq, (TALL[0], RHS52), np.linalg.lstsq(TALL[0], RHS52, rcond=None)[0]),
+    ("lstsq_min_norm", ops.lstsq, (TALL[0].T, V3), np.linalg.lstsq(TALL[0].T, V3, rcond=None)[0]),
     ("pinv_rank_deficient", ops.pinv, (np.outer([1.0, 2, 3], [1.0, -1]),),
      np.linalg.pinv(np.outer([1.0, 2, 3], [1.0, -1]))),
     ("matrix_power_3", lambda x: ops.matrix_power(x, 3), (A,), np.linalg.matrix_power(A, 3)),
@@ -174,6 +177,8 @@ def test_float16_computes_in_float32():
     (lambda: ops.matrix_power(Tensor(np.ones((2, 3))), 2),
      r"For 'matrix_power', the 'input' should be a square matrix", ValueError),
     (lambda: ops.pinv(Tensor(np.eye(2)), rtol=-1.0), r"For 'pinv', the 'rtol'", ValueError),
+    (lambda: ops.lstsq(Tensor(np.eye(3)), Tensor(np.ones(2))),
+     r"For 'lstsq', the 'A' should be \(m, k\) or \(m,\)", ValueError),
     (lambda: ops.cholesky(np.eye(2)), r"For 'cholesky', the 'input_x' should be a Tensor",
      TypeError),
 ])

@@ -42,6 +42,8 @@ def cdist_np(a, b, p):
 
 FORMS = [
     ("mv", ops.mv, (A34, V4), A34 @ V4),
+    ("ger", ops.ger, (V3, V4), np.outer(V3, V4)),
+    ("adjoint", ops.adjoint, (X234,), X234.swapaxes(-1, -2)),
     ("dot", ops.dot, (X234, Y542), np.dot(X234, Y542)),
     ("inner", ops.inner, (X234, T(5, 4)), None),
     ("inner_scalar", ops.inner, (np.array(2.5), X234), 2.5 * X234),

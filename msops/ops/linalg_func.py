@@ -12,6 +12,7 @@ import numpy as np
 from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
+from msops.ops.array_func import matmul
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
 from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
@@ -22,7 +23,7 @@ from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, R
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
-           "svd", "pinv", "matrix_power", "matrix_exp"]
+           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -154,6 +155,19 @@ def pinv(x: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
     # 1/s where kept; the division reads 1 elsewhere, so no inf reaches the gradient
     inv_s = _prim(Select)(kept, _prim(RealDiv)(one, _prim(Select)(kept, s, one)), zero)
     return _matmul(_scale_columns(v, inv_s), u, transpose_b=True)
+
+
+def lstsq(input: Any, A: Any) -> Tensor:
+    """The least-squares solution y of input (m, n) @ y = A (m, k) or (m,) (for m < n the
+    minimum-norm one): pinv(input) @ A, input of full rank."""
+    api = "lstsq"
+    check_tensor(api, "input", input)
+    check_tensor(api, "A", A)
+    if len(input.shape) != 2 or len(A.shape) not in (1, 2) or A.shape[0] != input.shape[0]:
+        raise ValueError(f"For '{api}', the 'A' should be (m, k) or (m,) beside the 2-D "
+                         f"'input' (m, n), but got shapes {list(input.shape)} and "
+                         f"{list(A.shape)}.")
+    return matmul(pinv(input), A)
 
 
 def matrix_power(input: Any, n: int) -> Tensor:

@@ -22,7 +22,7 @@ from msops.primitives.math_ops import (BatchMatMul, MatMul, Mul, ReduceSum, Sub,
                                        promoted)
 from msops.primitives.stack_ops import Stack
 
-__all__ = ["mv", "dot", "inner", "vecdot", "tensor_dot", "kron", "cross", "addmm", "addmv",
+__all__ = ["mv", "ger", "adjoint", "dot", "inner", "vecdot", "tensor_dot", "kron", "cross", "addmm", "addmv",
            "addbmm", "baddbmm", "addr", "dist", "cdist", "block_diag", "cartesian_prod"]
 
 
@@ -44,6 +44,21 @@ def mv(mat: Any, vec: Any) -> Tensor:
     _rank("mv", "mat", mat, 2, 2)
     _rank("mv", "vec", vec, 1, 1)
     return matmul(mat, vec)
+
+
+def ger(input: Any, vec2: Any) -> Tensor:
+    """The outer product of input (n,) and vec2 (m,) -> (n, m) (`outer`'s older name)."""
+    input, vec2 = _tensors("ger", input=input, vec2=vec2)
+    return outer(input, vec2)
+
+
+def adjoint(x: Any) -> Tensor:
+    """x (..., m, n) with its last two dims swapped (the conjugate transpose: msops's dtypes
+    here are real)."""
+    check_tensor("adjoint", "x", x)
+    _rank("adjoint", "x", x, 2)
+    n = len(x.shape)
+    return _prim(Transpose)(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def tensor_dot(x1: Any, x2: Any, axes: Any) -> Tensor:
