@@ -255,3 +255,19 @@ def test_tensor_methods_call_the_functions():
     np.testing.assert_allclose(a.kron(b).asnumpy(), np.kron(A[0, 0], B[0, 0]))
     np.testing.assert_allclose(a.mv(b[:, 0]).asnumpy(), A[0, 0] @ B[0, 0][:, 0])
     np.testing.assert_allclose(a.addmm(a, a, beta=2).asnumpy(), 2 * A[0, 0] + A[0, 0] @ A[0, 0])
+
+
+@pytest.mark.filterwarnings("error")
+def test_empty_and_non_finite_inputs():
+    """Empty batches and 0x0 matrices give empty (or, for det, 1) results; a matrix with a
+    NaN or inf entry gives a NaN exponential, the others of the batch are unaffected; an
+    empty matrix's pseudo-inverse is the empty transpose; no numpy warning on the way."""
+    assert ops.inverse(Tensor(np.ones((0, 3, 3)))).shape == (0, 3, 3)
+    assert ops.det(Tensor(np.ones((2, 0, 0)))).asnumpy().tolist() == [1.0, 1.0]
+    s, u, v = ops.svd(Tensor(np.ones((0, 2, 3))))
+    assert (s.shape, u.shape, v.shape) == ((0, 2), (0, 2, 2), (0, 3, 2))
+    assert ops.pinv(Tensor(np.ones((2, 3, 0)))).shape == (2, 0, 3)
+    got = ops.matrix_exp(Tensor(np.array([[[np.inf, 0], [0, 1.0]], [[0, 0], [0, 1.0]]])))
+    assert np.isnan(got.asnumpy()[0]).all()
+    np.testing.assert_allclose(got.asnumpy()[1], np.diag([1.0, np.e]))
+    assert np.isinf(ops.matrix_exp(Tensor(np.full((2, 2), 30, np.float16))).asnumpy()).all()

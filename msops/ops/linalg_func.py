@@ -13,7 +13,7 @@ from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.array_func import matmul
-from msops.primitives.array_ops import Reshape
+from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
 from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
                                          MatrixExp, MatrixInverse, MatrixSolve,
@@ -145,6 +145,9 @@ def pinv(x: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
     if rtol is None:
         rtol = 0.0 if atol is not None else \
             max(x.shape[-2:]) * float(np.finfo(compute_dtype(np_dtype)).eps)
+    if not min(x.shape[-2:]):                    # no singular values: the empty (..., n, m)
+        n = len(x.shape)
+        return _prim(Transpose)(x, tuple(range(n - 2)) + (n - 1, n - 2))
     s, u, v = _prim(Svd, False, True)(x)
     cutoff = _prim(ReduceMax, True)(s, -1) * Tensor(np.asarray(rtol, np_dtype))
     if atol:

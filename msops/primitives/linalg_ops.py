@@ -83,8 +83,10 @@ def per_matrix(prim_name: str, arg: str, fn: Callable, x: np.ndarray, *more: np.
 
 
 def rounded(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The result in the output's dtype, a new C-contiguous array."""
-    return contiguous(np.asarray(value).astype(dtype, copy=False))
+    """The result in the output's dtype, a new C-contiguous array (beyond float16's range:
+    inf, as any float16 result)."""
+    with np.errstate(over="ignore"):
+        return contiguous(np.asarray(value).astype(dtype, copy=False))
 
 
 # -- products and transposes the backward rules build with -------------------------------------
@@ -123,7 +125,8 @@ class _WritesResult(PrimitiveWithInfer):
             result = compute(*values)
             if out is None:
                 return rounded(result, dtype)
-            np.copyto(out, result, casting="unsafe")
+            with np.errstate(over="ignore"):
+                np.copyto(out, result, casting="unsafe")
             return out
         return linalg
 
@@ -368,12 +371,16 @@ _THETA13 = 5.371920351148152
 
 def expm(a: np.ndarray) -> np.ndarray:
     """exp of each matrix of a (..., n, n), by scaling and squaring: a / 2^s has 1-norm
-    <= theta_13, its exp is the Pade approximant q^-1 p, squared s times (s per matrix)."""
+    <= theta_13, its exp is the Pade approximant q^-1 p, squared s times (s per matrix). A
+    matrix with a NaN or inf entry gives NaN (computed on zeros meanwhile, without
+    warnings)."""
     n = a.shape[-1]
+    bad = ~np.isfinite(a).all(axis=(-2, -1))
+    if bad.any():
+        a = np.where(bad[..., None, None], 0, a)
     norm = np.abs(a).sum(axis=-2).max(axis=-1, initial=0.0)
     with np.errstate(divide="ignore"):
         s = np.maximum(0, np.ceil(np.log2(norm / _THETA13))).astype(np.int64)
-    s = np.where(np.isfinite(norm), s, 0)
     x = a / np.exp2(s)[..., None, None]
     eye = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape)
     x2 = x @ x
@@ -387,7 +394,7 @@ def expm(a: np.ndarray) -> np.ndarray:
     r = np.linalg.solve(v - u, v + u)
     for k in range(int(s.max(initial=0))):
         r = np.where((k < s)[..., None, None], r @ r, r)
-    return r
+    return np.where(bad[..., None, None], np.nan, r) if bad.any() else r
 
 
 class MatrixExp(_SquareToSquare, NoAttrPrimitive):
