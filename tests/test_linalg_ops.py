@@ -271,3 +271,16 @@ def test_empty_and_non_finite_inputs():
     assert np.isnan(got.asnumpy()[0]).all()
     np.testing.assert_allclose(got.asnumpy()[1], np.diag([1.0, np.e]))
     assert np.isinf(ops.matrix_exp(Tensor(np.full((2, 2), 30, np.float16))).asnumpy()).all()
+
+
+def test_svd_gradient_stays_finite_at_repeated_and_zero_singular_values(run):
+    """Only s used: the gradient of sum(s) (the nuclear norm) at the identity, where every
+    singular value repeats, is u v^T = I; pinv of a rank-1 matrix has a finite gradient
+    equal to finite differences (its dropped singular value 0 adds nothing)."""
+    nuclear = ms.grad(lambda x: ops.ReduceSum()(ops.svd(x)[0], ()))
+    np.testing.assert_allclose(run(nuclear, Tensor(np.eye(3))).asnumpy(), np.eye(3), atol=1e-12)
+    rank1 = np.outer([1.0, 2.0, -1.0], [0.5, -1.0])
+    w = RNG.standard_normal((2, 3))
+    got = run(ms.grad(lambda x: ops.ReduceSum()(ops.pinv(x) * Tensor(w), ())),
+              Tensor(rank1)).asnumpy()
+    assert np.isfinite(got).all()

@@ -20,10 +20,10 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.array_ops import Concat, Reshape, Split, Transpose
-from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, Neg, NoAttrPrimitive,
+from msops.primitives.math_ops import (Add, BatchMatMul, Equal, MatMul, Mul, Neg, NoAttrPrimitive,
                                        RealDiv, Sub, check_rank, check_same_dtype,
                                        compute_dtype, scalar)
-from msops.primitives.elementwise_ops import ZerosLike
+from msops.primitives.elementwise_ops import Select, ZerosLike
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
@@ -547,10 +547,20 @@ def _cols(g: Any, v: Any) -> Any:
     return g.apply(Reshape(), [v, g.add_const(tuple(v.shape) + (1,))])
 
 
+def _reciprocal_or_zero(g: Any, v: Any) -> Any:
+    """1 / v, and 0 where v is 0: a repeated or zero singular value then adds nothing
+    through the terms it would make infinite (the rule's exact where the singular vectors'
+    gradients vanish there, as when only s or a product u S v^T is used), never NaN."""
+    zero = g.apply(Equal(), [v, scalar(g, 0.0, v.dtype)])
+    one = scalar(g, 1.0, v.dtype)
+    safe = g.apply(Select(), [zero, one, v])
+    return g.apply(Select(), [zero, scalar(g, 0.0, v.dtype), g.apply(RealDiv(), [one, safe])])
+
+
 @bprop(Svd)
 def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     """x = u S v^T (reduced; distinct nonzero singular values): with F_ij = 1/(s_j^2 - s_i^2)
-    off the diagonal (0 on it), J = F * (u^T du), K = F * (v^T dv),
+    off the diagonal (0 on it and where the gap is 0), J = F * (u^T du), K = F * (v^T dv),
     dx = u (diag(ds) + (J + J^T) S + S (K + K^T)) v^T
          + (I - u u^T) du S^-1 v^T + u S^-1 dv^T (I - v v^T).
     Without `compute_uv` only ds counts: dx = u diag(ds) v^T (u, v computed again)."""
@@ -563,12 +573,9 @@ def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     if prim.full_matrices:
         _reduced_only(prim.name, x.shape, tall=False)
     s, u, v = g.getitem(out, 0), g.getitem(out, 1), g.getitem(out, 2)
-    k = s.shape[-1]
-    eye = g.add_const(np.eye(k, dtype=s.dtype.np_dtype))
-    off = g.add_const(1 - np.eye(k, dtype=s.dtype.np_dtype))
+    eye = g.add_const(np.eye(s.shape[-1], dtype=s.dtype.np_dtype))
     s2 = g.apply(Mul(), [s, s])
-    gap = g.apply(Sub(), [_rows(g, s2), _cols(g, s2)])          # s_j^2 - s_i^2
-    f = g.apply(Mul(), [g.apply(RealDiv(), [off, g.apply(Add(), [gap, eye])]), off])
+    f = _reciprocal_or_zero(g, g.apply(Sub(), [_rows(g, s2), _cols(g, s2)]))  # s_j^2 - s_i^2
     j = g.apply(Mul(), [f, mm(g, u, du, ta=True)])
     kk = g.apply(Mul(), [f, mm(g, v, dv, ta=True)])
     s_row, s_col = _rows(g, s), _cols(g, s)
@@ -577,9 +584,10 @@ def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
         g.apply(Add(), [g.apply(Mul(), [g.apply(Add(), [j, mt(g, j)]), s_row]),
                         g.apply(Mul(), [s_col, g.apply(Add(), [kk, mt(g, kk)])])])])
     dx = mm(g, mm(g, u, core), v, tb=True)
-    du_s = g.apply(RealDiv(), [du, s_row])                       # du S^-1
+    s_inv = _reciprocal_or_zero(g, s_row)
+    du_s = g.apply(Mul(), [du, s_inv])                          # du S^-1
     left = g.apply(Sub(), [du_s, mm(g, u, mm(g, u, du_s, ta=True))])
-    dv_s = g.apply(RealDiv(), [dv, s_row])                       # dv S^-1
+    dv_s = g.apply(Mul(), [dv, s_inv])                          # dv S^-1
     right = g.apply(Sub(), [dv_s, mm(g, v, mm(g, v, dv_s, ta=True))])
     dx = g.apply(Add(), [dx, mm(g, left, v, tb=True)])
     return (g.apply(Add(), [dx, mm(g, u, right, tb=True)]),)
