@@ -275,8 +275,9 @@ def test_empty_and_non_finite_inputs():
 
 def test_svd_gradient_stays_finite_at_repeated_and_zero_singular_values(run):
     """Only s used: the gradient of sum(s) (the nuclear norm) at the identity, where every
-    singular value repeats, is u v^T = I; pinv of a rank-1 matrix has a finite gradient
-    equal to finite differences (its dropped singular value 0 adds nothing)."""
+    singular value repeats, is u v^T = I; pinv of a rank-1 matrix (where pinv is not
+    continuous, so finite differences do not apply) has a finite gradient: its dropped
+    singular value 0 adds nothing."""
     nuclear = ms.grad(lambda x: ops.ReduceSum()(ops.svd(x)[0], ()))
     np.testing.assert_allclose(run(nuclear, Tensor(np.eye(3))).asnumpy(), np.eye(3), atol=1e-12)
     rank1 = np.outer([1.0, 2.0, -1.0], [0.5, -1.0])
