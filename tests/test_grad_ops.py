@@ -265,6 +265,7 @@ CASES = [
          [r(M, M) + 3 * np.eye(M), r(M, N)]),
     Case("Qr", lambda x: ops.Qr()(x), [r(B, M + 2, M)], outputs=(0, 1)),
     Case("Qr_square_full", lambda x: ops.Qr(True)(x), [r(M, M)], outputs=(0, 1)),
+    Case("Qr_wide", lambda x: ops.Qr()(x), [r(B, M, M + 2)], outputs=(0, 1)),
     # the singular vectors enter squared: the loss does not depend on their signs
     Case("Svd", lambda x: svd_squared(ops.Svd(), x), [r(B, M + 1, M)], outputs=(0, 1, 2)),
     Case("Svd_wide", lambda x: svd_squared(ops.Svd(), x), [r(M, M + 2)], outputs=(0, 1, 2)),

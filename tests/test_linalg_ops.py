@@ -285,3 +285,15 @@ def test_svd_gradient_stays_finite_at_repeated_and_zero_singular_values(run):
     got = run(ms.grad(lambda x: ops.ReduceSum()(ops.pinv(x) * Tensor(w), ())),
               Tensor(rank1)).asnumpy()
     assert np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("fn,shape,match", [
+    (lambda x: ops.qr(x, mode="complete")[0], (4, 3), r"For 'Qr', the gradient needs a square x"),
+    (lambda x: ops.svd(x, full_matrices=True)[1], (3, 4), r"For 'Svd', the gradient needs a "
+                                                          r"square x"),
+])
+def test_complete_factorisations_of_rectangular_x_have_no_gradient(fn, shape, match):
+    """Their extra columns are not functions of x: a ValueError naming the op (the reduced
+    forms, and square x, differentiate)."""
+    with pytest.raises(ValueError, match=match):
+        ms.grad(lambda x: ops.ReduceSum()(fn(x), ()))(Tensor(np.ones(shape) + np.eye(*shape)))

@@ -433,8 +433,8 @@ def matrix_dims(prim_name: str, arg: str, shape: Sequence[int]) -> tuple:
 
 
 def _reduced_only(prim_name: str, shape: Sequence[int], tall: bool) -> None:
-    """The backward rules below are those of the reduced factorisations (tall or square
-    for Qr): a ValueError for the other shapes, whose extra columns have no gradient."""
+    """The backward rules below are those of the reduced factorisations: a ValueError for
+    the other shapes, whose extra columns (not functions of x) have no gradient."""
     m, n, _ = matrix_dims(prim_name, "x", shape)
     if (tall and m < n) or (not tall and m != n):
         what = "rows >= columns" if tall else "a square x"
@@ -480,22 +480,46 @@ def times_inverse_transpose(g: Any, x: Any, r: Any) -> Any:
     return mt(g, g.apply(MatrixTriangularSolve(lower=False), [r, mt(g, x)]))
 
 
-@bprop(Qr)
-def qr_bprop(prim: Qr, inputs: list, out: Any, dout: list, g: Any) -> tuple:
-    """x = q r (m >= n, reduced or square): with A = q^T dq - dq^T q + r dr^T - dr r^T
+def _qr_tall_grad(g: Any, q: Any, r: Any, dq: Any, dr: Any) -> Any:
+    """dx of x = q r for m >= n (reduced): with A = q^T dq - dq^T q + r dr^T - dr r^T
     (antisymmetric) and L its lower triangle, dx = q (dr + L r^-T) + (dq - q q^T dq) r^-T
     (r must be invertible: x of full column rank)."""
-    x, = inputs
-    _reduced_only(prim.name, x.shape, tall=not prim.full_matrices)
-    q, r = g.getitem(out, 0), g.getitem(out, 1)
-    dq, dr = dout
     qdq = mm(g, q, dq, ta=True)
     rdr = mm(g, r, dr, tb=True)
     anti = g.apply(Sub(), [g.apply(Add(), [qdq, rdr]), g.apply(Add(), [mt(g, qdq), mt(g, rdr)])])
     low = g.apply(Tril(0), [anti])
     first = mm(g, q, g.apply(Add(), [dr, times_inverse_transpose(g, low, r)]))
     rest = g.apply(Sub(), [dq, mm(g, q, qdq)])
-    return (g.apply(Add(), [first, times_inverse_transpose(g, rest, r)]),)
+    return g.apply(Add(), [first, times_inverse_transpose(g, rest, r)])
+
+
+def _columns(g: Any, x: Any, n: int, cols: slice) -> Any:
+    """x @ P with P the 0/1 (n, k) matrix picking columns `cols` of n (a constant, batched
+    like x), so the selection and its transpose are products."""
+    pick = np.eye(n, dtype=x.dtype.np_dtype)[:, cols]
+    return g.add_const(pick.reshape((1,) * (len(x.shape) - 2) + pick.shape))
+
+
+@bprop(Qr)
+def qr_bprop(prim: Qr, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """Reduced Qr of x (m, n): m >= n by `_qr_tall_grad`; m < n by splitting x = [X | Y],
+    r = [U | V] (X = q U square, V = q^T Y): dY = q dV, and dX is the square gradient with
+    dq + Y dV^T for dq (Roberts & Roberts 2020). `full_matrices` with m > n has no gradient
+    (q's extra columns are not functions of x)."""
+    x, = inputs
+    m, n, _ = matrix_dims(prim.name, "x", x.shape)
+    if prim.full_matrices and m > n:
+        _reduced_only(prim.name, x.shape, tall=False)
+    q, r = g.getitem(out, 0), g.getitem(out, 1)
+    dq, dr = dout
+    if m >= n:
+        return (_qr_tall_grad(g, q, r, dq, dr),)
+    left, right = _columns(g, x, n, slice(0, m)), _columns(g, x, n, slice(m, n))
+    dv = mm(g, dr, right)
+    dq_total = g.apply(Add(), [dq, mm(g, mm(g, x, right), dv, tb=True)])
+    dx = _qr_tall_grad(g, q, mm(g, r, left), dq_total, mm(g, dr, left))
+    dy = mm(g, q, dv)
+    return (g.apply(Add(), [mm(g, dx, left, tb=True), mm(g, dy, right, tb=True)]),)
 
 
 class Svd(PrimitiveWithInfer):
