@@ -20,11 +20,11 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.array_ops import Concat, Reshape, Split, Transpose
+from msops.primitives.elementwise_ops import Select, ZerosLike
+from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (Add, BatchMatMul, Equal, MatMul, Mul, Neg, NoAttrPrimitive,
                                        RealDiv, Sub, check_rank, check_same_dtype,
                                        compute_dtype, scalar)
-from msops.primitives.elementwise_ops import Select, ZerosLike
-from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
@@ -56,10 +56,12 @@ def check_rhs(prim_name: str, matrix: Sequence[int], rhs: Sequence[int]) -> None
 
 
 def float_dtype(prim_name: str, arg: str, dtype: mstype.Type) -> mstype.Type:
+    """`dtype` if it is a float dtype, else the op's TypeError naming `arg`."""
     return validator.check_tensor_dtype_valid(arg, dtype, linalg_types, prim_name)
 
 
 def _singular(prim_name: str, arg: str, index: tuple, what: str = "invertible") -> ValueError:
+    """The op's error for a matrix that is not `what` (at `index` of the batch)."""
     at = f" at batch index {index}" if index else ""
     return ValueError(f"For '{prim_name}', the '{arg}' should be {what}, but got a matrix "
                       f"that is not{at}.")
@@ -118,7 +120,7 @@ class _WritesResult(PrimitiveWithInfer):
         raise NotImplementedError
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
+        _, dtype = out_spec(out_abstract)
         compute = self._compute
 
         def linalg(*values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
