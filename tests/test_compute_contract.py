@@ -182,6 +182,18 @@ CASES = [
     # triangle_ops
     (ops.Tril(1), (r(2, 3, 4, dtype=F16),)),
     (ops.Triu(-1), (np.arange(12, dtype=np.int64).reshape(3, 4) % 2 == 0,)),
+    # linalg_ops
+    (ops.MatrixInverse(), (r(2, 3, 3) + 3 * np.eye(3, dtype=F32),)),
+    (ops.MatrixDeterminant(), (r(2, 3, 3, dtype=F16),)),
+    (ops.LogMatrixDeterminant(), (r(4, 4),)),
+    (ops.Cholesky(upper=True), (np.eye(3, dtype=F16) * 2 + 0.5,)),
+    (ops.MatrixSolve(adjoint=True), (r(2, 3, 3) + 3 * np.eye(3, dtype=F32), r(2, 3, 4))),
+    (ops.MatrixTriangularSolve(lower=False), (r(3, 3) + 3 * np.eye(3, dtype=F32), r(3, 2))),
+    (ops.Qr(), (r(2, 4, 3),)),
+    (ops.Qr(full_matrices=True), (r(4, 3, dtype=F16),)),
+    (ops.Svd(), (r(2, 3, 4),)),
+    (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
+    (ops.MatrixExp(), (r(2, 3, 3, dtype=F16),)),
 ]
 
 

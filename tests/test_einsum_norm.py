@@ -107,6 +107,10 @@ NORMS = [
     (lambda x: ops.matrix_norm(x), lambda a: np.linalg.norm(a, "fro", (-2, -1))),
     (lambda x: ops.matrix_norm(x, -INF, (0, 2), True),
      lambda a: np.linalg.norm(a, -INF, (0, 2), True)),
+    # the singular-value norms (Svd)
+    (lambda x: ops.norm(x, "nuc", (0, 1)), lambda a: np.linalg.norm(a, "nuc", (0, 1))),
+    (lambda x: ops.norm(x, 2, (2, 1), True), lambda a: np.linalg.norm(a, 2, (2, 1), True)),
+    (lambda x: ops.matrix_norm(x, -2), lambda a: np.linalg.norm(a, -2, (-2, -1))),
 ]
 
 
@@ -136,7 +140,9 @@ def test_norm_dtype_casts_first():
     lambda x: ops.norm(x, INF, 1), lambda x: ops.norm(x, -INF, 1),
     lambda x: ops.norm(x, "fro", (0, 1)), lambda x: ops.norm(x, 1, (0, 1)),
     lambda x: ops.norm(x, -INF, (0, 1), True), lambda x: ops.vector_norm(x, 0.7, (0,)),
-], ids=["2", "1", "p", "inf", "-inf", "fro", "mat1", "mat-inf", "vector_norm_p"])
+    lambda x: ops.norm(x, "nuc", (0, 1)), lambda x: ops.matrix_norm(x, 2),
+], ids=["2", "1", "p", "inf", "-inf", "fro", "mat1", "mat-inf", "vector_norm_p", "nuc",
+        "mat2"])
 def test_norm_gradients_match_finite_differences(fn):
     x = RNG.standard_normal((3, 4)) + 0.1      # away from 0 (|x| is not smooth there)
     x = x + np.arange(12).reshape(3, 4) * 1e-3    # ties of max / min broken
@@ -161,10 +167,6 @@ def test_norm_gradients_match_finite_differences(fn):
      r"For 'einsum', the output 'ij' of '...ij->ij' should hold '...'"),
     (lambda: ops.einsum("ij,jk", Tensor(I1), Tensor(W)), TypeError,
      r"For 'einsum', the operands should have one dtype"),
-    (lambda: ops.norm(Tensor(A), "nuc", (0, 1)), NotImplementedError,
-     r"For 'norm', the matrix norm ord='nuc' needs singular values"),
-    (lambda: ops.norm(Tensor(A), 2, (0, 1)), NotImplementedError, r"For 'norm', the matrix norm"),
-    (lambda: ops.matrix_norm(Tensor(A), -2), NotImplementedError, r"For 'matrix_norm'"),
     (lambda: ops.norm(Tensor(A), "fro", 1), TypeError,
      r"For 'norm', the 'ord' of a vector norm should be"),
     (lambda: ops.norm(Tensor(A), 3, (0, 1)), ValueError,

@@ -28,6 +28,9 @@ STOPPED = {"StopGradient"}
 RANDOM = {"Dropout"}
 #: ops whose domain is the positive reals (their float inputs are drawn there)
 POSITIVE = {"Log", "Sqrt", "Rsqrt", "Pow", "BatchNorm"}
+#: backward rules that refuse some attributes and shapes with a ValueError naming the op and
+#: saying so (the complete factorisations' extra columns are not functions of x): skipped
+REFUSED = {"Qr": "the gradient needs", "Svd": "the gradient needs"}
 MAX_ELEMENTS = 120
 EPS = 1e-6
 
@@ -99,7 +102,12 @@ def _check_gradient(prim, args: tuple, every: bool, seed: int) -> None:
     weights = {k: rng.standard_normal(outs[k].shape) for k in floats}
     loss = _loss(prim, args, where, weights)
     f = ms.grad(loss, tuple(range(len(xs))))
-    eager = f(*[Tensor(x) for x in xs])
+    try:
+        eager = f(*[Tensor(x) for x in xs])
+    except ValueError as e:
+        if f"For '{prim.name}', {REFUSED.get(prim.name)}" in str(e):
+            return
+        raise
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         compiled = f(*[Tensor(x) for x in xs])

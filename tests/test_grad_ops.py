@@ -54,6 +54,11 @@ def batchnorm(training, fmt="NCHW"):
     return lambda x, s, b, m, v: ops.BatchNorm(training, 1e-3, 0.1, fmt)(x, s, b, m, v)
 
 
+def svd_squared(svd, x):
+    s, u, v = svd(x)
+    return s, u * u, v * v
+
+
 def dropout(x):
     """Dropout with the same mask at every call: the seed and draw counter restart."""
     ms.set_seed(4)
@@ -239,6 +244,34 @@ CASES = [
     Case("Tril", lambda x: ops.Tril()(x), [r(B, M, N)]),
     Case("Tril_diagonal", lambda x: ops.Tril(-1)(x), [r(M, N)]),
     Case("Triu", lambda x: ops.Triu(1)(x), [r(B, M, N)]),
+    # linalg_ops (well-conditioned matrices; Cholesky of b b^T + I, which is SPD)
+    Case("MatrixInverse", lambda x: ops.MatrixInverse()(x), [r(B, M, M) + 3 * np.eye(M)]),
+    Case("MatrixInverse_adjoint", lambda x: ops.MatrixInverse(True)(x), [r(M, M) + 3 * np.eye(M)]),
+    Case("MatrixDeterminant", lambda x: ops.MatrixDeterminant()(x), [r(B, M, M) + 2 * np.eye(M)]),
+    Case("LogMatrixDeterminant", lambda x: ops.LogMatrixDeterminant()(x),
+         [r(B, M, M) + 2 * np.eye(M)], outputs=(1,)),
+    Case("Cholesky", lambda b: ops.Cholesky()(ops.BatchMatMul(transpose_b=True)(b, b)
+                                              + Tensor(np.eye(M))), [r(B, M, M)]),
+    Case("Cholesky_upper", lambda b: ops.Cholesky(True)(ops.MatMul(transpose_b=True)(b, b)
+                                                        + Tensor(np.eye(M))), [r(M, M)]),
+    Case("MatrixSolve", lambda a, b: ops.MatrixSolve()(a, b), [r(B, M, M) + 3 * np.eye(M),
+                                                             r(B, M, N)]),
+    Case("MatrixSolve_adjoint", lambda a, b: ops.MatrixSolve(True)(a, b),
+         [r(M, M) + 3 * np.eye(M), r(M, N)]),
+    Case("MatrixTriangularSolve", lambda a, b: ops.MatrixTriangularSolve()(a, b),
+         [r(B, M, M) + 3 * np.eye(M), r(B, M, N)]),
+    Case("MatrixTriangularSolve_upper_adjoint",
+         lambda a, b: ops.MatrixTriangularSolve(False, True)(a, b),
+         [r(M, M) + 3 * np.eye(M), r(M, N)]),
+    Case("Qr", lambda x: ops.Qr()(x), [r(B, M + 2, M)], outputs=(0, 1)),
+    Case("Qr_square_full", lambda x: ops.Qr(True)(x), [r(M, M)], outputs=(0, 1)),
+    Case("Qr_wide", lambda x: ops.Qr()(x), [r(B, M, M + 2)], outputs=(0, 1)),
+    # the singular vectors enter squared: the loss does not depend on their signs
+    Case("Svd", lambda x: svd_squared(ops.Svd(), x), [r(B, M + 1, M)], outputs=(0, 1, 2)),
+    Case("Svd_wide", lambda x: svd_squared(ops.Svd(), x), [r(M, M + 2)], outputs=(0, 1, 2)),
+    Case("Svd_values", lambda x: ops.Svd(compute_uv=False)(x), [r(M + 1, M)]),
+    Case("MatrixExp", lambda x: ops.MatrixExp()(x), [r(B, M, M)]),
+    Case("MatrixExp_large", lambda x: ops.MatrixExp()(x), [4 * r(M, M)]),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

@@ -1,7 +1,7 @@
 """Vector and matrix norms, as `mindspore.ops` has them: norm, vector_norm, matrix_norm.
 Built from Abs, Square, Pow, Sqrt, NotEqual and the reductions, so they trace, shard (a
-split reduced dim is a partial sum / max) and differentiate. The matrix norms that need a
-singular value decomposition ('nuc', 2, -2) are refused with NotImplementedError."""
+split reduced dim is a partial sum / max) and differentiate. The matrix norms 'nuc', 2 and
+-2 are the sum, largest and smallest of the singular values (`Svd`)."""
 from __future__ import annotations
 
 import math
@@ -10,8 +10,9 @@ from typing import Any
 from msops.common import dtype as mstype
 from msops.common.tensor import check_tensor
 from msops.ops._dispatch import _prim
-from msops.primitives.array_ops import Reshape
+from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.elementwise_ops import NotEqual, Pow, Sqrt
+from msops.primitives.linalg_ops import Svd
 from msops.primitives.math_ops import Cast, ReduceMax, ReduceSum, Square
 from msops.primitives.reduce_ops import ReduceMin
 from msops.primitives.unary_ops import Abs
@@ -84,11 +85,14 @@ def _matrix(name: str, A: Any, ord: Any, dims: tuple, keepdim: bool) -> Any:
     if len(dims) != 2:
         raise ValueError(f"For '{name}', the 'dim' of a matrix norm should hold 2 dims, but "
                          f"got {len(dims)}.")
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"For '{name}', the matrix norm ord={ord!r} needs singular "
-                                  f"values (an SVD), which msops does not compute; use 'fro', "
-                                  f"1, -1, inf or -inf.")
     rows, cols = dims
+    if ord in ("nuc", 2, -2):
+        rest = tuple(i for i in range(len(A.shape)) if i not in dims)
+        values = _prim(Svd, False, False)(_prim(Transpose)(A, rest + (rows, cols)))[0]
+        reduce = ReduceSum if ord == "nuc" else ReduceMax if ord == 2 else ReduceMin
+        kept = tuple(1 if i in dims else n for i, n in enumerate(A.shape))
+        out = _prim(Reshape)(_prim(reduce)(values, -1), kept)
+        return _finish(A, out, tuple(sorted(dims)), keepdim)
     if ord is None or ord == "fro":
         out = _prim(Sqrt)(_prim(ReduceSum, True)(_prim(Square)(A), dims))
     elif ord in (1, -1, _INF, -_INF):

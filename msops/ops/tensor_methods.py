@@ -399,6 +399,28 @@ METHODS.update({n: _binary(n, a) for n, a in (
     ("le", "other"), ("hypot", "other"), ("xlogy", "other"), ("xdivy", "y"),
     ("logaddexp", "other"), ("logaddexp2", "other"), ("float_power", "exponent"),
     ("copysign", "other"), ("heaviside", "values"), ("fmax", "other"), ("fmin", "other"))})
+# linear algebra: the functional forms, self as their first argument
+METHODS.update({n: _unary(n) for n in ("inverse", "det", "slogdet", "logdet", "matrix_exp")})
+METHODS.update({n: _binary(n, a) for n, a in (("kron", "other"), ("inner", "other"),
+                                              ("mv", "vec"))})
+METHODS.update({
+    "matrix_power": lambda self, n: F.matrix_power(self, n),
+    "cholesky": lambda self, upper=False: F.cholesky(self, upper),
+    "cholesky_solve": lambda self, input2, upper=False: F.cholesky_solve(self, input2, upper),
+    "cholesky_inverse": lambda self, upper=False: F.cholesky_inverse(self, upper),
+    "svd": lambda self, full_matrices=False, compute_uv=True: F.svd(self, full_matrices,
+                                                                    compute_uv),
+    "cross": lambda self, other, dim=None: F.cross(self, other, dim),
+    "addmm": lambda self, mat1, mat2, *, beta=1, alpha=1: F.addmm(self, mat1, mat2, beta=beta,
+                                                                  alpha=alpha),
+    "addmv": lambda self, mat, vec, *, beta=1, alpha=1: F.addmv(self, mat, vec, beta=beta,
+                                                                alpha=alpha),
+    "addbmm": lambda self, b1, b2, *, beta=1, alpha=1: F.addbmm(self, b1, b2, beta=beta,
+                                                                alpha=alpha),
+    "baddbmm": lambda self, b1, b2, beta=1, alpha=1: F.baddbmm(self, b1, b2, beta, alpha),
+    "addr": lambda self, vec1, vec2, *, beta=1, alpha=1: F.addr(self, vec1, vec2, beta=beta,
+                                                                alpha=alpha),
+})
 METHODS.update({n: _cast_to(n, t) for n, t in (
     ("float", mstype.float32), ("half", mstype.float16), ("double", mstype.float64),
     ("int", mstype.int32), ("long", mstype.int64), ("bool", mstype.bool_))})

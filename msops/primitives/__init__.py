@@ -44,6 +44,8 @@ from msops.primitives.debug_ops import *  # noqa: F401,F403
 from msops.primitives import debug_ops as _debug
 from msops.primitives.scatter_ops import *  # noqa: F401,F403
 from msops.primitives import scatter_ops as _scatter
+from msops.primitives.linalg_ops import *  # noqa: F401,F403
+from msops.primitives import linalg_ops as _linalg
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
@@ -53,6 +55,7 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random, _reshard)
 COMPUTE_FAMILIES += (_triangle, _scatter)
+COMPUTE_FAMILIES += (_linalg,)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

@@ -1,0 +1,195 @@
+"""Linear-algebra functions with `mindspore.ops`' names: the functional forms of the
+linalg primitives (`inverse`, `det`, `slogdet`, `cholesky`, `matrix_solve`, `qr`, `svd`, ...)
+and what is made of them (`logdet`, `pinv`, `matrix_power`). Every input is a batch of
+matrices (..., m, n); each function is primitive calls, so it traces, differentiates and
+shards (batch dims) through their rules."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import validator
+from msops.common.tensor import Tensor, check_tensor
+from msops.ops._dispatch import _prim
+from msops.ops.array_func import matmul
+from msops.primitives.array_ops import Reshape, Transpose
+from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
+from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
+                                         MatrixExp, MatrixInverse, MatrixSolve,
+                                         MatrixTriangularSolve, Qr, Svd, check_square)
+from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
+                                       compute_dtype)
+
+__all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
+           "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
+           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp"]
+
+
+def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
+    """The functional form `api(input)` of the attribute-less primitive `cls`."""
+    def call(input: Any) -> Any:
+        check_tensor(api, "input", input)
+        return _prim(cls)(input)
+    call.__name__ = call.__qualname__ = api
+    call.__doc__ = doc
+    return call
+
+
+inverse = _one_matrix_op(MatrixInverse, "inverse", "The inverse of each matrix of input "
+                         "(..., n, n) (`MatrixInverse`).")
+det = _one_matrix_op(MatrixDeterminant, "det", "The determinant of each matrix of input "
+                     "(..., n, n) -> (...) (`MatrixDeterminant`).")
+matrix_determinant = _one_matrix_op(MatrixDeterminant, "matrix_determinant",
+                                    "`det` under its older name.")
+slogdet = _one_matrix_op(LogMatrixDeterminant, "slogdet", "(sign, log|det|) of each matrix "
+                         "of input (..., n, n) (`LogMatrixDeterminant`).")
+matrix_exp = _one_matrix_op(MatrixExp, "matrix_exp", "The matrix exponential of each matrix "
+                            "of input (..., n, n) (`MatrixExp`).")
+log_matrix_determinant = _one_matrix_op(LogMatrixDeterminant, "log_matrix_determinant",
+                                        "`slogdet` under its older name.")
+
+
+def logdet(input: Any) -> Tensor:
+    """log(det) of each matrix of input (..., n, n): NaN where the determinant is negative,
+    -inf where it is 0 (log|det| kept where the sign is not negative)."""
+    check_tensor("logdet", "input", input)
+    sign, log_abs = _prim(LogMatrixDeterminant)(input)
+    nan = Tensor(np.full((), np.nan, input.dtype.np_dtype))
+    negative = _prim(Greater)(Tensor(np.zeros((), input.dtype.np_dtype)), sign)
+    return _prim(Select)(negative, nan, log_abs)
+
+
+def cholesky(input_x: Any, upper: bool = False) -> Tensor:
+    """The Cholesky factor of each symmetric positive definite matrix of input_x: L lower
+    (A = L L^T) or, with `upper`, U (A = U^T U) (`Cholesky(upper)`)."""
+    check_tensor("cholesky", "input_x", input_x)
+    return _prim(Cholesky, upper)(input_x)
+
+
+def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:
+    """x with A x = input (..., n, k), given A's Cholesky factor input2 (..., n, n): lower L
+    (A = L L^T), or with `upper` U (A = U^T U); two triangular solves."""
+    api = "cholesky_solve"
+    check_tensor(api, "input", input)
+    check_tensor(api, "input2", input2)
+    validator.check_bool("upper", upper, api)
+    first = _prim(MatrixTriangularSolve, not upper, upper)(input2, input)
+    return _prim(MatrixTriangularSolve, not upper, not upper)(input2, first)
+
+
+def cholesky_inverse(input_x: Any, upper: bool = False) -> Tensor:
+    """The inverse of A from its Cholesky factor input_x (..., n, n): lower L (A = L L^T), or
+    with `upper` U (A = U^T U)."""
+    api = "cholesky_inverse"
+    check_tensor(api, "input_x", input_x)
+    n = check_square(api, "input_x", input_x.shape)
+    eye = _prim(Add)(_prim(ZerosLike)(input_x), Tensor(np.eye(n, dtype=input_x.dtype.np_dtype)))
+    return cholesky_solve(eye, input_x, upper)
+
+
+def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False) -> Tensor:
+    """x with matrix @ x = rhs (matrix^T with `adjoint`), matrix (..., n, n), rhs (..., n, k)
+    (`MatrixSolve(adjoint)`)."""
+    check_tensor("matrix_solve", "matrix", matrix)
+    check_tensor("matrix_solve", "rhs", rhs)
+    return _prim(MatrixSolve, adjoint)(matrix, rhs)
+
+
+def qr(input: Any, mode: str = "reduced") -> tuple:
+    """(Q, R) of each matrix of input (..., m, n): `mode` "reduced" gives Q (..., m, k) and
+    R (..., k, n) with k = min(m, n), "complete" Q (..., m, m) and R (..., m, n) (`Qr`)."""
+    check_tensor("qr", "input", input)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"For 'qr', the 'mode' should be 'reduced' or 'complete', but got "
+                         f"{mode!r}.")
+    return _prim(Qr, mode == "complete")(input)
+
+
+def svd(input: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """(s, u, v) with input = u diag(s) v^T for each matrix of input (..., m, n) (`Svd`); s
+    alone without `compute_uv`."""
+    check_tensor("svd", "input", input)
+    out = _prim(Svd, full_matrices, compute_uv)(input)
+    return out if compute_uv else out[0]
+
+
+def _matmul(x: Any, y: Any, transpose_b: bool = False) -> Tensor:
+    """x @ y for matrices or batches of one rank."""
+    cls = MatMul if len(x.shape) == 2 else BatchMatMul
+    return _prim(cls, False, transpose_b)(x, y)
+
+
+def _scale_columns(x: Any, v: Any) -> Tensor:
+    """x (..., m, k) with column j times v[..., j]."""
+    return _prim(Mul)(x, _prim(Reshape)(v, tuple(v.shape[:-1]) + (1, v.shape[-1])))
+
+
+def pinv(x: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of each matrix of x (..., m, n) -> (..., n, m), from
+    its SVD: v diag(1/s) u^T over the singular values above max(atol, rtol * s_max) (the
+    others count as 0). Without either tolerance, rtol = max(m, n) * eps of x's dtype (as
+    MindSpore); `hermitian` is accepted (the SVD serves symmetric x as well)."""
+    api = "pinv"
+    check_tensor(api, "x", x)
+    validator.check_bool("hermitian", hermitian, api)
+    if len(x.shape) < 2:
+        raise ValueError(f"For '{api}', the 'x' should be a matrix (..., m, n), but got shape "
+                         f"{list(x.shape)}.")
+    for arg, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                              or v < 0):
+            raise ValueError(f"For '{api}', the '{arg}' should be None or a number >= 0, but "
+                             f"got {v!r}.")
+    np_dtype = x.dtype.np_dtype
+    if rtol is None:
+        rtol = 0.0 if atol is not None else \
+            max(x.shape[-2:]) * float(np.finfo(compute_dtype(np_dtype)).eps)
+    if not min(x.shape[-2:]):                    # no singular values: the empty (..., n, m)
+        n = len(x.shape)
+        return _prim(Transpose)(x, tuple(range(n - 2)) + (n - 1, n - 2))
+    s, u, v = _prim(Svd, False, True)(x)
+    cutoff = _prim(ReduceMax, True)(s, -1) * Tensor(np.asarray(rtol, np_dtype))
+    if atol:
+        cutoff = _prim(Select)(_prim(Greater)(cutoff, Tensor(np.asarray(atol, np_dtype))),
+                               cutoff, Tensor(np.full(cutoff.shape, atol, np_dtype)))
+    kept = _prim(Greater)(s, cutoff)
+    one, zero = Tensor(np.ones((), np_dtype)), Tensor(np.zeros((), np_dtype))
+    # 1/s where kept; the division reads 1 elsewhere, so no inf reaches the gradient
+    inv_s = _prim(Select)(kept, _prim(RealDiv)(one, _prim(Select)(kept, s, one)), zero)
+    return _matmul(_scale_columns(v, inv_s), u, transpose_b=True)
+
+
+def lstsq(input: Any, A: Any) -> Tensor:
+    """The least-squares solution y of input (m, n) @ y = A (m, k) or (m,) (for m < n the
+    minimum-norm one): pinv(input) @ A, input of full rank."""
+    api = "lstsq"
+    check_tensor(api, "input", input)
+    check_tensor(api, "A", A)
+    if len(input.shape) != 2 or len(A.shape) not in (1, 2) or A.shape[0] != input.shape[0]:
+        raise ValueError(f"For '{api}', the 'A' should be (m, k) or (m,) beside the 2-D "
+                         f"'input' (m, n), but got shapes {list(input.shape)} and "
+                         f"{list(A.shape)}.")
+    return matmul(pinv(input), A)
+
+
+def matrix_power(input: Any, n: int) -> Tensor:
+    """input (..., m, m) to the integer power n by repeated squaring; n = 0 gives identities,
+    n < 0 powers of the inverse."""
+    api = "matrix_power"
+    check_tensor(api, "input", input)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"For '{api}', the 'n' should be an int, but got {type(n).__name__}.")
+    m = check_square(api, "input", input.shape)
+    if n == 0:
+        return _prim(Add)(_prim(ZerosLike)(input),
+                          Tensor(np.eye(m, dtype=input.dtype.np_dtype)))
+    base = _prim(MatrixInverse)(input) if n < 0 else input
+    result, k = None, abs(n)
+    while k:
+        if k & 1:
+            result = base if result is None else _matmul(result, base)
+        k >>= 1
+        if k:
+            base = _matmul(base, base)
+    return result

@@ -1,0 +1,63 @@
+"""The linalg primitives with their batch dims split (and MatrixSolve's right-hand-side
+columns) on 2/4 ranks equal the serial ops, forward and gradient, with no communication:
+each rank factorises its own whole matrices."""
+import numpy as np
+import pytest
+from parallel_oracle import check, comm_ops
+from test_functional_forms import Call
+from test_parallel_grad import check_grads
+
+from msops import Tensor, nn, ops
+from msops.communication import get_group_size
+
+RANKS = (2, 4)
+N = get_group_size()
+RNG = np.random.default_rng(12)
+X = Tensor((RNG.standard_normal((2 * N, 3, 3)) + 3 * np.eye(3)).astype(np.float32))
+RHS = Tensor(RNG.standard_normal((2 * N, 3, 2 * N)).astype(np.float32))
+
+
+class Weighted(nn.Cell):
+    """sum(op(*xs)[k] * w_k) over the op's float outputs: a scalar loss of all of them."""
+
+    def __init__(self, op, *xs):
+        super().__init__()
+        self.op, self.sum = op, ops.ReduceSum()
+        out, rng = op(*xs), np.random.default_rng(5)     # the same weights in every net
+        self.ws = [Tensor(rng.standard_normal(o.shape).astype(np.float32))
+                   for o in (out if isinstance(out, tuple) else (out,))]
+
+    def construct(self, *xs):
+        out = self.op(*xs)
+        outs = out if isinstance(out, tuple) else (out,)
+        total = self.sum(outs[0] * self.ws[0])
+        for o, w in zip(outs[1:], self.ws[1:]):
+            total = total + self.sum(o * w)
+        return total
+
+
+@pytest.mark.parametrize("make", [lambda: ops.MatrixInverse(),
+                                  lambda: ops.MatrixDeterminant(),
+                                  lambda: ops.LogMatrixDeterminant(),
+                                  lambda: ops.Cholesky(upper=True),
+                                  lambda: ops.Qr(), lambda: ops.MatrixExp()],
+                         ids=["inverse", "det", "slogdet", "cholesky", "qr", "exp"])
+def test_batch_split_equals_serial(make):
+    x = X
+    if "Cholesky" in type(make()).__name__:
+        a = X.asnumpy()
+        x = Tensor(a @ a.swapaxes(-1, -2))
+    op = lambda: make().shard(((N, 1, 1),))  # noqa: E731
+    graph = check(lambda: Call(op()), x, rtol=1e-4, atol=1e-4)
+    assert comm_ops(graph) == []
+    check_grads(lambda: Weighted(op(), x), x, positions=(0,), rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("strategy", [((N, 1, 1), (N, 1, 1)), ((1, 1, 1), (1, 1, N))],
+                         ids=["batch", "rhs-columns"])
+def test_matrix_solve_split_equals_serial(strategy):
+    op = lambda: ops.MatrixSolve().shard(strategy)  # noqa: E731
+    graph = check(lambda: Call(op()), X, RHS, rtol=1e-4, atol=1e-4)
+    assert comm_ops(graph) == []
+    check_grads(lambda: Weighted(op(), X, RHS), X, RHS, positions=(0, 1), rtol=1e-3,
+                atol=1e-4)
