@@ -229,6 +229,8 @@ FORMS = [
     ("linalg_matrix_norm", lambda x: mint.linalg.matrix_norm(x), (A,),
      np.sqrt((A * A).sum((-2, -1)))),
     ("linalg_norm", lambda x: mint.linalg.norm(x), (A,), np.sqrt((A * A).sum())),
+    ("linalg_inv", lambda x: mint.linalg.inv(x), (B[:, :3] + 3 * np.eye(3, dtype=np.float32),),
+     np.linalg.inv(B[:, :3].astype(np.float64) + 3 * np.eye(3))),
     # mint.nn.functional
     ("F.relu", lambda x: F.relu(x), (A,), np.maximum(A, 0)),
     ("F.gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (A,),
@@ -633,3 +635,13 @@ def test_every_public_name_is_documented_and_exported():
     names = mint.__all__ + F.__all__ + mint.nn.__all__ + mint.linalg.__all__
     missing = [n for n in names if not re.search(rf"(`|\b){n}\b", section)]
     assert missing == []
+
+
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_linalg_qr_factors_the_matrix(mode):
+    q, r = mint.linalg.qr(Tensor(B.T), mode)               # (4, 3)
+    k = 3 if mode == "reduced" else 4
+    assert q.shape == (4, k) and r.shape == (k, 3)
+    np.testing.assert_allclose(q.asnumpy() @ r.asnumpy(), B.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(q.asnumpy().T @ q.asnumpy(), np.eye(k), atol=1e-5)
+    np.testing.assert_array_equal(np.tril(r.asnumpy(), -1), 0)

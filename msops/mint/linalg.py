@@ -1,4 +1,4 @@
-"""`mindspore.mint.linalg`: the norms msops.ops has, with PyTorch's `dim` / `keepdim`."""
+"""`mindspore.mint.linalg`: the norms (PyTorch's `dim` / `keepdim`), `inv` and `qr`."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +7,17 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.ops import norm  # noqa: F401  (mint's signature already)
 
-__all__ = ["norm", "vector_norm", "matrix_norm"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "qr"]
+
+
+def inv(input: Any) -> Any:
+    """The inverse of each (..., n, n) matrix (`ops.inverse`)."""
+    return ops.inverse(input)
+
+
+def qr(A: Any, mode: str = "reduced") -> tuple:
+    """(Q, R) of each (..., m, n) matrix; mode 'reduced' or 'complete' (`ops.qr`)."""
+    return ops.qr(A, mode)
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
