@@ -44,6 +44,8 @@ from msops.primitives.debug_ops import *  # noqa: F401,F403
 from msops.primitives import debug_ops as _debug
 from msops.primitives.scatter_ops import *  # noqa: F401,F403
 from msops.primitives import scatter_ops as _scatter
+from msops.primitives.custom_ops import *  # noqa: F401,F403
+from msops.primitives import custom_ops as _custom
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
@@ -57,3 +59,6 @@ COMPUTE_FAMILIES += (_triangle, _scatter)
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
            + _neighbor.__all__ + _state.__all__ + _debug.__all__)
+# Custom (a user's function, checked against its declared inference at each call) is
+# checked on its own (tests/test_custom.py), not by the fixed-kernel contract tables
+__all__ += _custom.__all__
