@@ -182,6 +182,15 @@ CASES = [
     # triangle_ops
     (ops.Tril(1), (r(2, 3, 4, dtype=F16),)),
     (ops.Triu(-1), (np.arange(12, dtype=np.int64).reshape(3, 4) % 2 == 0,)),
+    # fft_ops
+    (ops.FFTN(s=(5,), dim=(1,)), (r(2, 3, 4),)),
+    (ops.IFFTN(norm="ortho"), (r(2, 3) + 1j * r(2, 3),)),
+    (ops.RFFTN(dim=(0, 2)), (r(4, 2, 5, dtype=F16),)),
+    (ops.IRFFTN(s=(6,)), ((r(3, 4) + 1j * r(3, 4)).astype(np.complex64),)),
+    (ops.HFFT(n=5, dim=0), (r(3, 2) + 1j * r(3, 2),)),
+    (ops.IHFFT(), (np.arange(6, dtype=np.int32),)),
+    (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    (ops.Imag(), (r(2, 3),)),
 ]
 
 

@@ -44,6 +44,8 @@ from msops.primitives.debug_ops import *  # noqa: F401,F403
 from msops.primitives import debug_ops as _debug
 from msops.primitives.scatter_ops import *  # noqa: F401,F403
 from msops.primitives import scatter_ops as _scatter
+from msops.primitives.fft_ops import *  # noqa: F401,F403
+from msops.primitives import fft_ops as _fft
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
@@ -55,6 +57,7 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random, _reshard)
 COMPUTE_FAMILIES += (_triangle, _scatter)
+COMPUTE_FAMILIES += (_fft,)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
