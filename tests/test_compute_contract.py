@@ -189,6 +189,8 @@ CASES = [
     (ops.IRFFTN(s=(6,)), ((r(3, 4) + 1j * r(3, 4)).astype(np.complex64),)),
     (ops.HFFT(n=5, dim=0), (r(3, 2) + 1j * r(3, 2),)),
     (ops.IHFFT(), (np.arange(6, dtype=np.int32),)),
+    (ops.HFFTN(dim=(0, 1)), (r(2, 3) + 1j * r(2, 3),)),
+    (ops.IHFFTN(s=(3, 4)), (r(2, 2, 5),)),
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
 ]

@@ -1,5 +1,5 @@
 """The Fourier transforms (msops.primitives.fft_ops, msops.ops.fft_func): values against
-np.fft eager and compiled, MindSpore's dtypes, argument errors, and gradients of complex
+np.fft (scipy.fft for the n-d Hermitian ones, which numpy lacks) eager and compiled, MindSpore's dtypes, argument errors, and gradients of complex
 and real inputs against central finite differences of a numpy loss (the gradient of a
 complex x is dL/dRe(x) + i dL/dIm(x)). Their rows in test_compute_contract.py and
 test_grad_ops.py check the kernel contract and the real-input paths too."""
@@ -10,6 +10,8 @@ import msops as ms
 from msops import Tensor, ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
+
+SCIPY = pytest.importorskip("scipy.fft")     # the n-d Hermitian transforms' reference
 
 RNG = np.random.default_rng(41)
 
@@ -53,6 +55,11 @@ FORMS = [  # (name, msops call, input, numpy reference)
     ("hfft_n", lambda t: ops.hfft(t, 5, 0, "ortho"), H, np.fft.hfft(H, 5, 0, "ortho")),
     ("ihfft", lambda t: ops.ihfft(t), X, np.fft.ihfft(X)),
     ("ihfft_n", lambda t: ops.ihfft(t, 4, 1), X, np.fft.ihfft(X, 4, 1)),
+    ("hfft2", lambda t: ops.hfft2(t), H, SCIPY.hfft2(H)),
+    ("hfftn_s", lambda t: ops.hfftn(t, (2, 5), norm="ortho"), H,
+     SCIPY.hfftn(H, (2, 5), norm="ortho")),
+    ("ihfft2", lambda t: ops.ihfft2(t, dim=(0, 2)), X, SCIPY.ihfft2(X, axes=(0, 2))),
+    ("ihfftn", lambda t: ops.ihfftn(t, norm="forward"), X, SCIPY.ihfftn(X, norm="forward")),
     ("fftshift", lambda t: ops.fftshift(t), Z, np.fft.fftshift(Z)),
     ("fftshift_dim", lambda t: ops.fftshift(t, (0, 2)), X, np.fft.fftshift(X, (0, 2))),
     ("ifftshift", lambda t: ops.ifftshift(t, -1), X, np.fft.ifftshift(X, -1)),
@@ -158,6 +165,12 @@ GRADS = [  # (name, msops call, numpy reference, input)
     ("ihfft", lambda t: ops.ihfft(t), np.fft.ihfft, r(2, 6)),
     ("ihfft_n", lambda t: ops.ihfft(t, 5, 0, "ortho"), lambda v: np.fft.ihfft(v, 5, 0, "ortho"),
      r(4, 3)),
+    ("hfft2", lambda t: ops.hfft2(t, (3, 5)), lambda v: SCIPY.hfft2(v, (3, 5)), c(2, 3)),
+    ("hfftn", lambda t: ops.hfftn(t, norm="ortho"), lambda v: SCIPY.hfftn(v, norm="ortho"),
+     c(2, 2, 3)),
+    ("ihfft2", lambda t: ops.ihfft2(t), SCIPY.ihfft2, r(3, 4)),
+    ("ihfftn", lambda t: ops.ihfftn(t, (4, 5), (0, 1), "forward"),
+     lambda v: SCIPY.ihfftn(v, (4, 5), (0, 1), "forward"), r(3, 6)),
     ("fftshift", lambda t: ops.fftshift(t), np.fft.fftshift, c(3, 4)),
     ("real", lambda t: ops.real(t), np.real, c(3)),
     ("imag", lambda t: ops.imag(t), np.imag, c(3)),

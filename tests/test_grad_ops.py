@@ -311,6 +311,9 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("IRFFTN", lambda x: ops.IRFFTN(s=(6,))(x), [r(B, 3)]),
           Case("HFFT", lambda x: ops.HFFT(5, 0, "forward")(x), [r(4, B)]),
           Case("IHFFT", lambda x: _parts(ops.IHFFT(6)(x)), [r(B, 4)], outputs=(0, 1)),
+          Case("HFFTN", lambda x: ops.HFFTN(s=(3, 4))(x), [r(B, 2, 3)]),
+          Case("IHFFTN", lambda x: _parts(ops.IHFFTN(dim=(0, 1), norm="ortho")(x)), [r(3, 5)],
+               outputs=(0, 1)),
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)])]
 

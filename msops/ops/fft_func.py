@@ -1,7 +1,7 @@
 """Fourier transforms as `mindspore.ops` spells them: fft, ifft, fft2, ifft2, fftn, ifftn,
-rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft (each one primitive of
-msops.primitives.fft_ops), fftshift / ifftshift (rolls), fftfreq / rfftfreq (constants),
-and the complex parts real / imag."""
+rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn (each
+one primitive of msops.primitives.fft_ops), fftshift / ifftshift (rolls), fftfreq /
+rfftfreq (constants), and the complex parts real / imag."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,10 +12,11 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.slice_func import roll
-from msops.primitives.fft_ops import FFTN, HFFT, IFFTN, IHFFT, IRFFTN, RFFTN, Imag, Real
+from msops.primitives.fft_ops import (FFTN, HFFT, HFFTN, IFFTN, IHFFT, IHFFTN, IRFFTN, RFFTN,
+                                      Imag, Real)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift", "fftfreq", "rfftfreq",
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq",
            "real", "imag"]
 
 
@@ -117,6 +118,26 @@ def ihfft(input: Any, n: int | None = None, dim: int = -1, norm: str | None = No
     """The one-sided inverse DFT of a real signal (the inverse of hfft)."""
     check_tensor("ihfft", "input", input)
     return _prim(IHFFT, _one("ihfft", "n", n), _one("ihfft", "dim", dim), norm)(input)
+
+
+def hfft2(input: Any, s: Any = None, dim: Any = (-2, -1), norm: str | None = None) -> Any:
+    """The 2-d hfft: the real DFT of a Hermitian signal given by its one-sided half."""
+    return _call(HFFTN, "hfft2", input, s, dim, norm)
+
+
+def ihfft2(input: Any, s: Any = None, dim: Any = (-2, -1), norm: str | None = None) -> Any:
+    """The 2-d ihfft: the one-sided inverse DFT of a real signal."""
+    return _call(IHFFTN, "ihfft2", input, s, dim, norm)
+
+
+def hfftn(input: Any, s: Any = None, dim: Any = None, norm: str | None = None) -> Any:
+    """The n-d hfft over `dim`."""
+    return _call(HFFTN, "hfftn", input, s, dim, norm)
+
+
+def ihfftn(input: Any, s: Any = None, dim: Any = None, norm: str | None = None) -> Any:
+    """The n-d ihfft over `dim`."""
+    return _call(IHFFTN, "ihfftn", input, s, dim, norm)
 
 
 def _shift(name: str, input: Any, dim: Any, sign: int) -> Any:

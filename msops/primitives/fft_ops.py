@@ -1,5 +1,5 @@
-"""Discrete Fourier transforms over np.fft: FFTN, IFFTN, RFFTN, IRFFTN, HFFT, IHFFT, and the
-complex parts Real and Imag.
+"""Discrete Fourier transforms over np.fft: FFTN, IFFTN, RFFTN, IRFFTN, HFFTN, IHFFTN (and
+their one-dim HFFT, IHFFT), and the complex parts Real and Imag.
 
 Each transform is a (real-)linear map applied over the dims `dim`, after each of them is
 cropped or zero-padded to its signal size `s` (numpy's and MindSpore's rule). Integer and
@@ -32,7 +32,8 @@ from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["FFTN", "IFFTN", "RFFTN", "IRFFTN", "HFFT", "IHFFT", "Real", "Imag"]
+__all__ = ["FFTN", "IFFTN", "RFFTN", "IRFFTN", "HFFTN", "IHFFTN", "HFFT", "IHFFT", "Real",
+           "Imag"]
 
 NORMS = ("backward", "forward", "ortho")
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -76,14 +77,13 @@ class _FFT(PrimitiveWithInfer):
     """A transform over `dim` at signal sizes `s`, normalized by `norm` (family base).
 
     Subclasses set `in_types`, `out_real` (a real output), `half_in` / `half_out` (the last
-    transformed dim is a one-sided spectrum on the way in / out), `one_dim` (HFFT/IHFFT:
-    `n`, an int dim), and `_forward` / `_adjoint` (numpy)."""
+    transformed dim is a one-sided spectrum on the way in / out), and `_forward` /
+    `_adjoint` (numpy: the transform of the resized input, and its adjoint)."""
 
     in_types: tuple = _ANY
     out_real = False
     half_in = False
     half_out = False
-    one_dim = False
 
     @prim_attr_register
     def __init__(self, s: Any = None, dim: Any = None, norm: str | None = None) -> None:
@@ -218,6 +218,7 @@ class RFFTN(_FFT):
         return np.fft.rfftn(x, axes=d, norm=self.mode)
 
     def _adjoint(self, dy, d, sizes):
+        # irfftn counts the bins of a conjugate pair twice: halve them first
         w = _twice_weights(dy.shape[d[-1]], sizes[-1], dy.ndim, d[-1], dy.real.dtype)
         return np.fft.irfftn(dy / w, s=sizes, axes=d, norm=_SWAP[self.mode])
 
@@ -238,10 +239,41 @@ class IRFFTN(_FFT):
                                      spec.real.dtype)
 
 
+class HFFTN(_FFT):
+    """`HFFTN(s=None, dim=None, norm=None)(input)`: the real DFT of a signal with Hermitian
+    symmetry given by its one-sided half (last dim: s[-1] samples out, default
+    2 * (size - 1)): irfftn of its conjugate, normalized the other way (ops.hfft2, hfftn)."""
+
+    out_real = True
+    half_in = True
+
+    def _forward(self, x, d, sizes):
+        return np.fft.irfftn(np.conj(x), s=sizes, axes=d, norm=_SWAP[self.mode])
+
+    def _adjoint(self, dy, d, sizes):
+        spec = np.fft.rfftn(dy, axes=d, norm=self.mode)
+        return np.conj(spec * _twice_weights(spec.shape[d[-1]], sizes[-1], dy.ndim, d[-1],
+                                             spec.real.dtype))
+
+
+class IHFFTN(_FFT):
+    """`IHFFTN(s=None, dim=None, norm=None)(input)`: the one-sided inverse DFT of a real
+    signal, the inverse of HFFTN (ops.ihfft2, ihfftn)."""
+
+    in_types = _REAL
+    half_out = True
+
+    def _forward(self, x, d, sizes):
+        return np.conj(np.fft.rfftn(x, axes=d, norm=_SWAP[self.mode]))
+
+    def _adjoint(self, dy, d, sizes):
+        # irfftn counts the bins of a conjugate pair twice: halve them first
+        w = _twice_weights(dy.shape[d[-1]], sizes[-1], dy.ndim, d[-1], dy.real.dtype)
+        return np.fft.irfftn(np.conj(dy) / w, s=sizes, axes=d, norm=self.mode)
+
+
 class _OneDim(_FFT):
     """HFFT / IHFFT: `(n=None, dim=-1, norm=None)`, one dim."""
-
-    one_dim = True
 
     @prim_attr_register
     def __init__(self, n: int | None = None, dim: int = -1, norm: str | None = None) -> None:
@@ -257,35 +289,12 @@ class _OneDim(_FFT):
         self.s, self.dim = (None if n is None else (int(n),)), (int(dim),)
 
 
-class HFFT(_OneDim):
-    """`HFFT(n=None, dim=-1, norm=None)(input)`: the real spectrum of a signal with Hermitian
-    symmetry given by its one-sided half; n samples out (default 2 * (size - 1))."""
-
-    out_real = True
-    half_in = True
-
-    def _forward(self, x, d, sizes):
-        return np.fft.hfft(x, n=sizes[0], axis=d[0], norm=self.mode)
-
-    def _adjoint(self, dy, d, sizes):
-        spec = np.fft.rfft(dy, axis=d[0], norm=self.mode)
-        return np.conj(spec * _twice_weights(spec.shape[d[0]], sizes[0], dy.ndim, d[0],
-                                             spec.real.dtype))
+class HFFT(_OneDim, HFFTN):
+    """`HFFT(n=None, dim=-1, norm=None)(input)`: HFFTN over one dim (ops.hfft)."""
 
 
-class IHFFT(_OneDim):
-    """`IHFFT(n=None, dim=-1, norm=None)(input)`: the one-sided inverse DFT of a real signal
-    (n // 2 + 1 bins), the inverse of HFFT."""
-
-    in_types = _REAL
-    half_out = True
-
-    def _forward(self, x, d, sizes):
-        return np.fft.ihfft(x, n=sizes[0], axis=d[0], norm=self.mode)
-
-    def _adjoint(self, dy, d, sizes):
-        w = _twice_weights(dy.shape[d[0]], sizes[0], dy.ndim, d[0], dy.real.dtype)
-        return np.fft.irfft(np.conj(dy) / w, n=sizes[0], axis=d[0], norm=self.mode)
+class IHFFT(_OneDim, IHFFTN):
+    """`IHFFT(n=None, dim=-1, norm=None)(input)`: IHFFTN over one dim (ops.ihfft)."""
 
 
 @sharding_rule(_FFT)
