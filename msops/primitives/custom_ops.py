@@ -204,9 +204,9 @@ def custom_bprop(prim: Custom, inputs: list, out: Any, dout: Any, g: Any) -> tup
     return tuple(g.inline(run, list(inputs) + outs + douts))
 
 
-class DataType:
+class _DataType:
     """MindSpore's dtype/format pairs for `CustomRegOp` (names only: msops's kernels take
-    any dtype their function does)."""
+    any dtype their function does): `DataType.F32_Default == ("F32", "Default")`."""
 
     def __getattr__(self, name: str) -> tuple:
         if name.startswith("__"):
@@ -214,7 +214,7 @@ class DataType:
         return tuple(name.split("_", 1))
 
 
-DataType = DataType()  # noqa: F811  (one namespace object, as MindSpore's)
+DataType = _DataType()
 
 
 class CustomRegOp:

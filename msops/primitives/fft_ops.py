@@ -26,10 +26,11 @@ import numpy as np
 
 from msops.common import dtype as mstype
 from msops.common import validator
-from msops.primitives.lowering import out_spec, run_lowered
+from msops.primitives.lowering import run_lowered
 from msops.primitives.math_ops import Cast, Mul, UnaryElementwise, check_rank
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.rules import bprop, declare_without, sharding_rule
+from msops.primitives.shape_ops import _copied
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["FFTN", "IFFTN", "RFFTN", "IRFFTN", "HFFTN", "IHFFTN", "HFFT", "IHFFT", "Real",
@@ -159,16 +160,10 @@ class _FFT(PrimitiveWithInfer):
     kernel = run_lowered
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
         d, sizes = self.plan(in_abstracts[0].shape)
-
-        def transform(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-            if out is None:
-                out = np.empty(shape, dtype)
-            y = self._forward(_resize(x, d, self.in_sizes(sizes)), d, sizes)
-            np.copyto(out, y, casting="unsafe")
-            return out
-        return transform
+        # the copy rounds numpy's result to the output's dtype (same kind)
+        return _copied(out_abstract, lambda x: self._forward(
+            _resize(x, d, self.in_sizes(sizes)), d, sizes))
 
     def _forward(self, x: np.ndarray, d: tuple, sizes: tuple) -> np.ndarray:
         raise NotImplementedError
@@ -358,15 +353,7 @@ class _Part(UnaryElementwise):
         return _real_of(x_dtype) if x_dtype.kind == "complex" else x_dtype
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
-        shape, dtype = out_spec(out_abstract)
-        part = type(self)._np_op
-
-        def take(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-            if out is None:
-                out = np.empty(shape, dtype)
-            np.copyto(out, part(x))
-            return out
-        return take
+        return _copied(out_abstract, type(self)._np_op)
 
 
 class Real(_Part):
