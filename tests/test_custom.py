@@ -208,3 +208,9 @@ def test_sharding_whole_unless_a_batch_is_declared(world8):
                                          r"\(a Custom op's shard\(...\) declares dim 0 a batch "
                                          r"dim; only it may split\)"):
         Net(cube_op().shard(((1, 2),))).compile(x)
+    rows = ops.Custom(lambda x: x.sum(axis=0, keepdims=True), out_shape=lambda s: [1, s[1]],
+                      out_dtype=lambda d: d).shard(((8, 1),))
+    with pytest.raises(ValueError, match=r"input 0 dim 0 cannot be split \(shard\(...\) declares "
+                                         r"dim 0 a batch dim, but the inputs' and outputs' dim 0 "
+                                         r"differ \(\[\[16, 4\], \[1, 4\]\]\)\)"):
+        Net(rows).compile(x)

@@ -216,3 +216,18 @@ def test_second_order_through_the_adjoint():
     a = rows.T @ rows
     np.testing.assert_allclose(first(Tensor(x)).asnumpy(), 2 * a @ x, rtol=1e-10)
     np.testing.assert_allclose(ms.grad(second)(Tensor(x)).asnumpy(), 2 * a @ v, rtol=1e-10)
+
+
+def test_complex_tensor_methods():
+    """Tensor.real() / imag() as ops.real / imag; astype to a real dtype keeps the real part
+    without numpy's ComplexWarning."""
+    z = c(2, 3).astype(np.complex64)
+    t = Tensor(z)
+    np.testing.assert_array_equal(t.real().asnumpy(), z.real)
+    np.testing.assert_array_equal(t.imag().asnumpy(), z.imag)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = t.astype(ms.float32)
+    assert got.dtype == ms.float32
+    np.testing.assert_array_equal(got.asnumpy(), z.real)

@@ -171,6 +171,9 @@ def custom_spec(prim: Custom, ins: list, outs: list, consts: dict) -> DimSpec:
     whole = "its kernel is a user function: declare a batch dim 0 with shard(...) to split it"
     batched = declared and all(len(s) for s in list(ins) + list(outs)) and \
         len({s[0] for s in list(ins) + list(outs)}) == 1
+    if declared and not batched:
+        whole = ("shard(...) declares dim 0 a batch dim, but the inputs' and outputs' dim 0 "
+                 f"differ ({[list(s) for s in list(ins) + list(outs)]})")
     if batched:
         ins_l = tuple((_BATCH,) + l[1:] for l in ins_l)
         outs_l = tuple((_BATCH,) + l[1:] for l in outs_l)
