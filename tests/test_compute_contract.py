@@ -193,6 +193,7 @@ CASES = [
     (ops.IHFFTN(s=(3, 4)), (r(2, 2, 5),)),
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
+    (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
 ]
 
 

@@ -32,6 +32,7 @@ def pynative():
 
 
 X, Z, H = r(3, 4, 6), c(3, 4, 6), c(3, 4, 4)
+Z2, W2 = c(2, 3), c(3, 2)
 FORMS = [  # (name, msops call, input, numpy reference)
     ("fft", lambda t: ops.fft(t), Z, np.fft.fft(Z)),
     ("fft_n_dim", lambda t: ops.fft(t, 5, 1, "ortho"), Z, np.fft.fft(Z, 5, 1, "ortho")),
@@ -172,6 +173,19 @@ GRADS = [  # (name, msops call, numpy reference, input)
     ("ihfftn", lambda t: ops.ihfftn(t, (4, 5), (0, 1), "forward"),
      lambda v: SCIPY.ihfftn(v, (4, 5), (0, 1), "forward"), r(3, 6)),
     ("fftshift", lambda t: ops.fftshift(t), np.fft.fftshift, c(3, 4)),
+    ("conj", lambda t: ops.conj(t), np.conj, c(3)),
+    # holomorphic ops of complex values: dout times the conjugate derivative
+    ("mul", lambda t: t * Tensor(Z2), lambda v: v * Z2, c(2, 3)),
+    ("square", lambda t: ops.Square()(t), np.square, c(2, 3)),
+    ("matmul", lambda t: ops.MatMul()(t, Tensor(W2)), lambda v: v @ W2, c(2, 3)),
+    ("matmul_t", lambda t: ops.MatMul(True, True)(Tensor(W2), t),
+     lambda v: W2.T @ v.T, c(2, 3)),
+    ("div_x", lambda t: t / Tensor(Z2), lambda v: v / Z2, c(2, 3)),
+    ("div_y", lambda t: Tensor(Z2) / t, lambda v: Z2 / v, c(2, 3) + 2),
+    ("exp", lambda t: ops.exp(t), np.exp, c(2, 3) * 0.5),
+    ("log", lambda t: ops.log(t), np.log, c(2, 3) + 3),
+    ("spectral_filter", lambda t: ops.irfft(ops.rfft(t) * Tensor(Z2[0, :3]), 4),
+     lambda v: np.fft.irfft(np.fft.rfft(v) * Z2[0, :3], 4), r(2, 4)),
     ("real", lambda t: ops.real(t), np.real, c(3)),
     ("imag", lambda t: ops.imag(t), np.imag, c(3)),
 ]

@@ -315,7 +315,8 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("IHFFTN", lambda x: _parts(ops.IHFFTN(dim=(0, 1), norm="ortho")(x)), [r(3, 5)],
                outputs=(0, 1)),
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
-          Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)])]
+          Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
+          Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
 
 
 def _loss_fn(case, weights):

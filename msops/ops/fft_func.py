@@ -1,7 +1,7 @@
 """Fourier transforms as `mindspore.ops` spells them: fft, ifft, fft2, ifft2, fftn, ifftn,
 rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn (each
 one primitive of msops.primitives.fft_ops), fftshift / ifftshift (rolls), fftfreq /
-rfftfreq (constants), and the complex parts real / imag."""
+rfftfreq (constants), and the complex parts real / imag / conj."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,12 +12,13 @@ from msops.common import dtype as mstype
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.slice_func import roll
+from msops.primitives.math_ops import Conj
 from msops.primitives.fft_ops import (FFTN, HFFT, HFFTN, IFFTN, IHFFT, IHFFTN, IRFFTN, RFFTN,
                                       Imag, Real)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq",
-           "real", "imag"]
+           "real", "imag", "conj"]
 
 
 def _ints(name: str, arg: str, value: Any) -> tuple | None:
@@ -196,3 +197,9 @@ def imag(input: Any) -> Any:
     """The imaginary part of each element (a real input: zeros)."""
     check_tensor("imag", "input", input)
     return _prim(Imag)(input)
+
+
+def conj(input: Any) -> Any:
+    """The complex conjugate of each element (a real input: itself)."""
+    check_tensor("conj", "input", input)
+    return _prim(Conj)(input)
