@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from msops.communication import init, release
 from numeric import finite_differences
+from test_functional_forms import Call
 
 RNG = np.random.default_rng(31)
 
@@ -37,21 +38,12 @@ def cube_op(calls=None):
                       bprop=lambda x, out, dout: (3 * x * x * dout,))
 
 
-class Net(nn.Cell):
-    def __init__(self, op):
-        super().__init__()
-        self.op = op
-
-    def construct(self, *xs):
-        return self.op(*xs)
-
-
 def test_values_eager_and_compiled_kernel_runs_each_step():
     calls = []
     op, x = cube_op(calls), r(2, 3)
     np.testing.assert_allclose(op(Tensor(x)).asnumpy(), x ** 3)
     ms.set_context(mode=ms.GRAPH_MODE)
-    net = Net(op)
+    net = Call(op)
     graph = net.compile(Tensor(x))
     assert "Custom" in [n.op for n in graph.nodes]
     before = len(calls)
@@ -67,7 +59,7 @@ def test_declared_values_several_outputs_and_dtype_conversion():
     a, b = r(2, 3, dtype=np.float32), r(2, 3, dtype=np.float32)
     for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
         ms.set_context(mode=mode)
-        s, t = Net(op)(Tensor(a), Tensor(b))
+        s, t = Call(op)(Tensor(a), Tensor(b))
         assert s.dtype == ms.float32 and tuple(t.shape) == (2,)
         np.testing.assert_allclose(s.asnumpy(), np.sin(a) + b, rtol=1e-6)
         np.testing.assert_allclose(t.asnumpy(), a.sum(axis=1), rtol=1e-6)
@@ -168,12 +160,12 @@ def test_results_not_as_declared_are_errors_eager_and_compiled():
         with pytest.raises(ValueError, match=r"For 'Custom', the output 0 of 'func' <lambda> "
                                              r"should have the declared shape \[2, 3\], "
                                              r"but got \[6\]"):
-            Net(wrong_shape)(x)
+            Call(wrong_shape)(x)
         with pytest.raises(TypeError, match=r"should have the declared dtype Int32 \(or one "
                                             r"of its kind\), but got float64"):
-            Net(to_int)(x)
+            Call(to_int)(x)
         with pytest.raises(ValueError, match=r"should return 2 array\(s\)"):
-            Net(two)(x)
+            Call(two)(x)
 
 
 def test_reg_info_is_accepted_and_ignored():
@@ -198,19 +190,19 @@ def world8():
 def test_sharding_whole_unless_a_batch_is_declared(world8):
     ms.set_context(mode=ms.GRAPH_MODE)
     x = Tensor(r(16, 4, dtype=np.float32))
-    plain = Net(cube_op()).compile(x)
+    plain = Call(cube_op()).compile(x)
     node = next(n for n in plain.nodes if n.op == "Custom")
     assert tuple(node.shape) == (16, 4)                     # whole, not data-parallel split
-    declared = Net(cube_op().shard(((8, 1),))).compile(x)
+    declared = Call(cube_op().shard(((8, 1),))).compile(x)
     node = next(n for n in declared.nodes if n.op == "Custom")
     assert tuple(node.shape) == (2, 4)
     with pytest.raises(ValueError, match=r"For 'Custom', input 0 dim 1 cannot be split "
                                          r"\(a Custom op's shard\(...\) declares dim 0 a batch "
                                          r"dim; only it may split\)"):
-        Net(cube_op().shard(((1, 2),))).compile(x)
+        Call(cube_op().shard(((1, 2),))).compile(x)
     rows = ops.Custom(lambda x: x.sum(axis=0, keepdims=True), out_shape=lambda s: [1, s[1]],
                       out_dtype=lambda d: d).shard(((8, 1),))
     with pytest.raises(ValueError, match=r"input 0 dim 0 cannot be split \(shard\(...\) declares "
                                          r"dim 0 a batch dim, but the inputs' and outputs' dim 0 "
                                          r"differ \(\[\[16, 4\], \[1, 4\]\]\)\)"):
-        Net(rows).compile(x)
+        Call(rows).compile(x)
