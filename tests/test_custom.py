@@ -206,3 +206,29 @@ def test_sharding_whole_unless_a_batch_is_declared(world8):
                                          r"dim 0 a batch dim, but the inputs' and outputs' dim 0 "
                                          r"differ \(\[\[16, 4\], \[1, 4\]\]\)\)"):
         Call(rows).compile(x)
+
+
+def test_trains_a_parameter_in_a_compiled_step():
+    """A Custom op of a Parameter inside TrainOneStepCell: SGD moves w by -lr * the bprop's
+    gradient (column sums of x for sum(x * w))."""
+    from msops import Parameter, nn
+
+    class Scale(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(Tensor(np.ones(3, np.float32)), name="w")
+            self.op = ops.Custom(lambda x, w: x * w, lambda s, t: s, lambda d, e: d,
+                                 bprop=lambda x, w, out, dout: (dout * w, (dout * x).sum(0)))
+
+        def construct(self, x):
+            return self.op(x, self.w).sum()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Scale()
+    step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), 0.1))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.ones(3, np.float32)
+    for _ in range(2):
+        loss = step(Tensor(x))
+        np.testing.assert_allclose(loss.asnumpy(), (x * w).sum(), rtol=1e-6)
+        w = w - 0.1 * x.sum(0)
+        np.testing.assert_allclose(net.w.asnumpy(), w, rtol=1e-6)
