@@ -231,7 +231,7 @@ class _GradFunction:
         wrt += [weight_node(w) for w in self.weights or ()]
         differentiated = outputs[:1] if self.has_aux else outputs
         for k, o in enumerate(differentiated):
-            if not differentiable(o.dtype):
+            if not differentiable(o.dtype, ("float",)):      # a real loss
                 raise TypeError(f"For '{self.api}', the output {k} of '{name}' should be a "
                                 f"float Tensor to differentiate, but got {o.dtype}.")
         if self.sens_param:

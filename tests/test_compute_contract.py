@@ -194,6 +194,18 @@ CASES = [
     (ops.Svd(), (r(2, 3, 4),)),
     (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
     (ops.MatrixExp(), (r(2, 3, 3, dtype=F16),)),
+    # fft_ops
+    (ops.FFTN(s=(5,), dim=(1,)), (r(2, 3, 4),)),
+    (ops.IFFTN(norm="ortho"), (r(2, 3) + 1j * r(2, 3),)),
+    (ops.RFFTN(dim=(0, 2)), (r(4, 2, 5, dtype=F16),)),
+    (ops.IRFFTN(s=(6,)), ((r(3, 4) + 1j * r(3, 4)).astype(np.complex64),)),
+    (ops.HFFT(n=5, dim=0), (r(3, 2) + 1j * r(3, 2),)),
+    (ops.IHFFT(), (np.arange(6, dtype=np.int32),)),
+    (ops.HFFTN(dim=(0, 1)), (r(2, 3) + 1j * r(2, 3),)),
+    (ops.IHFFTN(s=(3, 4)), (r(2, 2, 5),)),
+    (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    (ops.Imag(), (r(2, 3),)),
+    (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
 ]
 
 

@@ -330,6 +330,28 @@ CASES += [Case("UniformReal", seeded(lambda: ops.UniformReal(seed=2)((3, 4))), [
                                                              Tensor(np.int32(4)))), [r(3, 4)])]
 
 
+
+def _parts(y):
+    """The real and imaginary parts of a transform's output: a real loss of both."""
+    return ops.Real()(y), ops.Imag()(y)
+
+
+CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], outputs=(0, 1)),
+          Case("IFFTN", lambda x: _parts(ops.IFFTN(dim=(0,), norm="ortho")(x)), [r(3, B)],
+               outputs=(0, 1)),
+          Case("RFFTN", lambda x: _parts(ops.RFFTN(dim=(0, 2))(x)), [r(4, B, 5)],
+               outputs=(0, 1)),
+          Case("IRFFTN", lambda x: ops.IRFFTN(s=(6,))(x), [r(B, 3)]),
+          Case("HFFT", lambda x: ops.HFFT(5, 0, "forward")(x), [r(4, B)]),
+          Case("IHFFT", lambda x: _parts(ops.IHFFT(6)(x)), [r(B, 4)], outputs=(0, 1)),
+          Case("HFFTN", lambda x: ops.HFFTN(s=(3, 4))(x), [r(B, 2, 3)]),
+          Case("IHFFTN", lambda x: _parts(ops.IHFFTN(dim=(0, 1), norm="ortho")(x)), [r(3, 5)],
+               outputs=(0, 1)),
+          Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
+          Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
+          Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
+
+
 def _loss_fn(case, weights):
     reduce_sum, mul = ops.ReduceSum(), ops.Mul()
 

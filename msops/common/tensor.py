@@ -134,7 +134,11 @@ class Tensor:
         return func(*_as_arrays(args), **_as_arrays(kwargs))
 
     def astype(self, dtype: mstype.Type) -> "Tensor":
-        return Tensor(self._data.astype(mstype.dtype_to_nptype(dtype)))
+        """This tensor's values as `dtype` (complex to real keeps the real part, as Cast)."""
+        data, to = self._data, mstype.dtype_to_nptype(dtype)
+        if np.iscomplexobj(data) and not np.issubdtype(to, np.complexfloating):
+            data = data.real
+        return Tensor(data.astype(to))
 
     def copy(self) -> "Tensor":
         return Tensor._wrap(self._data.copy())

@@ -31,11 +31,12 @@ from msops.primitives.rules import reason_without, rule_of
 __all__ = ["differentiate", "differentiable"]
 
 
-def differentiable(dtype: Any) -> bool:
-    """Whether values of `dtype` (a Type, or a tuple of them) carry gradients: floats."""
+def differentiable(dtype: Any, kinds: tuple = ("float", "complex")) -> bool:
+    """Whether values of `dtype` (a Type, or a tuple of them) carry gradients: floats and
+    complex numbers (of a real loss: dL/dRe + i dL/dIm, see primitives/fft_ops.py)."""
     if isinstance(dtype, tuple):
-        return any(differentiable(d) for d in dtype)
-    return getattr(dtype, "kind", None) == "float"
+        return any(differentiable(d, kinds) for d in dtype)
+    return getattr(dtype, "kind", None) in kinds
 
 
 class _Gradients:

@@ -393,6 +393,7 @@ METHODS.update({n: _unary(n) for n in (
     "abs", "exp", "log", "sqrt", "square", "neg", "sign", "erf", "sigmoid", "tanh", "relu",
     "round", "floor", "ceil", "isnan", "trunc", "frac", "sinc", "deg2rad", "rad2deg", "log2",
     "log10", "exp2", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh")})
+METHODS.update({n: _unary(n) for n in ("real", "imag", "conj")})
 METHODS.update({n: _binary(n, a) for n, a in (
     ("pow", "exponent"), ("matmul", "tensor2"), ("add", "other"), ("sub", "y"), ("mul", "value"),
     ("equal", "other"), ("ne", "other"), ("gt", "other"), ("ge", "other"), ("lt", "other"),

@@ -46,6 +46,10 @@ from msops.primitives.scatter_ops import *  # noqa: F401,F403
 from msops.primitives import scatter_ops as _scatter
 from msops.primitives.linalg_ops import *  # noqa: F401,F403
 from msops.primitives import linalg_ops as _linalg
+from msops.primitives.fft_ops import *  # noqa: F401,F403
+from msops.primitives import fft_ops as _fft
+from msops.primitives.custom_ops import *  # noqa: F401,F403
+from msops.primitives import custom_ops as _custom
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
 
 #: the compute families (each module's __all__ is its ops): tests check each op's rules and
@@ -55,8 +59,11 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
                     _norm, _conv, _pool, _prelu, _unary, _stack, _scan, _sort, _piecewise,
                     _transcendental, _arith, _activation_ext, _random, _reshard)
 COMPUTE_FAMILIES += (_triangle, _scatter)
-COMPUTE_FAMILIES += (_linalg,)
+COMPUTE_FAMILIES += (_linalg, _fft)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
            + _neighbor.__all__ + _state.__all__ + _debug.__all__)
+# Custom (a user's function, checked against its declared inference at each call) is
+# checked on its own (tests/test_custom.py), not by the fixed-kernel contract tables
+__all__ += _custom.__all__

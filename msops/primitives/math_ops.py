@@ -26,6 +26,7 @@ from msops.primitives.sharding import DimSpec, broadcast_letters, dims
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
            "Exp", "Log", "Equal", "ReduceSum", "ReduceMean", "ReduceMax", "AddN", "Cast"]
+__all__ += ["Conj"]
 
 #: dtypes of the arithmetic ops (no bool, no string)
 arith_types = mstype.int_type + mstype.uint_type + mstype.float_type + mstype.complex_type
@@ -284,6 +285,19 @@ class UnaryElementwise(_Elementwise):
 
     def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
         return ufunc_kernel(type(self)._np_op, out_abstract, 1)
+
+
+class Conj(UnaryElementwise):
+    """The complex conjugate element-wise (a real input: itself)."""
+
+    _np_op = np.conjugate
+
+
+def conj_of(g: Any, node: Any) -> Any:
+    """`node` conjugated when complex, else itself: a holomorphic op's backward multiplies
+    dout by the conjugate of its derivative (the gradient of a complex z for a real loss is
+    dL/dRe(z) + i dL/dIm(z))."""
+    return g.apply(Conj(), [node]) if node.dtype.kind == "complex" else node
 
 
 class Neg(UnaryElementwise):
@@ -658,7 +672,7 @@ def broadcast_to(g: Any, v: Any, shape: Sequence[int]) -> Any:
 def matmul_bprop(prim: _MatMulBase, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """d(a @ b): dout @ b^T and a^T @ dout, with the forward's transposes folded into the
     products' flags; batch dims a broadcast added are summed away."""
-    a, b = inputs
+    a, b = conj_of(g, inputs[0]), conj_of(g, inputs[1])
 
     def mm(ta: bool, tb: bool, x: Any, y: Any) -> Any:
         return g.apply(type(prim)(transpose_a=ta, transpose_b=tb), [x, y])
@@ -671,7 +685,7 @@ def matmul_bprop(prim: _MatMulBase, inputs: list, out: Any, dout: Any, g: Any) -
         da, db = mm(False, True, b, dout), mm(False, False, a, dout)
     else:
         da, db = mm(True, True, b, dout), mm(True, True, dout, a)
-    return sum_to(g, da, a.shape), sum_to(g, db, b.shape)
+    return sum_to(g, da, inputs[0].shape), sum_to(g, db, inputs[1].shape)
 
 
 @bprop(Add)
@@ -689,16 +703,16 @@ def sub_bprop(prim: Sub, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
 @bprop(Mul)
 def mul_bprop(prim: Mul, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, y = inputs
-    return (sum_to(g, g.apply(Mul(), [dout, y]), x.shape),
-            sum_to(g, g.apply(Mul(), [dout, x]), y.shape))
+    return (sum_to(g, g.apply(Mul(), [dout, conj_of(g, y)]), x.shape),
+            sum_to(g, g.apply(Mul(), [dout, conj_of(g, x)]), y.shape))
 
 
 @bprop(RealDiv)
 def real_div_bprop(prim: RealDiv, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """d(x / y): dout / y, and -(dout / y) * out for y."""
     x, y = inputs
-    dx = g.apply(RealDiv(), [dout, y])
-    dy = g.apply(Neg(), [g.apply(Mul(), [dx, out])])
+    dx = g.apply(RealDiv(), [dout, conj_of(g, y)])
+    dy = g.apply(Neg(), [g.apply(Mul(), [dx, conj_of(g, out)])])
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
 
 
@@ -709,18 +723,24 @@ def neg_bprop(prim: Neg, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
 
 @bprop(Square)
 def square_bprop(prim: Square, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    x = inputs[0]
+    x = conj_of(g, inputs[0])
     return (g.apply(Mul(), [dout, g.apply(Mul(), [x, scalar(g, 2, x.dtype)])]),)
 
 
 @bprop(Exp)
 def exp_bprop(prim: Exp, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    return (g.apply(Mul(), [dout, out]),)
+    return (g.apply(Mul(), [dout, conj_of(g, out)]),)
 
 
 @bprop(Log)
 def log_bprop(prim: Log, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    return (g.apply(RealDiv(), [dout, inputs[0]]),)
+    return (g.apply(RealDiv(), [dout, conj_of(g, inputs[0])]),)
+
+
+@bprop(Conj)
+def conj_bprop(prim: Conj, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Conjugation is real-linear and its own adjoint: conj(dout)."""
+    return (conj_of(g, dout),)
 
 
 @bprop(Equal)
