@@ -90,7 +90,16 @@ def _rule(node: Node) -> Any:
         reason = reason_without("bprop", node.prim) or "none is registered"
         raise NotImplementedError(f"For '{node.prim.name}', there is no backward rule: "
                                   f"{reason}.{_where(node)}")
+    if not getattr(node.prim, "complex_grad", False) and _has_complex(node):
+        raise NotImplementedError(f"For '{node.prim.name}', the gradient through complex values "
+                                  f"is not implemented (its backward rule is written for real "
+                                  f"ones).{_where(node)}")
     return rule
+
+
+def _has_complex(node: Node) -> bool:
+    """Whether a complex value enters or leaves `node`."""
+    return any(differentiable(n.dtype, ("complex",)) for n in (node, *node.inputs))
 
 
 class _At:

@@ -68,7 +68,7 @@ declare_without("sharding", TupleGetItem, MakeTuple,
                        "its inputs' layouts through it")
 
 
-@bprop(TupleGetItem)
+@bprop(TupleGetItem, complex_values=True)
 def tuple_getitem_bprop(prim: TupleGetItem, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout reaches output `index` of the tuple; its other outputs get none from here."""
     grads = [None] * len(inputs[0].dtype)
@@ -76,7 +76,7 @@ def tuple_getitem_bprop(prim: TupleGetItem, inputs: list, out: Any, dout: Any, g
     return grads, None
 
 
-@bprop(MakeTuple)
+@bprop(MakeTuple, complex_values=True)
 def make_tuple_bprop(prim: MakeTuple, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     """Each packed tensor gets its element's gradient."""
     return tuple(dout)

@@ -443,28 +443,28 @@ declare_without("sharding", StridedSliceGrad,
 
 
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
-@bprop(Identity)
+@bprop(Identity, complex_values=True)
 def identity_bprop(prim: Identity, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (dout,)
 
 
-@bprop(StopGradient)
+@bprop(StopGradient, complex_values=True)
 def stop_gradient_bprop(prim: StopGradient, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (None,)
 
 
-@bprop(Reshape)
+@bprop(Reshape, complex_values=True)
 def reshape_bprop(prim: Reshape, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))]), None
 
 
-@bprop(Flatten)
+@bprop(Flatten, complex_values=True)
 def flatten_bprop(prim: Flatten, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout reshaped back to x's shape."""
     return (g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))]),)
 
 
-@bprop(Transpose)
+@bprop(Transpose, complex_values=True)
 def transpose_bprop(prim: Transpose, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Transposed back by the inverse permutation."""
     perm = prim._perm(len(inputs[0].shape), inputs[1].value)
@@ -472,7 +472,7 @@ def transpose_bprop(prim: Transpose, inputs: list, out: Any, dout: Any, g: Any) 
     return g.apply(Transpose(), [dout, g.add_const(inverse)]), None
 
 
-@bprop(Concat)
+@bprop(Concat, complex_values=True)
 def concat_bprop(prim: Concat, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Each joined tensor gets its own slice of dout along the axis."""
     shapes = inputs[0].shape
@@ -489,7 +489,7 @@ def concat_bprop(prim: Concat, inputs: list, out: Any, dout: Any, g: Any) -> tup
     return (grads,)
 
 
-@bprop(Split)
+@bprop(Split, complex_values=True)
 def split_bprop(prim: Split, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     """The parts' gradients joined along the axis."""
     return (g.apply(Concat(prim.axis), [g.make_tuple(dout)]),)
@@ -500,7 +500,7 @@ def _slice_masks(prim: Any) -> dict:
                                           "new_axis_mask", "shrink_axis_mask")}
 
 
-@bprop(StridedSlice)
+@bprop(StridedSlice, complex_values=True)
 def strided_slice_bprop(prim: StridedSlice, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout written into zeros of x's shape where the slice read."""
     x, begin, end, strides = inputs
@@ -509,7 +509,7 @@ def strided_slice_bprop(prim: StridedSlice, inputs: list, out: Any, dout: Any, g
     return dx, None, None, None
 
 
-@bprop(StridedSliceGrad)
+@bprop(StridedSliceGrad, complex_values=True)
 def strided_slice_grad_bprop(prim: StridedSliceGrad, inputs: list, out: Any, dout: Any,
                              g: Any) -> tuple:
     """Linear in dy: the slice of dout."""

@@ -328,13 +328,13 @@ declare_without("sharding", FFTGrad,
                 reason="it is made only by autodiff, on the rank-local graph")
 
 
-@bprop(_FFT)
+@bprop(_FFT, complex_values=True)
 def fft_bprop(prim: _FFT, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """The adjoint transform of dout (FFTGrad)."""
     return (g.apply(FFTGrad(prim), [dout, inputs[0]]),)
 
 
-@bprop(FFTGrad)
+@bprop(FFTGrad, complex_values=True)
 def fft_grad_bprop(prim: FFTGrad, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """The adjoint's adjoint: the transform itself, on dout."""
     return g.apply(prim.transform, [dout]), None
@@ -368,13 +368,13 @@ class Imag(_Part):
     _np_op = staticmethod(lambda x: np.imag(x) if np.iscomplexobj(x) else np.zeros_like(x))
 
 
-@bprop(Real)
+@bprop(Real, complex_values=True)
 def real_bprop(prim: Real, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dL/dRe = dout, dL/dIm = 0: dout itself as a complex (or the real input's) gradient."""
     return (g.apply(Cast(), [dout, g.add_const(inputs[0].dtype)]),)
 
 
-@bprop(Imag)
+@bprop(Imag, complex_values=True)
 def imag_bprop(prim: Imag, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dL/dRe = 0, dL/dIm = dout: i * dout (zeros for a real input)."""
     x = inputs[0]

@@ -175,7 +175,7 @@ declare_without("sharding", GatherGrad,
                 reason="it is made only by autodiff, on the rank-local graph")
 
 
-@bprop(Gather)
+@bprop(Gather, complex_values=True)
 def gather_bprop(prim: Gather, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """params: dout scatter-added at the indices; the indices: none."""
     params, indices, axis = inputs
@@ -183,7 +183,7 @@ def gather_bprop(prim: Gather, inputs: list, out: Any, dout: Any, g: Any) -> tup
     return dx, None, None
 
 
-@bprop(GatherGrad)
+@bprop(GatherGrad, complex_values=True)
 def gather_grad_bprop(prim: GatherGrad, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Linear in dout: the gather of dout."""
     _, indices, axis, _ = inputs
@@ -287,13 +287,13 @@ declare_without("sharding", GatherDGrad,
                 reason="it is made only by autodiff, on the rank-local graph")
 
 
-@bprop(GatherD)
+@bprop(GatherD, complex_values=True)
 def gather_d_bprop(prim: GatherD, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, dim, index = inputs
     return g.apply(GatherDGrad(), [dout, dim, index, g.add_const(tuple(x.shape))]), None, None
 
 
-@bprop(GatherDGrad)
+@bprop(GatherDGrad, complex_values=True)
 def gather_d_grad_bprop(prim: GatherDGrad, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     _, dim, index, _ = inputs
     return g.apply(GatherD(), [dout, dim, index]), None, None, None
@@ -482,19 +482,19 @@ def tensor_scatter_spec(prim: _TensorScatter, ins: list, outs: list, consts: dic
     return DimSpec((xl, il, ul), (xl,), unsplittable=bad)
 
 
-@bprop(GatherNd)
+@bprop(GatherNd, complex_values=True)
 def gather_nd_bprop(prim: GatherNd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, indices = inputs
     return g.apply(ScatterNd(), [indices, dout, g.add_const(tuple(x.shape))]), None
 
 
-@bprop(ScatterNd)
+@bprop(ScatterNd, complex_values=True)
 def scatter_nd_bprop(prim: ScatterNd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     indices, _, _ = inputs
     return None, g.apply(GatherNd(), [dout, indices]), None
 
 
-@bprop(TensorScatterUpdate)
+@bprop(TensorScatterUpdate, complex_values=True)
 def tensor_scatter_update_bprop(prim: TensorScatterUpdate, inputs: list, out: Any, dout: Any,
                                 g: Any) -> tuple:
     """input_x: dout with the overwritten slices zeroed; updates: dout at the indices."""

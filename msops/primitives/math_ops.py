@@ -668,7 +668,7 @@ def broadcast_to(g: Any, v: Any, shape: Sequence[int]) -> Any:
     return g.apply(Add(), [zeros(g, shape, v.dtype), v])
 
 
-@bprop(_MatMulBase)
+@bprop(_MatMulBase, complex_values=True)
 def matmul_bprop(prim: _MatMulBase, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """d(a @ b): dout @ b^T and a^T @ dout, with the forward's transposes folded into the
     products' flags; batch dims a broadcast added are summed away."""
@@ -688,26 +688,26 @@ def matmul_bprop(prim: _MatMulBase, inputs: list, out: Any, dout: Any, g: Any) -
     return sum_to(g, da, inputs[0].shape), sum_to(g, db, inputs[1].shape)
 
 
-@bprop(Add)
+@bprop(Add, complex_values=True)
 def add_bprop(prim: Add, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, y = inputs
     return sum_to(g, dout, x.shape), sum_to(g, dout, y.shape)
 
 
-@bprop(Sub)
+@bprop(Sub, complex_values=True)
 def sub_bprop(prim: Sub, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, y = inputs
     return sum_to(g, dout, x.shape), sum_to(g, g.apply(Neg(), [dout]), y.shape)
 
 
-@bprop(Mul)
+@bprop(Mul, complex_values=True)
 def mul_bprop(prim: Mul, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x, y = inputs
     return (sum_to(g, g.apply(Mul(), [dout, conj_of(g, y)]), x.shape),
             sum_to(g, g.apply(Mul(), [dout, conj_of(g, x)]), y.shape))
 
 
-@bprop(RealDiv)
+@bprop(RealDiv, complex_values=True)
 def real_div_bprop(prim: RealDiv, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """d(x / y): dout / y, and -(dout / y) * out for y."""
     x, y = inputs
@@ -716,28 +716,28 @@ def real_div_bprop(prim: RealDiv, inputs: list, out: Any, dout: Any, g: Any) -> 
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
 
 
-@bprop(Neg)
+@bprop(Neg, complex_values=True)
 def neg_bprop(prim: Neg, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (g.apply(Neg(), [dout]),)
 
 
-@bprop(Square)
+@bprop(Square, complex_values=True)
 def square_bprop(prim: Square, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     x = conj_of(g, inputs[0])
     return (g.apply(Mul(), [dout, g.apply(Mul(), [x, scalar(g, 2, x.dtype)])]),)
 
 
-@bprop(Exp)
+@bprop(Exp, complex_values=True)
 def exp_bprop(prim: Exp, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (g.apply(Mul(), [dout, conj_of(g, out)]),)
 
 
-@bprop(Log)
+@bprop(Log, complex_values=True)
 def log_bprop(prim: Log, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (g.apply(RealDiv(), [dout, conj_of(g, inputs[0])]),)
 
 
-@bprop(Conj)
+@bprop(Conj, complex_values=True)
 def conj_bprop(prim: Conj, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Conjugation is real-linear and its own adjoint: conj(dout)."""
     return (conj_of(g, dout),)
@@ -758,7 +758,7 @@ def kept_dims(g: Any, prim: _Reduce, inputs: list, v: Any) -> Any:
     return v if tuple(v.shape) == shape else g.apply(Reshape(), [v, g.add_const(shape)])
 
 
-@bprop(ReduceSum, ReduceMean)
+@bprop(ReduceSum, ReduceMean, complex_values=True)
 def reduce_sum_bprop(prim: _Reduce, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Every element of x gets its output's gradient (ReduceMean: divided by the count)."""
     x = inputs[0]
@@ -783,13 +783,13 @@ def reduce_max_bprop(prim: ReduceMax, inputs: list, out: Any, dout: Any, g: Any)
         (None,) * (len(inputs) - 1)
 
 
-@bprop(AddN)
+@bprop(AddN, complex_values=True)
 def addn_bprop(prim: AddN, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Each summand gets dout: one gradient per element of the tuple input."""
     return ([dout] * len(inputs[0].shape),)
 
 
-@bprop(Cast)
+@bprop(Cast, complex_values=True)
 def cast_bprop(prim: Cast, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Cast back to x's dtype (autodiff drops it when x is not a float)."""
     return g.apply(Cast(), [dout, g.add_const(inputs[0].dtype)]), None

@@ -198,6 +198,10 @@ class Primitive:
     #: True when each call draws new random values (advancing the draw counter): a pass
     #: must not run such a node twice (a recomputation would draw other values)
     draws_random: bool = False
+    #: True when the op's backward rule is right for complex values too (real-linear ops;
+    #: holomorphic ones conjugating their derivative, math_ops.conj_of); autodiff refuses
+    #: a complex value through any other op rather than give a wrong gradient
+    complex_grad: bool = False
     #: the eager call of a signature called twice in a row (`_fast_call`), else MISS for
     #: every call; `_next_fast`: the signature lowered last, and its `_fast_call` arguments
     _fast: Callable = staticmethod(miss)

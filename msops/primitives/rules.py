@@ -138,9 +138,15 @@ def expansion_rule(*classes: type) -> Callable[[F], F]:
     return register_rule("expansion", *classes)
 
 
-def bprop(*classes: type) -> Callable[[F], F]:
-    """`register_rule("bprop", *classes)`: the backward rule autodiff reads."""
-    return register_rule("bprop", *classes)
+def bprop(*classes: type, complex_values: bool = False) -> Callable[[F], F]:
+    """`register_rule("bprop", *classes)`: the backward rule autodiff reads.
+    `complex_values`: the rule is right for complex values too (a real-linear op, or one
+    conjugating its derivative); autodiff refuses complex values through the others."""
+    register = register_rule("bprop", *classes)
+    if complex_values:
+        for cls in classes:
+            cls.complex_grad = True
+    return register
 
 
 def fusion_rule(*classes: type) -> Callable[[F], F]:

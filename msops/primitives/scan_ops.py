@@ -109,7 +109,7 @@ def scan_spec(prim: _Scan, ins: list, outs: list, consts: dict) -> DimSpec:
     return whole_along(ins, 1, prim._axis(ins[0], consts[1]), f"{prim.name} scans")
 
 
-@bprop(CumSum)
+@bprop(CumSum, complex_values=True)
 def cumsum_bprop(prim: CumSum, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Each x_j reaches every y_i whose sum holds it, so dx is dout's running sum in the
     other direction (exclusive stays exclusive)."""

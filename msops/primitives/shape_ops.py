@@ -85,7 +85,7 @@ def tile_spec(prim: Tile, ins: list, outs: list, consts: dict) -> DimSpec:
     return DimSpec((letters,), ((None,) * lead + letters,), unsplittable=bad)
 
 
-@bprop(Tile)
+@bprop(Tile, complex_values=True)
 def tile_bprop(prim: Tile, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """The copies' gradients summed: dout as (m0, s0, m1, s1, ...), summed over the m's."""
     x = inputs[0]
@@ -167,7 +167,7 @@ def broadcast_to_local(prim: BroadcastTo, call: ShardedCall) -> Any:
     return call.apply(BroadcastTo(local), call.args())
 
 
-@bprop(BroadcastTo)
+@bprop(BroadcastTo, complex_values=True)
 def broadcast_to_bprop(prim: BroadcastTo, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout summed over the dims the broadcast added or repeated."""
     return (sum_to(g, dout, inputs[0].shape),)
@@ -260,7 +260,7 @@ def squeeze_named(prim: Squeeze, call: ShardedCall) -> Any:
     return call.apply(Squeeze(prim._axes(call.in_shapes[0])), call.args())
 
 
-@bprop(ExpandDims, Squeeze)
+@bprop(ExpandDims, Squeeze, complex_values=True)
 def reshape_back_bprop(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout reshaped to x's shape."""
     dx = g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))])

@@ -130,14 +130,14 @@ class Unpack(Unstack):
     """The same op as `Unstack`, under the older spelling MindSpore keeps."""
 
 
-@bprop(Stack)
+@bprop(Stack, complex_values=True)
 def stack_bprop(prim: Stack, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Each stacked tensor gets its slice of dout along the new dim."""
     parts = g.apply(Unstack(prim._axis(len(out.shape) - 1)), [dout])
     return ([g.getitem(parts, i) for i in range(len(inputs[0].shape))],)
 
 
-@bprop(Unstack)
+@bprop(Unstack, complex_values=True)
 def unstack_bprop(prim: Unstack, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     """The slices' gradients stacked back along the axis."""
     return (g.apply(Stack(prim._axis(inputs[0].shape)), [g.make_tuple(dout)]),)
