@@ -412,26 +412,26 @@ class ShapeReader(nn.Cell):
 
     def __init__(self):
         super().__init__()
-        self.w = Parameter(Tensor(np.arange(16.0, dtype=np.float32).reshape(4, 4) / 10), name="w")
+        self.w = Parameter(Tensor(np.arange(32.0, dtype=np.float32).reshape(4, 8) / 10), name="w")
         self.mm = ops.MatMul().shard(((1, 1), (1, get_group_size())))
 
     def construct(self, x):
-        scale = ops.arange(1, self.w.shape[1] + 1).astype(ms.float32)     # (4,): the whole width
+        scale = ops.arange(1, self.w.shape[1] + 1).astype(ms.float32)     # (8,): the whole width
         return ops.ReduceSum()(self.mm(x, self.w) * scale, ())
 
 
 def test_a_construct_retraced_after_a_sharded_step_sees_whole_parameter_shapes():
     """After a parallel gradient each rank holds its slice of w; a later compile of the
-    same net still traces the whole network (w.shape is (4, 4), not the slice)."""
+    same net still traces the whole network (w.shape is (4, 8), not the slice)."""
     x = Tensor(np.ones((2, 4), np.float32))
-    w = np.arange(16.0).reshape(4, 4) / 10
-    want = float((np.ones((2, 4)) @ w * np.arange(1, 5)).sum())
+    w = np.arange(32.0).reshape(4, 8) / 10
+    want = float((np.ones((2, 4)) @ w * np.arange(1, 9)).sum())
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=get_group_size(),
                                  full_batch=True)
     net = ShapeReader()
     loss, _ = ms.value_and_grad(net, None, net.trainable_params())(x)
-    assert net.w.asnumpy().shape == (4, 4 // get_group_size())          # the slice is held
+    assert net.w.asnumpy().shape == (4, 8 // get_group_size())          # the slice is held
     net.compile(x)
     np.testing.assert_allclose([float(loss.asnumpy()), float(net(x).asnumpy())], [want, want],
                                rtol=1e-5)
