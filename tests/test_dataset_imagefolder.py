@@ -6,13 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from PIL import Image                # the test extra has pillow
 
 import msops as ms
 from msops import dataset as ds
 from msops.dataset import vision
 from msops.dataset.vision import Inter
-
-Image = pytest.importorskip("PIL.Image")
 
 
 def png_bytes(array):

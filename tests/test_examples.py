@@ -44,7 +44,6 @@ def _loss_curve(stdout):
 def test_distributed_sgd_4_ranks_follow_the_serial_loss_curve():
     """The seeds' synchronous SGD: 4 ranks, each on its quarter of every global batch,
     AllReduce-averaged gradients == the serial run's gradient of the whole batch."""
-    pytest.importorskip("sklearn")
     script, epochs = str(ROOT / "examples" / "distributed_sgd.py"), ["--epochs", "3"]
     runs = {}
     for name, cmd in [("serial", [sys.executable, script, "--serial"] + epochs),

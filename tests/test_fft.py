@@ -5,13 +5,12 @@ complex x is dL/dRe(x) + i dL/dIm(x)). Their rows in test_compute_contract.py an
 test_grad_ops.py check the kernel contract and the real-input paths too."""
 import numpy as np
 import pytest
+import scipy.fft as SCIPY          # the n-d Hermitian transforms' reference
 
 import msops as ms
 from msops import Tensor, ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
-
-SCIPY = pytest.importorskip("scipy.fft")     # the n-d Hermitian transforms' reference
 
 RNG = np.random.default_rng(41)
 
