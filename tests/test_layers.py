@@ -21,9 +21,9 @@ RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              # mindspore.ops.communication is mint.distributed's functions
              "msops.ops.communication": "mint",
              "msops.amp": "train",
-             # mindspore.mint's face and its layers / optimizer are over msops.nn; mint's
-             # functions (and mint.nn.functional) stay in the mint layer, over ops
-             "msops.mint": "nn", "msops.mint.nn": "nn", "msops.mint.nn.layers": "nn",
+             # mint's layers and optimizer are over msops.nn (mint imports them lazily);
+             # mint's functions (and mint.nn.functional) stay in the mint layer, over ops
+             "msops.mint.nn": "nn", "msops.mint.nn.layers": "nn",
              "msops.mint.optim": "nn"}      # mindspore.amp: the loss-scale managers
 #: the package's face and entry points sit above every layer
 TOP = {"__init__", "__main__", "cli"}
