@@ -356,6 +356,35 @@ def test_mint_objects():
     assert lst == [1, "x", None]
 
 
+def test_mint_object_gather_scatter_and_point_to_point():
+    me, n = world()
+    out = [None] * n if me == 1 else None
+    dist.gather_object({"from": me, "sq": me * me}, out, dst=1)
+    if me == 1:
+        assert out == [{"from": r, "sq": r * r} for r in range(n)]
+    mine = [None]
+    dist.scatter_object_list(mine, [["item", r, {"k": "v" * r}] for r in range(n)] if me == 0
+                             else None, src=0)
+    assert mine == [["item", me, {"k": "v" * me}]]
+    # a ring: each rank sends its list to the next and receives the previous one's
+    nxt, prv = (me + 1) % n, (me - 1) % n
+    got = [None, None]
+    if me % 2 == 0:
+        dist.send_object_list([me, "to %d" % nxt], dst=nxt)
+        assert dist.recv_object_list(got, src=prv) == prv
+    else:
+        assert dist.recv_object_list(got, src=prv) == prv
+        dist.send_object_list([me, "to %d" % nxt], dst=nxt)
+    assert got == [prv, "to %d" % me]
+
+
+def test_scatter_object_list_of_the_wrong_length_raises_everywhere():
+    me, n = world()
+    msg = same_everywhere(TypeError, lambda: dist.scatter_object_list(
+        [None], [1] * (n + 1) if me == 0 else None, src=0))
+    assert f"should be a list of the group size {n}" in msg
+
+
 def test_mint_compiled_in_place_values():
     me, n = world()
 
