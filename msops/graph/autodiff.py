@@ -25,7 +25,7 @@ from msops.graph.ir import Graph, GraphError, Node
 from msops.graph.recompute import recompute_spans
 from msops.graph.tape import Tape
 from msops.graph.tracer import inline
-from msops.primitives.math_ops import AddN
+from msops.primitives.math_ops import AddN, Conj
 from msops.primitives.rules import reason_without, rule_of
 
 __all__ = ["differentiate", "differentiable"]
@@ -95,6 +95,13 @@ def _rule(node: Node) -> Any:
                                   f"is not implemented (its backward rule is written for real "
                                   f"ones).{_where(node)}")
     return rule
+
+
+def _conj(graph: Any, node: Node) -> Node:
+    """`node` conjugated when complex, else itself (a holomorphic op's rule reads these)."""
+    if not differentiable(node.dtype, ("complex",)):
+        return node
+    return graph.apply(Conj(), [node], node.source)
 
 
 def _has_complex(node: Node) -> bool:
@@ -174,8 +181,11 @@ def differentiate(graph: Graph, seeds: Sequence[tuple[Node, Node]],
         rule = _rule(node)
         start = len(graph.nodes)
         dout = grads.total(node)
+        ins, at = node.inputs, node
+        if getattr(node.prim, "holomorphic", False) and _has_complex(node):
+            ins, at = [_conj(graph, i) for i in ins], _conj(graph, node)
         try:
-            in_grads = rule(node.prim, node.inputs, node, dout, _At(graph, node.source))
+            in_grads = rule(node.prim, ins, at, dout, _At(graph, node.source))
         except Exception as err:
             dynamic = _dynamic_input(node)
             if dynamic is not None:

@@ -302,7 +302,7 @@ def _mask(g: Any, cond: Any, dtype: mstype.Type) -> Any:
     return g.apply(Cast(), [cond, g.add_const(dtype)])
 
 
-@bprop(Sqrt)
+@bprop(Sqrt, holomorphic=True)
 def sqrt_bprop(prim: Sqrt, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout / (2 sqrt(x))."""
     return (g.apply(RealDiv(), [dout, g.apply(Mul(), [out, scalar(g, 2, out.dtype)])]),)
@@ -315,7 +315,7 @@ def sigmoid_bprop(prim: Sigmoid, inputs: list, out: Any, dout: Any, g: Any) -> t
     return (g.apply(Mul(), [dout, g.apply(Mul(), [out, one_minus])]),)
 
 
-@bprop(Tanh)
+@bprop(Tanh, holomorphic=True)
 def tanh_bprop(prim: Tanh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * (1 - out**2)."""
     return (g.apply(Mul(), [dout, g.apply(Sub(), [scalar(g, 1, out.dtype),

@@ -138,14 +138,20 @@ def expansion_rule(*classes: type) -> Callable[[F], F]:
     return register_rule("expansion", *classes)
 
 
-def bprop(*classes: type, complex_values: bool = False) -> Callable[[F], F]:
+def bprop(*classes: type, complex_values: bool = False,
+          holomorphic: bool = False) -> Callable[[F], F]:
     """`register_rule("bprop", *classes)`: the backward rule autodiff reads.
     `complex_values`: the rule is right for complex values too (a real-linear op, or one
-    conjugating its derivative); autodiff refuses complex values through the others."""
+    conjugating its derivative); autodiff refuses complex values through the others.
+    `holomorphic`: the op is a holomorphic function with real coefficients (sin, exp, sqrt,
+    ...) and its rule dout * f'(x) is written for reals: autodiff hands it the conjugates
+    of the op's complex inputs and output, since conj(f'(z)) = f'(conj(z)) for such f."""
     register = register_rule("bprop", *classes)
-    if complex_values:
-        for cls in classes:
+    for cls in classes:
+        if complex_values or holomorphic:
             cls.complex_grad = True
+        if holomorphic:
+            cls.holomorphic = True
     return register
 
 

@@ -152,37 +152,37 @@ def _one_plus(g: Any, v: Any) -> Any:
     return g.apply(Add(), [v, scalar(g, 1, v.dtype)])
 
 
-@bprop(Log1p)
+@bprop(Log1p, holomorphic=True)
 def log1p_bprop(prim: Log1p, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout / (1 + x)."""
     return (g.apply(RealDiv(), [dout, _one_plus(g, inputs[0])]),)
 
 
-@bprop(Expm1)
+@bprop(Expm1, holomorphic=True)
 def expm1_bprop(prim: Expm1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * (out + 1) = dout * exp(x)."""
     return (g.apply(Mul(), [dout, _one_plus(g, out)]),)
 
 
-@bprop(Tan)
+@bprop(Tan, holomorphic=True)
 def tan_bprop(prim: Tan, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * (1 + out**2) = dout / cos(x)**2."""
     return (g.apply(Mul(), [dout, _one_plus(g, g.apply(Square(), [out]))]),)
 
 
-@bprop(Atan)
+@bprop(Atan, holomorphic=True)
 def atan_bprop(prim: Atan, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout / (1 + x**2)."""
     return (g.apply(RealDiv(), [dout, _one_plus(g, g.apply(Square(), [inputs[0]]))]),)
 
 
-@bprop(Sinh)
+@bprop(Sinh, holomorphic=True)
 def sinh_bprop(prim: Sinh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * cosh(x)."""
     return (g.apply(Mul(), [dout, g.apply(Cosh(), [inputs[0]])]),)
 
 
-@bprop(Cosh)
+@bprop(Cosh, holomorphic=True)
 def cosh_bprop(prim: Cosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * sinh(x)."""
     return (g.apply(Mul(), [dout, g.apply(Sinh(), [inputs[0]])]),)
@@ -218,7 +218,7 @@ def acosh_bprop(prim: Acosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple
     return (g.apply(Mul(), [dout, g.apply(Rsqrt(), [less_one])]),)
 
 
-@bprop(Atanh)
+@bprop(Atanh, holomorphic=True)
 def atanh_bprop(prim: Atanh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout / (1 - x**2)."""
     x = inputs[0]

@@ -225,19 +225,19 @@ def rsqrt_bprop(prim: Rsqrt, inputs: list, out: Any, dout: Any, g: Any) -> tuple
     return (g.apply(Mul(), [dout, g.apply(Mul(), [cube, scalar(g, -0.5, out.dtype)])]),)
 
 
-@bprop(Reciprocal)
+@bprop(Reciprocal, holomorphic=True)
 def reciprocal_bprop(prim: Reciprocal, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * -out**2."""
     return (g.apply(Neg(), [g.apply(Mul(), [dout, g.apply(Square(), [out])])]),)
 
 
-@bprop(Sin)
+@bprop(Sin, holomorphic=True)
 def sin_bprop(prim: Sin, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * cos(x)."""
     return (g.apply(Mul(), [dout, g.apply(Cos(), [inputs[0]])]),)
 
 
-@bprop(Cos)
+@bprop(Cos, holomorphic=True)
 def cos_bprop(prim: Cos, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * -sin(x)."""
     return (g.apply(Mul(), [dout, g.apply(Neg(), [g.apply(Sin(), [inputs[0]])])]),)
