@@ -121,6 +121,8 @@ CASES = [
     (ops.CumSum(exclusive=True, reverse=True), (r(2, 3, dtype=F16), 1)),
     (ops.TopK(), (r(2, 5), 3)),
     (ops.Sort(0, descending=True), (np.array([[3, 1], [3, 7], [0, 1]], np.int32),)),
+    (ops.SearchSorted(ms.int32, right=True), (np.array([[1.0, 2.0, 2.0], [0.0, 5.0, 9.0]], F32),
+                                              r(2, 4))),
     # piecewise_ops, transcendental_ops, arith_ops, activation_ext_ops
     (ops.Floor(), (r(2, 3, dtype=F16),)),
     (ops.Ceil(), (r(2, 3),)),

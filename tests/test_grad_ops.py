@@ -285,6 +285,8 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                      ("Argmax", lambda x, y: ops.Argmax(0)(x)),
                      ("Argmin", lambda x, y: ops.Argmin(0)(x)),
                      ("Sign", lambda x, y: ops.Sign()(x)),
+                     ("SearchSorted", lambda x, y: ops.SearchSorted()(
+                         ops.Sort()(y)[0], x)),
                      ("ArgMax", lambda x, y: ops.ArgMax(-1, ms.int64)(x)),
                      ("Floor", lambda x, y: ops.Floor()(x)),
                      ("Ceil", lambda x, y: ops.Ceil()(x)),

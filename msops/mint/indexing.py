@@ -11,9 +11,10 @@ from msops import ops
 from msops.common import dtype as mstype
 from msops.common.tensor import Tensor
 from msops.mint._args import check_dim, check_tensor
-from msops.ops import masked_select, nonzero  # noqa: F401  (mint's signatures already)
+from msops.ops import bucketize, masked_select, nonzero, searchsorted  # noqa: F401  (mint's signatures already)
 
-__all__ = ["gather", "index_select", "masked_select", "nonzero", "scatter", "scatter_add"]
+__all__ = ["gather", "index_select", "masked_select", "nonzero", "scatter", "scatter_add",
+           "searchsorted", "bucketize"]
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:

@@ -16,9 +16,10 @@ from msops.primitives.math_ops import Cast, ReduceMax
 from msops.primitives.reduce_ops import ArgMaxWithValue, ArgMinWithValue, ReduceMin
 from msops.primitives.scan_ops import CumSum
 from msops.primitives.shape_ops import BroadcastTo
-from msops.primitives.sort_ops import Sort, TopK
+from msops.primitives.gather_ops import GatherD
+from msops.primitives.sort_ops import SearchSorted, Sort, TopK
 
-__all__ = ["sort", "argsort", "topk", "max", "min", "cumsum"]
+__all__ = ["sort", "argsort", "topk", "max", "min", "cumsum", "searchsorted", "bucketize"]
 
 
 def sort(input_x: Any, axis: int = -1, descending: bool = False) -> tuple:
@@ -114,3 +115,38 @@ def cumsum(x: Any, axis: int, dtype: mstype.Type | None = None) -> Any:
     if dtype is not None:
         x = _prim(Cast)(x, dtype)
     return _prim(CumSum)(x, axis)
+
+
+def searchsorted(sorted_sequence: Any, values: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Any:
+    """Where each value would be inserted in its row of `sorted_sequence` (ascending along
+    the last dim; or in the order `sorter`, int64 indices of that dim, gives): the first
+    such index, the last with `right` / side='right'. int64, or int32 with `out_int32`."""
+    api = "searchsorted"
+    for arg, flag in (("out_int32", out_int32), ("right", right)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"For '{api}', the '{arg}' should be a bool, but got "
+                            f"{type(flag).__name__}.")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"For '{api}', the 'side' should be 'left' or 'right', but got "
+                             f"{side!r}.")
+        if side == "left" and right:
+            raise ValueError(f"For '{api}', the 'side' 'left' contradicts right=True.")
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = _prim(GatherD)(sorted_sequence, -1, sorter)
+    dtype = mstype.int32 if out_int32 else mstype.int64
+    return _prim(SearchSorted, dtype, right)(sorted_sequence, values)
+
+
+def bucketize(input: Any, boundaries: Any, *, right: bool = False) -> Any:
+    """The bucket of each element of `input` among the ascending `boundaries` (a list of
+    numbers): i with boundaries[i-1] < x <= boundaries[i] (right: boundaries[i-1] <= x <
+    boundaries[i]); int32."""
+    if not isinstance(boundaries, (list, tuple)) or not all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) for b in boundaries):
+        raise TypeError(f"For 'bucketize', the 'boundaries' should be a list of numbers, but "
+                        f"got {boundaries!r}.")
+    edges = Tensor(np.asarray(boundaries, input.dtype.np_dtype).reshape(-1))
+    return searchsorted(edges, input, out_int32=True, right=right)

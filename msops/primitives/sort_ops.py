@@ -1,4 +1,5 @@
-"""TopK and Sort: values and int32 indices of the elements in order along an axis.
+"""TopK and Sort: values and int32 indices of the elements in order along an axis; and
+SearchSorted: where values go in sorted rows.
 
 Both order stably: equal elements keep their index order (TopK and a descending Sort put
 the lower index first, as an ascending Sort does); NaN orders above every number. The
@@ -18,10 +19,11 @@ from msops.primitives.array_ops import whole_along
 from msops.primitives.gather_ops import GatherDGrad
 from msops.primitives.math_ops import check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
+from msops.primitives.elementwise_ops import no_gradient_bprop
 from msops.primitives.rules import bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["TopK", "Sort"]
+__all__ = ["TopK", "Sort", "SearchSorted"]
 
 #: real numbers: an order exists (complex numbers have none)
 ordered_types = mstype.int_type + mstype.uint_type + mstype.float_type
@@ -138,3 +140,71 @@ def ordered_values_bprop(prim: Any, inputs: list, out: Any, dout: list, g: Any) 
     dx = g.apply(GatherDGrad(), [dout[0], g.add_const(axis), g.getitem(out, 1),
                                  g.add_const(tuple(x.shape))])
     return (dx,) + (None,) * (len(inputs) - 1)
+
+
+class SearchSorted(PrimitiveWithInfer):
+    """`SearchSorted(dtype=mstype.int64, right=False)(sorted_sequence, values)`: for each
+    value, the index in its row of `sorted_sequence` (ascending along the last dim) where
+    it would be inserted keeping the order (the first such index; the last with `right`).
+    sorted_sequence (n,) serves every value; (..., n) pairs row-wise with values (..., m).
+
+    >>> SearchSorted()(Tensor(np.array([1.0, 3.0, 5.0])), Tensor(np.array([3.0, 6.0]))).asnumpy()
+    array([1, 3])
+    """
+
+    writes_output = True
+
+    @prim_attr_register
+    def __init__(self, dtype: mstype.Type = mstype.int64, right: bool = False) -> None:
+        validator.check_bool("right", right, self.name)
+        if dtype not in (mstype.int32, mstype.int64):
+            raise TypeError(f"For '{self.name}', the 'dtype' should be mstype.int32 or "
+                            f"mstype.int64, but got {dtype}.")
+
+    def infer_shape(self, seq_shape: list, values_shape: list) -> list:
+        if not seq_shape:
+            raise ValueError(f"For '{self.name}', the 'sorted_sequence' should not be a "
+                             f"scalar, but got shape [].")
+        if len(seq_shape) > 1 and list(seq_shape[:-1]) != list(values_shape[:-1]):
+            raise ValueError(f"For '{self.name}', the 'sorted_sequence' and 'values' should "
+                             f"have the same dims but the last when 'sorted_sequence' is not "
+                             f"1-D, but got shapes {list(seq_shape)} and {list(values_shape)}.")
+        return list(values_shape)
+
+    def infer_dtype(self, seq_dtype: mstype.Type, values_dtype: mstype.Type) -> mstype.Type:
+        validator.check_tensor_dtype_valid("sorted_sequence", seq_dtype, ordered_types,
+                                           self.name)
+        validator.check_tensor_dtype_valid("values", values_dtype, ordered_types, self.name)
+        if seq_dtype != values_dtype:
+            raise TypeError(f"For '{self.name}', the 'values' should have the dtype of "
+                            f"'sorted_sequence': {seq_dtype}, but got {values_dtype}.")
+        return self.dtype
+
+    def kernel(self, seq: np.ndarray, values: np.ndarray,
+               out: np.ndarray | None = None) -> np.ndarray:
+        side = "right" if self.right else "left"
+        if out is None:
+            out = np.empty(values.shape, mstype.dtype_to_nptype(self.dtype))
+        cdt = compute_dtype(seq.dtype)
+        seq, values = seq.astype(cdt, copy=False), values.astype(cdt, copy=False)
+        if seq.ndim == 1:
+            out[...] = np.searchsorted(seq, values, side=side)
+            return out
+        rows, vals = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+        flat = out.reshape(vals.shape)
+        for r in range(rows.shape[0]):
+            flat[r] = np.searchsorted(rows[r], vals[r], side=side)
+        return out
+
+
+@sharding_rule(SearchSorted)
+def search_sorted_spec(prim: SearchSorted, ins: list, outs: list, consts: dict) -> DimSpec:
+    """Every value is searched on its own: values' dims split freely; a sorted row is
+    searched whole (rows of a (..., n) sequence split with their values)."""
+    seq, values = ins
+    v = dims(len(values), prefix="v")
+    s = ("n",) if len(seq) == 1 else v[:-1] + ("n",)
+    return DimSpec((s, v), (v,), unsplittable=(("n", "SearchSorted searches a whole row"),))
+
+
+bprop(SearchSorted)(no_gradient_bprop)

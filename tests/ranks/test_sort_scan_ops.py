@@ -68,3 +68,21 @@ def test_splitting_the_sorted_axis_is_refused_on_every_rank():
 
     with pytest.raises(ValueError, match=r"For 'Sort', .*Sort orders along axis 1"):
         check(SortNet, data(8, 16))
+
+
+class Buckets(nn.Cell):
+    """Each value's bucket among sorted rows of edges, the values split along rows and
+    columns, the edges' rows along with them."""
+
+    def __init__(self, strategy):
+        super().__init__()
+        self.search = ops.SearchSorted(right=True).shard(strategy)
+
+    def construct(self, edges, x):
+        return self.search(ops.Sort()(edges)[0], x * 3.0)
+
+
+@pytest.mark.parametrize("strategy", [((1, 1), (1, N)), ((N, 1), (N, 1)),
+                                      ((2, 1), (2, N // 2))], ids=["cols", "rows", "both"])
+def test_sharded_searchsorted_equals_the_serial_net(strategy):
+    check(lambda: Buckets(strategy), data(8, 5, seed=3), data(8, 16, seed=4))
