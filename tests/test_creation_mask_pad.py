@@ -9,6 +9,7 @@ import msops as ms
 from msops import Tensor, ops
 from numeric import finite_differences
 from test_functional_forms import Call
+from test_functional_forms import eager_and_compiled as _both
 
 RNG = np.random.default_rng(2024)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -105,14 +106,7 @@ FORMS = [
 
 def eager_and_compiled(fn, inputs):
     """fn's results on Tensors of `inputs`, called eagerly and inside a compiled Cell."""
-    tensors = [Tensor(np.asarray(x)) for x in inputs]
-    eager = fn(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled
+    return _both(fn, *[Tensor(np.asarray(x)) for x in inputs])
 
 
 def _same(out, want):
