@@ -38,13 +38,13 @@ def _suites():
 class _Launch:
     """One `mpiexec -n N` over `paths`: its output and each rank's recorded outcomes."""
 
-    def __init__(self, nranks: int, paths: list[Path]) -> None:
+    def __init__(self, nranks: int, paths: list[Path], **extra_env: str) -> None:
         self.nranks = nranks
         with tempfile.TemporaryDirectory() as results:
             # Plugin autoload (hypothesis: ~1 s a process) is off; files that use one import it.
             env = dict(os.environ, MSOPS_UNDER_MPIEXEC="1", PYTHONUNBUFFERED="1",
                        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MSOPS_OP_TIMEOUT="120",
-                       MSOPS_RANK_RESULTS=results)
+                       MSOPS_RANK_RESULTS=results, **extra_env)
             self.cmd = ["mpiexec", "-n", str(nranks), sys.executable, "-m", "pytest",
                         *map(str, paths), "-o", "addopts=", "-q", "-p", "no:cacheprovider",
                         "-x"]
@@ -105,3 +105,17 @@ def launches(request):
 @pytest.mark.parametrize("path,nranks", list(_suites()))
 def test_ranks(path: Path, nranks: int, launches):
     launches(nranks).check(path)
+
+
+#: the files that exercise the eager check's exchange (communication/digest_exchange.py)
+_EXCHANGE_FILES = ("test_desync.py", "test_comm_collectives.py", "test_groups.py")
+
+
+@pytest.mark.parametrize("nranks,kind", [(2, "blocking"), (4, "persistent")])
+def test_both_check_exchanges(nranks: int, kind: str):
+    """The check's exchange is persistent or blocking by the host's cores (so this machine's
+    launches run one kind at 2 ranks, the other at 4 and 8): each file again with the other."""
+    launch = _Launch(nranks, [HERE / "ranks" / f for f in _EXCHANGE_FILES],
+                     MSOPS_CHECK_EXCHANGE=kind)
+    for f in _EXCHANGE_FILES:
+        launch.check(HERE / "ranks" / f)

@@ -14,7 +14,8 @@ class Group:
     """Ranks `ranks` (world ranks, in group-rank order) under `name`.
 
     `rank` is this process's rank in the group, or None when it is not a member.
-    `_comm` is the MPI communicator (None when simulated or not a member).
+    `_comm` is the MPI communicator (None when simulated or not a member); `digests` the
+    eager check's exchange on it (communication/digest_exchange.py, made with it).
     """
 
     name: str
@@ -22,6 +23,7 @@ class Group:
     rank: int | None
     simulated: bool
     _comm: Any = field(default=None, repr=False)
+    digests: Any = field(default=None, repr=False)
 
     @property
     def size(self) -> int:

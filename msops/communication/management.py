@@ -11,6 +11,7 @@ from typing import Sequence
 
 from msops.common import validator
 from msops.communication import watchdog
+from msops.communication.digest_exchange import DigestExchange, persistent_possible
 from msops.communication.group import Group, SimulationError
 
 __all__ = ["GlobalComm", "init", "release", "is_initialized", "is_simulation", "get_rank",
@@ -43,6 +44,8 @@ class _State:
     partitions: dict[tuple, str | None] = {}
     #: per world rank, its host: the lowest world rank sharing its memory (made at init)
     hosts: tuple[int, ...] = ()
+    #: whether every group's check exchange is a persistent collective (agreed at init)
+    persistent_digests = False
 
 
 _state = _State()
@@ -72,6 +75,7 @@ def init(backend_name: str | None = None, world_size: int | None = None,
         validator.check_int_range(rank, 0, world_size, validator.Rel.INC_LEFT, "rank", "init")
         world = (True, world_size, rank, None)
         hosts = (0,) * world_size          # one process plays every rank: one host
+        persistent = False
     else:
         if world_size is not None or rank is not None:
             raise ValueError("For 'init', 'world_size' and 'rank' come from MPI with the "
@@ -82,16 +86,34 @@ def init(backend_name: str | None = None, world_size: int | None = None,
         MPI.COMM_WORLD.Set_errhandler(MPI.ERRORS_RETURN)
         world = (False, MPI.COMM_WORLD.size, MPI.COMM_WORLD.rank, MPI.COMM_WORLD)
         hosts = _hosts(MPI.COMM_WORLD)
+        persistent = MPI.COMM_WORLD.allreduce(
+            persistent_possible(MPI.COMM_WORLD, hosts.count(hosts[MPI.COMM_WORLD.rank])),
+            op=MPI.LAND)
         watchdog.start(MPI.COMM_WORLD)
     if _state.groups:
         release()                    # only now: a call with bad arguments keeps the old world
     _state.simulated, _state.world_size, _state.rank, world_comm = world
     _state.hosts = hosts
-    _state.groups = {GlobalComm.WORLD_COMM_GROUP: Group(
-        GlobalComm.WORLD_COMM_GROUP, tuple(range(_state.world_size)), _state.rank,
-        _state.simulated, world_comm)}
+    _state.persistent_digests = not _state.simulated and persistent
+    _state.groups = {GlobalComm.WORLD_COMM_GROUP: _group(
+        GlobalComm.WORLD_COMM_GROUP, tuple(range(_state.world_size)), _state.rank, world_comm)}
     GlobalComm.BACKEND = backend
     GlobalComm.INITED = True
+
+
+def _group(name: str, ranks: tuple[int, ...], rank: int | None, comm) -> Group:
+    """A registered group; a member's communicator gets its check exchange now, while every
+    member is at the same point (the communicator's creation)."""
+    digests = None if comm is None else DigestExchange(comm, _state.persistent_digests)
+    return Group(name, ranks, rank, _state.simulated, comm, digests)
+
+
+def _free(g: Group) -> None:
+    """Free a group's check exchange and (but the world's) its communicator."""
+    if g.digests is not None:
+        g.digests.free()
+    if g.name != GlobalComm.WORLD_COMM_GROUP and g._comm is not None:
+        g._comm.Free()
 
 
 def _hosts(world) -> tuple[int, ...]:
@@ -108,9 +130,8 @@ def _hosts(world) -> tuple[int, ...]:
 
 def release() -> None:
     """Free every sub-group and forget the world (MPI itself is finalized at exit)."""
-    for name, g in list(_state.groups.items()):
-        if name != GlobalComm.WORLD_COMM_GROUP and g._comm is not None:
-            g._comm.Free()
+    for g in list(_state.groups.values()):
+        _free(g)
     _state.groups = {}
     _state.partitions = {}
     _state.world_size = 0
@@ -281,8 +302,8 @@ def _split(parts: list[tuple[str, tuple[int, ...]]], all_parts: Sequence = (),
                 comm.Free()
             continue
         member = me in ranks
-        _state.groups[name] = Group(name, ranks, ranks.index(me) if member else None,
-                                    _state.simulated, comm if member else None)
+        _state.groups[name] = _group(name, ranks, ranks.index(me) if member else None,
+                                     comm if member else None)
 
 
 def destroy_group(group: str) -> None:
@@ -297,7 +318,6 @@ def destroy_group(group: str) -> None:
         # Ranks outside it keep the partition cached: re-splitting only here would hang.
         raise ValueError(f"For 'destroy_group', the 'group' should be made by create_group, "
                          f"but got '{group}', a create_group_partition group (freed by release).")
-    if g._comm is not None:
-        g._comm.Free()
+    _free(g)
     del _state.groups[name]
 

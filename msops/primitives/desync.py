@@ -4,9 +4,10 @@ An eager collective call is described by its op, group, sequence number in the g
 input shape(s) and dtype(s), attributes (reduce op, root, dims, …) and the source line that
 calls the primitive. With the check on (context key `check_collectives`, default True;
 MSOPS_CHECK_COLLECTIVES=0 turns it off) each call first runs ONE extra small collective on
-the op's group: an in-place Allreduce(MAX) of [d, -d] (two int64 in a buffer made once),
-d a 62-bit digest of the description, whose result holds the max and the min of every
-rank's d, so every rank learns in one call whether all digests are equal. Only when they
+the op's group: an Allreduce(MAX) of [d, -d] (two int64 in a buffer made with the group,
+persistent where MPI has it: communication/digest_exchange.py), d a 62-bit digest of the
+description, whose result holds the max and the min of every rank's d, so every rank
+learns in one call whether all digests are equal. Only when they
 differ does every rank gather every rank's full description (the slow path) and raise the
 same ValueError showing each side.
 
@@ -23,7 +24,6 @@ collective at all. Compiled graphs are checked once at compile instead
 """
 from __future__ import annotations
 
-import array
 import functools
 import hashlib
 import sys
@@ -136,14 +136,11 @@ def refuse(prim: Any, err: Exception) -> None:
     from mpi4py import MPI
     seq = watchdog.enter(prim.name, prim.group, prim._group.ranks)
     try:
-        refused = -1 - _hash62(f"{type(err).__name__}: {err}")
-        digests = np.array([refused, -refused], np.int64)
         try:
-            comm.Allreduce(MPI.IN_PLACE, [digests, MPI.INT64_T], MPI.MAX)
+            if prim._group.digests.agree(-1 - _hash62(f"{type(err).__name__}: {err}")):
+                return                              # every rank refused alike
         except MPI.Exception as mpi_err:
             reraise(prim, mpi_err)
-        if digests[0] + digests[1] == 0:            # every rank refused alike
-            return
         mine = f"#{seq} {prim.name} refused: {str(err).rstrip('.')}"
         message = _mismatch(prim, comm, mine, None)
     finally:
@@ -242,7 +239,7 @@ class _Check:
         # the line shown] of the last call's site: a call from the same place compares two
         # frame attributes.
         self.memo: list = [None, -1, 0, None]
-        self.digests = array.array("q", (0, 0))    # made once: per call two stores into it
+        self.exchange = prim._group.digests        # per call two stores into its buffer
 
     def locate(self, f: Any) -> list:
         site = source.sites.get((id(f.f_code), f.f_lasti))
@@ -277,10 +274,9 @@ class _Check:
                     "    if not err.gather:", "        raise",
                     f"    raise {failed}(seq, shown, err.side, err.detail) from None",
                     "finally:", f"    {prim}._digest = 0", *indent(after)]
-        buf = bind("buf", self.digests)
+        buf = bind("buf", self.exchange.buf)
         guard = ["d = m[2] + seq", f"{buf}[0] = d", f"{buf}[1] = -d", "try:",
-                 f"    {bind('allreduce', self.comm.Allreduce)}({bind('in_place', MPI.IN_PLACE)}"
-                 f", {bind('spec', [self.digests, MPI.INT64_T])}, {bind('max_op', MPI.MAX)})",
+                 *indent(self.exchange.call_lines(bind)),
                  f"except {bind('MPIException', MPI.Exception)} as err:",
                  f"    {bind('reraise', reraise)}({prim}, err)",
                  f"if {buf}[0] + {buf}[1]:               # max - min of the ranks' d: not equal",

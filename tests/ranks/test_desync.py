@@ -2,6 +2,7 @@
 ValueError on every rank (checked by gathering every rank's message), returns no wrong
 value, and leaves the ranks in step for the calls that follow."""
 import json
+import os
 import re
 
 import numpy as np
@@ -10,7 +11,7 @@ from mpi4py import MPI
 
 import msops as ms
 from msops import Tensor, ops
-from msops.communication import get_group_size, get_rank
+from msops.communication import create_group, destroy_group, get_group, get_group_size, get_rank
 
 RANKS = (2, 4, 8)
 
@@ -248,4 +249,31 @@ def test_a_call_through_an_msops_api_shows_the_users_current_line():
     msg = raises_everywhere(lambda: comm_func.all_reduce(t, op),  # second line: they differ
                             "# second line: they differ")
     assert "# first line" not in msg, msg
+    still_in_step()
+
+
+def test_the_check_exchange_is_persistent_where_the_host_has_a_core_a_rank():
+    """MPI-4 persistent Allreduce where each rank has a core (or MSOPS_CHECK_EXCHANGE says
+    so), the blocking call otherwise; alike on every rank, in sub-groups too, freed with
+    its group, and a mismatch is still caught either way."""
+    n, me = get_group_size(), get_rank()
+    kind = os.environ.get("MSOPS_CHECK_EXCHANGE")
+    want = MPI.Get_version() >= (4, 0) and (
+        kind == "persistent" if kind else n <= len(os.sched_getaffinity(0)))
+    assert (get_group().digests.request is not None) == want
+    create_group("evens", list(range(0, n, 2)))
+    sub = get_group("evens").digests
+    if me % 2 == 0:
+        assert (sub.request is not None) == want
+        assert sub.agree(7) and sub.agree(me) == (n <= 2)
+        if n > 2:           # rank 0 gives 3 elements, rank 2 gives 2
+            x = Tensor(np.ones(2 + (me == 0), np.float32))
+            with pytest.raises(ValueError, match="every rank should make the same call"):
+                ops.AllReduce(group="evens")(x)
+        out = ops.AllReduce(group="evens")(Tensor(np.ones(2, np.float32))).asnumpy()
+        np.testing.assert_array_equal(out, [(n + 1) // 2] * 2)
+    else:
+        assert sub is None
+    destroy_group("evens")
+    assert sub is None or sub.request is None
     still_in_step()
