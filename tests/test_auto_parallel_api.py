@@ -33,6 +33,8 @@ def test_each_method_writes_its_context_keys(tmp_path):
     net.pipeline(stages=1, output_broadcast=True)
     assert ctx("pipeline_result_broadcast") is True
     assert ctx("pipeline_config") == {"pipeline_interleave": False, "pipeline_scheduler": "1f1b"}
+    net.pipeline(stages=1, interleave=True, scheduler="gpipe")
+    assert ctx("pipeline_config") == {"pipeline_interleave": True, "pipeline_scheduler": "gpipe"}
     net.comm_fusion({"allreduce": {"mode": "size", "config": 32}})
     assert ctx("comm_fusion")["allreduce"] == {"mode": "size", "config": 32}
     net.comm_fusion({"openstate": False})
@@ -65,8 +67,7 @@ def test_each_method_writes_its_context_keys(tmp_path):
      "'optimizer_level'"),
     (lambda: AutoParallel(nn.Dense(2, 2)).pipeline(stages=0), ValueError, "'stages'"),
     (lambda: AutoParallel(nn.Dense(2, 2)).pipeline(stages=2.0), TypeError, "'stages'"),
-    (lambda: AutoParallel(nn.Dense(2, 2)).pipeline(interleave=True), ValueError,
-     "virtual pipeline stages are not implemented"),
+    (lambda: AutoParallel(nn.Dense(2, 2)).pipeline(interleave=1), TypeError, "'interleave'"),
     (lambda: AutoParallel(nn.Dense(2, 2)).pipeline(scheduler="zb"), ValueError, "scheduler"),
     (lambda: AutoParallel(nn.Dense(2, 2)).dataset_strategy(None), ValueError, "'config'"),
     (lambda: AutoParallel(nn.Dense(2, 2)).dataset_strategy(4), TypeError, "'config'"),

@@ -109,8 +109,6 @@ def test_an_accelerator_target_is_recorded_with_a_warning(monkeypatch):
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"pipeline_stages": 0}, r"'pipeline_stages' should be .*positive"),
-    ({"pipeline_config": {"pipeline_interleave": True}}, r"'pipeline_config' "
-                                                         r"'pipeline_interleave' should be False"),
     ({"pipeline_config": {"pipeline_scheduler": "zb"}}, r"'pipeline_scheduler'"),
     ({"pipeline_config": {"stages": 2}}, r"'pipeline_config' keys should be in"),
     ({"auto_pipeline": True}, r"'auto_pipeline' should be False \(automatic stage assignment"),
@@ -127,6 +125,15 @@ def test_an_accelerator_target_is_recorded_with_a_warning(monkeypatch):
 def test_auto_parallel_errors_name_the_key(kwargs, match):
     with pytest.raises(ValueError, match=r"For 'set_auto_parallel_context', (the )?" + match):
         ms.set_auto_parallel_context(**kwargs)
+
+
+def test_pipeline_interleave_is_a_bool():
+    with pytest.raises(TypeError, match=r"'pipeline_interleave' should be bool, but got int"):
+        ms.set_auto_parallel_context(pipeline_config={"pipeline_interleave": 1})
+    ms.set_auto_parallel_context(pipeline_config={"pipeline_interleave": True})
+    assert ms.get_auto_parallel_context("pipeline_config") == {
+        "pipeline_interleave": True, "pipeline_scheduler": "1f1b"}
+    ms.reset_auto_parallel_context()
 
 
 def test_full_batch_and_dataset_strategy_follow_each_other():

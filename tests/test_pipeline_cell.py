@@ -31,7 +31,10 @@ def test_stage_config_sets_stages_by_cell_name():
     with pytest.raises(ValueError, match=r"'stage_config' should name cells of the network, "
                                          r"but got 'head'"):
         nn.PipelineCell(nn.WithLossCell(n, nn.MSELoss()), 2, stage_config={"head": 1})
-    with pytest.raises(ValueError, match=r"'segment_config' should be None"):
+    nn.PipelineCell(n, 2, segment_config={"1": 1})
+    assert [n[0].pipeline_segment, n[1].pipeline_segment] == [-1, 1]
+    with pytest.raises(ValueError, match=r"'segment_config' should name cells of the network, "
+                                         r"but got 'x'"):
         nn.PipelineCell(n, 2, segment_config={"x": 1})
     with pytest.raises(ValueError, match=r"'micro_size'"):
         nn.PipelineCell(n, 0)

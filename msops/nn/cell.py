@@ -59,6 +59,7 @@ class Cell:
         d["_recompute"] = None           # recompute()'s options (None: not recomputed)
         d["_declared_inputs"] = None     # set_inputs()'s placeholders
         d["_pipeline_stage"] = -1        # pipeline_stage (-1: unset, the caller's)
+        d["_pipeline_segment"] = -1      # pipeline_segment (-1: unset, the caller's)
         for kind in HOOK_KINDS:
             d[kind] = {}
 
@@ -82,6 +83,26 @@ class Cell:
             raise ValueError(f"For 'Cell', the property 'pipeline_stage' should be >= 0, but "
                              f"got {value}.")
         self.__dict__["_pipeline_stage"] = value
+        bump()
+
+    @property
+    def pipeline_segment(self) -> int:
+        """The virtual pipeline segment (chunk) of this cell's ops with
+        `pipeline_config={"pipeline_interleave": True}`: the ops of segment v on stage s are
+        virtual stage v * pipeline_stages + s, data flowing through the virtual stages in
+        order (stage s holds one chunk of the layers in each segment). -1 (the default)
+        leaves them to the enclosing cell's segment, else 0."""
+        return self._pipeline_segment
+
+    @pipeline_segment.setter
+    def pipeline_segment(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"For 'Cell', the property 'pipeline_segment' should be an int, "
+                            f"but got {type(value).__name__}.")
+        if value < 0:
+            raise ValueError(f"For 'Cell', the property 'pipeline_segment' should be >= 0, "
+                             f"but got {value}.")
+        self.__dict__["_pipeline_segment"] = value
         bump()
 
     # -- attribute registration ------------------------------------------------------
@@ -350,7 +371,7 @@ class Cell:
         epoch, key = self._tree
         if epoch != EPOCH[0]:
             key = tuple((type(c), c.training, c.in_strategy, c.out_strategy, c._mixed_type,
-                         c._recompute is not None, c._pipeline_stage,
+                         c._recompute is not None, c._pipeline_stage, c._pipeline_segment,
                          tuple((id(p), plan_of(p), getattr(p, "comm_fusion", 1))
                                for p in c._params.values()),
                          tuple((id(p), p.in_strategy, p.out_strategy)
@@ -452,7 +473,7 @@ class Cell:
             hit = tracer.substituted(self, args)
             if hit is not MISS:              # already in the graph (a parallel step's forward)
                 return hit
-        if self._pipeline_stage >= 0 and tracer.is_tracing():
+        if (self._pipeline_stage >= 0 or self._pipeline_segment >= 0) and tracer.is_tracing():
             return self._staged(args, recompute)
         return self._construct_call(args, recompute)
 
@@ -463,13 +484,16 @@ class Cell:
         return self._laid_out_construct(args)
 
     def _staged(self, args: tuple, recompute: bool) -> Any:
-        """A traced call of a cell with a `pipeline_stage`: the op nodes it made run on that
-        stage, except those a sub-cell with its own stage made (tagged first)."""
+        """A traced call of a cell with a `pipeline_stage` or `pipeline_segment`: the op nodes
+        it made get this cell's (stage, segment), but where a sub-cell set its own (tagged
+        first; -1: unset)."""
         graph = tracer.active_graph()
         start = len(graph.nodes)
         out = self._construct_call(args, recompute)
+        mine = (self._pipeline_stage, self._pipeline_segment)
         for n in graph.nodes[start:]:
-            graph.stage_of.setdefault(n.id, self._pipeline_stage)
+            inner = graph.stage_of.get(n.id, (-1, -1))
+            graph.stage_of[n.id] = tuple(i if i >= 0 else m for i, m in zip(inner, mine))
         return out
 
     def _laid_out_construct(self, args: tuple) -> Any:

@@ -3,7 +3,8 @@
 It is the micro-batch loop of `GradAccumulationCell` (the sum of the micro-batches'
 losses) with the stages of its cells: with `pipeline_stages=S` in the auto-parallel
 context, each rank keeps the ops of its stage and the micro-batches flow through the
-stages (parallel/stage_split.py). `stage_config` sets `pipeline_stage` by cell name.
+stages (parallel/stage_split.py). `stage_config` sets `pipeline_stage` by cell name, and
+`segment_config` `pipeline_segment` (virtual stages, with `pipeline_interleave`).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class PipelineCell(GradAccumulationCell):
     the sum of the micro losses; `micro_size` should be at least `pipeline_stages`.
 
     stage_config: {cell name: stage}, names as `network.cells_and_names()` gives them
-    (or prefixed with "network.", the name inside this cell).
+    (or prefixed with "network.", the name inside this cell); segment_config: {cell name:
+    virtual segment} likewise (`pipeline_config={"pipeline_interleave": True}`).
 
     >>> net.layer1.pipeline_stage, net.layer2.pipeline_stage = 0, 1
     >>> step = nn.TrainOneStepCell(nn.PipelineCell(nn.WithLossCell(net, loss), 4), opt)
@@ -36,21 +38,23 @@ class PipelineCell(GradAccumulationCell):
     def __init__(self, network: Cell, micro_size: int, stage_config: dict | None = None,
                  segment_config: dict | None = None) -> None:
         super().__init__(network, micro_size)
-        if segment_config is not None:
-            raise ValueError(f"For '{self.cls_name}', the 'segment_config' should be None "
-                             f"(virtual pipeline segments are not implemented in msops), but "
-                             f"got {segment_config!r}.")
-        if stage_config is not None:
-            validator.check_value_type("stage_config", stage_config, dict, self.cls_name)
-            cells = dict(network.cells_and_names())
-            for name, stage in stage_config.items():
-                key = name[len("network."):] if name not in cells and \
-                    name.startswith("network.") else name
-                if key not in cells:
-                    raise ValueError(f"For '{self.cls_name}', the 'stage_config' should name "
-                                     f"cells of the network, but got '{name}' (cells: "
-                                     f"{sorted(k for k in cells if k)[:8]}...).")
-                cells[key].pipeline_stage = stage
+        for arg, config, prop in (("stage_config", stage_config, "pipeline_stage"),
+                                  ("segment_config", segment_config, "pipeline_segment")):
+            if config is not None:
+                self._configure(network, arg, config, prop)
+
+    def _configure(self, network: Cell, arg: str, config: dict, prop: str) -> None:
+        """Set `prop` of the cells `config` names ({cell name: value})."""
+        validator.check_value_type(arg, config, dict, self.cls_name)
+        cells = dict(network.cells_and_names())
+        for name, value in config.items():
+            key = name[len("network."):] if name not in cells and \
+                name.startswith("network.") else name
+            if key not in cells:
+                raise ValueError(f"For '{self.cls_name}', the '{arg}' should name cells of "
+                                 f"the network, but got '{name}' (cells: "
+                                 f"{sorted(k for k in cells if k)[:8]}...).")
+            setattr(cells[key], prop, value)
 
     def construct(self, *inputs: Any) -> Any:
         stages = stage_num()

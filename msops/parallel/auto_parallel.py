@@ -115,9 +115,6 @@ class AutoParallel(Cell):
         validator.check_bool("interleave", interleave, where)
         validator.check_value_type("scheduler", scheduler, str, where)
         validator.check_string("scheduler", scheduler, ("1f1b", "gpipe"), where)
-        if interleave:
-            raise ValueError(f"For '{where}', the 'interleave' should be False (virtual "
-                             f"pipeline stages are not implemented in msops), but got True.")
         set_auto_parallel_context(pipeline_stages=stages,
                                   pipeline_result_broadcast=output_broadcast,
                                   pipeline_config={"pipeline_interleave": interleave,

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from msops.parallel.stage_split import infer_stages
+from msops.parallel.stage_split import infer_stages, physical
 from msops.parallel.stages import create_stage_groups, stage_num
 from msops.graph.ir import Graph, Node
 from msops.graph.schedule import schedule_early
@@ -83,7 +83,7 @@ def reduce_leaf_gradients(graph: Graph, leaves: Sequence[Node], grads: Sequence[
     out = list(grads)
     done_at = {n.id: k for k, n in enumerate(graph.nodes)}   # where each gradient completes
     pending: dict[tuple, list[int]] = {}          # (group, dtype, ...) -> leaf indices
-    stages = infer_stages(graph) if stage_num() > 1 else {}
+    stages = physical(infer_stages(graph)) if stage_num() > 1 else {}
     for k, leaf in enumerate(leaves):
         layout = leaf.layout
         if layout is not None and replica_count(layout) > 1:

@@ -92,7 +92,7 @@ _SCHEDULERS = ("1f1b", "gpipe")
 
 def _check_pipeline_config(value: Any, api: str) -> dict | None:
     """{"pipeline_interleave": bool, "pipeline_scheduler": "1f1b" | "gpipe"} (MindSpore's
-    keys); interleaving (virtual stages) is not implemented."""
+    keys); interleaving lets cells set virtual segments (`Cell.pipeline_segment`)."""
     if value is None:
         return None
     validator.check_value_type("pipeline_config", value, dict, api)
@@ -103,10 +103,6 @@ def _check_pipeline_config(value: Any, api: str) -> dict | None:
                              f"{sorted(out)}, but got '{key}'.")
         if key == "pipeline_interleave":
             validator.check_bool(key, v, api)
-            if v:
-                raise ValueError(f"For '{api}', the 'pipeline_config' 'pipeline_interleave' "
-                                 f"should be False (virtual pipeline stages are not implemented "
-                                 f"in msops), but got True.")
         else:
             validator.check_value_type(key, v, str, api)
             validator.check_string(key, v, _SCHEDULERS, api)

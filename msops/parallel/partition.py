@@ -111,7 +111,7 @@ class _Partitioner:
             self.local.stage_of = {k: s for g, s in stages.items() for k in made.get(g, ())}
             for node in self.g.nodes:
                 if node.id in stages:
-                    record_stage(node.prim, stages[node.id])
+                    record_stage(node.prim, stages[node.id] % stage_num())
             self.local.micro_of = {k: m for g, m in self.g.micro_of.items()
                                    for k in made.get(g, ())}
         self.local.outputs = [self._value(o) for o in self.g.outputs]

@@ -24,11 +24,13 @@ from typing import Any
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel.param_layout import forget_layout, record_stages
 from msops.graph.schedule import order_dependencies, reorder
-from msops.parallel.stages import pipeline_scheduler, stage_num, stage_of_rank, stage_peer
+from msops.parallel.stages import (interleaved, pipeline_scheduler, stage_num, stage_of_rank,
+                                   stage_peer)
 from msops.primitives.comm_ops import Receive, Send
 from msops.primitives.state_ops import Assign
 
-__all__ = ["infer_stages", "split_stages", "one_forward_one_backward", "block_ticks"]
+__all__ = ["infer_stages", "physical", "split_stages", "one_forward_one_backward",
+           "block_ticks"]
 
 #: MPI's smallest guaranteed upper bound on tags is 32767
 _TAGS = 32767
@@ -39,9 +41,10 @@ def _where(node: Node) -> str:
 
 
 def infer_stages(graph: Graph) -> dict[int, int]:
-    """Op-node id -> stage, for every op that runs on one stage (the others run on all):
-    the recorded stage, else the latest stage among its inputs (a TupleGetItem or MakeTuple
-    is where its inputs are). A Parameter written in place (an optimizer's update) is its
+    """Op-node id -> virtual stage, for every op that runs on one stage (the others run on
+    all): the recorded one, else the latest among its inputs (a TupleGetItem or MakeTuple
+    is where its inputs are). A cell's (stage s, segment v) is virtual stage v * S + s,
+    which runs on stage s (`physical`); without interleaving v is 0 and the two agree. A Parameter written in place (an optimizer's update) is its
     writer's stage's: whoever reads it there reads the current value, so its readers count
     that stage too (found again until the owners settle)."""
     owners: dict[int, int] = {}
@@ -58,14 +61,39 @@ def infer_stages(graph: Graph) -> dict[int, int]:
     return out
 
 
+def physical(stages: dict[int, int]) -> dict[int, int]:
+    """Op-node id -> the stage it runs on, from `infer_stages`'s virtual stages."""
+    n = stage_num()
+    return {k: v % n for k, v in stages.items()}
+
+
+def _virtual(place: Any, n: Node, stages: int) -> int:
+    """The virtual stage of a recorded place: a traced cell's (stage, segment) (-1: unset),
+    or an int already inferred (a partitioned graph carries `infer_stages`'s)."""
+    if isinstance(place, int):
+        return place
+    stage, segment = place
+    if stage < 0:
+        raise ValueError(f"For 'Cell', a cell with a 'pipeline_segment' should have a "
+                         f"'pipeline_stage' (its own or an enclosing cell's), but op "
+                         f"'{n.op}' has none.{_where(n)}")
+    if stage >= stages:
+        raise ValueError(f"For 'Cell', the 'pipeline_stage' should be < pipeline_stages "
+                         f"{stages}, but got {stage} (op '{n.op}').{_where(n)}")
+    if segment > 0 and not interleaved():
+        raise ValueError(f"For 'Cell', a 'pipeline_segment' > 0 needs "
+                         f"pipeline_config={{'pipeline_interleave': True}}, but got segment "
+                         f"{segment} (op '{n.op}') without it.{_where(n)}")
+    return max(segment, 0) * stages + stage
+
+
 def _infer(graph: Graph, owners: dict[int, int]) -> dict[int, int]:
     stages = stage_num()
     out: dict[int, int] = {}
     for n in graph.nodes:
         s = graph.stage_of.get(n.id)
-        if s is not None and s >= stages:
-            raise ValueError(f"For 'Cell', the 'pipeline_stage' should be < pipeline_stages "
-                             f"{stages}, but got {s} (op '{n.op}').{_where(n)}")
+        if s is not None:
+            s = _virtual(s, n, stages)
         read = [out[i.id] if i.id in out else owners[i.id] for i in n.inputs
                 if i.id in out or i.id in owners]
         if read and (s is None or isinstance(n.prim, (TupleGetItem, MakeTuple))):
@@ -93,22 +121,13 @@ def _written_parameters(graph: Graph, stage: dict[int, int]) -> dict[int, tuple[
     return written
 
 
-def block_ticks(stages: int, micros: int, backward: bool) -> dict[tuple, int]:
-    """(stage, micro-batch, 0 forward / 1 backward) -> the step of the 1F1B timeline it runs
-    in. Stage s runs min(S - s - 1, M) forwards first, then alternates one forward and one
-    backward, then the remaining backwards; a block starts once the block it receives from
-    (the previous stage's forward, the next stage's backward) has run. Without a backward
-    the timeline is the forwards', micro-batch after micro-batch."""
-    plan = {}
-    for s in range(stages):
-        order = [(m, 0) for m in range(micros)]
-        if backward:
-            w = min(stages - s - 1, micros)
-            order = [(m, 0) for m in range(w)]
-            for i in range(micros - w):
-                order += [(w + i, 0), (i, 1)]
-            order += [(m, 1) for m in range(micros - w, micros)]
-        plan[s] = order
+def block_ticks(stages: int, micros: int, backward: bool, segments: int = 1) -> dict[tuple, int]:
+    """(virtual stage, micro-batch, 0 forward / 1 backward) -> the step of the 1F1B timeline
+    it runs in (`_stage_plan`: each stage's order of its blocks); a block starts once the
+    block it receives from (the previous virtual stage's forward, the next one's backward)
+    has run."""
+    chunks = stages * segments
+    plan = {s: _stage_plan(s, stages, micros, backward, segments) for s in range(stages)}
     at: dict[tuple, int] = {}
     nxt = [0] * stages
     tick = 0
@@ -117,16 +136,47 @@ def block_ticks(stages: int, micros: int, backward: bool) -> dict[tuple, int]:
         for s in range(stages):
             if nxt[s] == len(plan[s]):
                 continue
-            m, phase = plan[s][nxt[s]]
-            src = (s - 1, m, 0) if phase == 0 else (s + 1, m, 1)
-            if not 0 <= src[0] < stages or at.get(src, tick) < tick:
-                ran.append((s, m, phase))
+            c, m, phase = plan[s][nxt[s]]
+            src = (c - 1, m, 0) if phase == 0 else \
+                (c + 1, m, 1) if c + 1 < chunks else (c, m, 0)
+            if not 0 <= src[0] < chunks or at.get(src, tick) < tick:
+                ran.append((c, m, phase))
         assert ran, "the 1F1B plan cannot stall"
-        for s, m, phase in ran:
-            at[(s, m, phase)] = tick
-            nxt[s] += 1
+        for block in ran:
+            at[block] = tick
+            nxt[block[0] % stages] += 1
         tick += 1
     return at
+
+
+def _stage_plan(s: int, stages: int, micros: int, backward: bool,
+                segments: int) -> list[tuple[int, int, int]]:
+    """Stage s's blocks (virtual stage, micro-batch, phase) in 1F1B order. One segment:
+    min(S - s - 1, M) forwards first, then one forward and one backward in turn, then the
+    remaining backwards. V segments (interleaved): the forwards go S micro-batches at a
+    time through each of the stage's V chunks (chunk after chunk), the backwards the same
+    with the chunks reversed; (S - s - 1) * 2 + (V - 1) * S forwards warm up before the
+    alternation (Megatron-LM's interleaved schedule). Without a backward: the forwards,
+    micro-batch after micro-batch."""
+    if not backward:
+        return [(v * stages + s, m, 0) for m in range(micros) for v in range(segments)]
+    if segments == 1:
+        w = min(stages - s - 1, micros)
+        order = [(s, m, 0) for m in range(w)]
+        for i in range(micros - w):
+            order += [(s, w + i, 0), (s, i, 1)]
+        return order + [(s, m, 1) for m in range(micros - w, micros)]
+
+    def block(k: int, phase: int) -> tuple[int, int, int]:
+        v = (k // stages) % segments
+        m = (k // (stages * segments)) * stages + k % stages
+        return ((segments - 1 - v) if phase else v) * stages + s, m, phase
+    total = micros * segments
+    w = min((stages - s - 1) * 2 + (segments - 1) * stages, total)
+    order = [block(k, 0) for k in range(w)]
+    for i in range(total - w):
+        order += [block(w + i, 0), block(i, 1)]
+    return order + [block(k, 1) for k in range(total - w, total)]
 
 
 def one_forward_one_backward(graph: Graph, stage: dict[int, int]) -> None:
@@ -139,7 +189,14 @@ def one_forward_one_backward(graph: Graph, stage: dict[int, int]) -> None:
     if not micro_of:
         return
     micros = 1 + max(m for m, _ in micro_of.values())
-    ticks = block_ticks(stage_num(), micros, any(p for _, p in micro_of.values()))
+    stages = stage_num()
+    segments = 1 + max(stage.values(), default=0) // stages
+    backward = any(p for _, p in micro_of.values())
+    if segments > 1 and backward and micros % stages:
+        raise ValueError(f"For 'PipelineCell', with pipeline_interleave the 'micro_size' "
+                         f"should be a multiple of pipeline_stages: {stages}, but got "
+                         f"{micros}.")
+    ticks = block_ticks(stages, micros, backward, segments)
     position = {n.id: k for k, n in enumerate(graph.nodes)}
 
     def key(n: Node) -> tuple:
@@ -177,6 +234,7 @@ def split_stages(graph: Graph) -> Graph:
     stage = infer_stages(graph)
     if pipeline_scheduler() == "1f1b":
         one_forward_one_backward(graph, stage)
+    stage = physical(stage)
     written = _written_parameters(graph, stage)
     me = stage_of_rank()
     everywhere = tuple(range(stages))

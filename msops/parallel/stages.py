@@ -17,7 +17,7 @@ from msops.communication import GlobalComm, create_group_partition, get_rank
 from msops.parallel.context import get_auto_parallel_context, is_parallel, parallel_device_num
 
 __all__ = ["stage_num", "stage_of_rank", "layout_rank", "stage_peer", "create_stage_groups",
-           "stage_group", "pipeline_scheduler"]
+           "stage_group", "pipeline_scheduler", "interleaved"]
 
 
 def stage_num() -> int:
@@ -68,3 +68,10 @@ def pipeline_scheduler() -> str:
     default, MindSpore's) or "gpipe" (`pipeline_config`'s `pipeline_scheduler`)."""
     config = get_auto_parallel_context("pipeline_config")
     return config["pipeline_scheduler"] if config else "1f1b"
+
+
+def interleaved() -> bool:
+    """Whether cells may set virtual pipeline segments (`pipeline_config`'s
+    `pipeline_interleave`)."""
+    config = get_auto_parallel_context("pipeline_config")
+    return bool(config and config["pipeline_interleave"])
