@@ -26,6 +26,7 @@ from msops.nn.optim import Optimizer
 from msops.nn.skip_update import skipped_when
 from msops.nn.wrap import TrainOneStepCell
 from msops.parallel.context import get_auto_parallel_context, is_parallel
+from msops.parallel.stages import stage_num
 
 __all__ = ["TrainOneStepWithLossScaleCell", "FixedLossScaleUpdateCell",
            "DynamicLossScaleUpdateCell", "check_loss_scale", "check_scale_factor",
@@ -205,7 +206,11 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         """A bool scalar: True when any Tensor of `compute_output` (the gradients) holds an
         inf or a NaN, on any rank in a parallel context."""
         total = nonfinite_count(compute_output)
-        if self.is_distributed:
+        # Pipelined, the count is already every stage's: each gradient's count runs on its
+        # stage and the sum on the last, the scalars crossing stages (parallel/stage_split.py),
+        # and the flag goes back to every stage's update; a world AllReduce there would run
+        # on the last stage's ranks only.
+        if self.is_distributed and stage_num() == 1:
             total = self.allreduce(total)
         return ops.greater(total, 0.0)
 
@@ -218,13 +223,12 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
     def _apply(self, outputs: Any, grads: tuple) -> Any:
         """Unscale, reduce, check for overflow, update the scale and, unless the step
         overflowed, the parameters."""
-        for key in ("pipeline_stages", "grad_accumulation_step"):
-            value = get_auto_parallel_context(key)
-            if value > 1:
-                raise NotImplementedError(
-                    f"For '{self.cls_name}', the auto-parallel context's '{key}' should be 1 "
-                    f"(a skipped update across pipeline stages or accumulated steps is not "
-                    f"implemented), but got {value}.")
+        value = get_auto_parallel_context("grad_accumulation_step")
+        if value > 1:
+            raise NotImplementedError(
+                f"For '{self.cls_name}', the auto-parallel context's 'grad_accumulation_step' "
+                f"should be 1 (a skipped update across accumulated steps is not implemented), "
+                f"but got {value}.")
         loss = outputs[1]
         scale = self.scale_sense * 1.0          # this step's scale, read before its update
         inverse = ops.reciprocal(_scalar(scale))

@@ -161,3 +161,64 @@ def test_semi_auto_scaled_training_equals_serial():
     for _ in range(3):
         d -= 0.1 * xs.T @ (2.0 * (xs @ d - ys) / ys.size)
     np.testing.assert_allclose(want_w, d, rtol=1e-5, atol=1e-6)
+
+
+class TwoStages(nn.Cell):
+    """Blocks 0 1 on stage 0, blocks 2 3 on stage 1; stage 1 stops the gradient to stage 0,
+    so an inf label overflows stage 1's gradients only: stage 0 (its gradients finite, its
+    momentum still moving the weights) must skip its update on stage 1's word."""
+
+    def __init__(self, stages):
+        super().__init__()
+        from pipeline_nets import Block
+        sizes = [16, 8, 8, 8, 8]
+        self.blocks = nn.CellList([Block(sizes[k], sizes[k + 1], k, relu=k < 3)
+                                   for k in range(4)])
+        for k, b in enumerate(self.blocks):
+            b.pipeline_stage = k * stages // 4
+
+    def construct(self, x):
+        for k, b in enumerate(self.blocks):
+            x = b(ops.stop_gradient(x) if k == 2 else x)
+        return x
+
+
+def train_pipelined_scaled(stages):
+    ms.reset_auto_parallel_context()
+    if stages > 1:
+        ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
+                                     pipeline_stages=stages, full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = TwoStages(stages)
+        opt = nn.Momentum(net.trainable_params(), 0.05, 0.9)
+        step = nn.TrainOneStepWithLossScaleCell(
+            nn.PipelineCell(nn.WithLossCell(net, nn.MSELoss()), 2), opt,
+            nn.DynamicLossScaleUpdateCell(INIT, FACTOR, 1000))
+        flags, scales = [], []
+        for over in OVERFLOWS:
+            y = Y.asnumpy().copy()
+            if over:
+                y[-1, -1] = np.inf                  # the last micro-batch's label
+            _, flag, scale = step(X, Tensor(y))     # every stage returns the outputs
+            flags.append(bool(flag.asnumpy()))
+            scales.append(float(scale.asnumpy()))
+        return flags, scales, net
+    finally:
+        ms.reset_auto_parallel_context()
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_pipeline_stages_skip_an_overflowing_update_together():
+    """2 stages (of 1 or 2 ranks each): stage 1's overflow is stage 0's too; flags, scales
+    (the scale, a Parameter, lives on the stage updating it, stage 1; each step returns the
+    one it used) and every stage's weights equal the serial loss-scaled run's."""
+    want_flags, want_scales, serial = train_pipelined_scaled(1)
+    assert want_flags == OVERFLOWS and want_scales == [INIT, INIT, INIT / FACTOR, INIT / FACTOR]
+    flags, scales, net = train_pipelined_scaled(2)
+    assert flags == want_flags and scales == want_scales
+    stage = R // (N // 2)
+    for k, (b, s) in enumerate(zip(net.blocks, serial.blocks)):
+        if b.pipeline_stage == stage:
+            np.testing.assert_allclose(b.w.asnumpy(), s.w.asnumpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"block {k}")
