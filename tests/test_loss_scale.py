@@ -217,7 +217,7 @@ def test_amp_all_finite_eager_and_compiled(values):
         ms.amp.all_finite(Tensor(a))
 
 
-def test_pipeline_and_accumulated_steps_are_refused(mode):
+def test_accumulated_steps_are_refused(mode):
     _, _, step = make_step(Tensor(np.float32(8.0)))
     ms.set_auto_parallel_context(grad_accumulation_step=2)
     try:
