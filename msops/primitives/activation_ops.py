@@ -21,7 +21,7 @@ from msops.primitives.math_ops import (Exp, Mul, NoAttrPrimitive, ReduceSum, Sub
                                        UnaryElementwise, check_rank, check_same_dtype,
                                        compute_dtype, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.batching import element_axis, same_shape_batch, to_front, with_attrs
+from msops.primitives.batching import element_axis, leading_batch, to_front, with_attrs
 from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
@@ -203,4 +203,4 @@ def log_softmax_batch(prim: LogSoftmax, args: list, dims: list, size: int) -> tu
     return with_attrs(prim, axis=element_axis(prim, prim.axis, len(x.shape) - 1))(x), 0
 
 
-batch_rule(_ActivationGrad)(same_shape_batch)
+batch_rule(_ActivationGrad)(leading_batch)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from msops.common import validator
 
 __all__ = ["move_dim", "to_front", "rank_of", "pad_to_rank", "align_front", "broadcast_front",
-           "with_attrs", "per_element", "elementwise_batch", "same_shape_batch",
+           "with_attrs", "per_element", "elementwise_batch", "leading_batch",
            "same_dim_batch"]
 
 
@@ -125,12 +125,14 @@ def elementwise_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size:
     return prim(*call), 0
 
 
-def same_shape_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) -> tuple:
-    """An element-wise op taking inputs of one shape (no broadcasting): every tensor input
-    batched at axis 0, the unbatched ones repeated."""
+def leading_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) -> tuple:
+    """An op mapping over leading dims its tensor inputs share (matrix ops on (..., n, n),
+    element-wise ops taking one shape): every tensor input batched at axis 0, the unbatched
+    ones repeated; every output batched at 0."""
     call = [a if i in prim.const_inputs or not _is_value(a) else broadcast_front(a, d, size)
             for i, (a, d) in enumerate(zip(args, dims))]
-    return prim(*call), 0
+    out = prim(*call)
+    return out, (0,) * len(out) if isinstance(out, tuple) else 0
 
 
 def same_dim_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) -> tuple:
