@@ -316,3 +316,18 @@ def test_errors_in_mindspore_form():
 
 def test_ops_vmap_is_ms_vmap():
     assert ops.vmap is ms.vmap
+
+
+@pytest.mark.parametrize("jac", [ms.jacrev, ms.jacfwd], ids=["jacrev", "jacfwd"])
+def test_jacobians_are_one_mapped_product_not_a_loop(jac):
+    from msops.graph.tracer import trace
+    fn = lambda x: ops.sin(x) * ops.sum(x)
+    sizes = []
+    for n in (3, 12):
+        x = rand(n)
+        graph = trace(lambda t: jac(fn)(t), [Tensor(x)])
+        sizes.append(len(graph.nodes))
+        want = np.diag(np.cos(x) * x.sum()) + np.sin(x)[:, None]
+        same(ms.jit(lambda t: jac(fn)(t))(Tensor(x)), want, 1e-5)
+        same(jac(fn)(Tensor(x)), want, 1e-5)
+    assert sizes[0] == sizes[1]          # the graph does not grow with the element count
