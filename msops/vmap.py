@@ -79,11 +79,19 @@ def _leaves(args: Any, axes: Any, where: str, out: list) -> Any:
     return InputSpec(shape[:axis] + shape[axis + 1:], args.dtype, f"in.{len(out) - 1}")
 
 
-def _batch_size(inputs: Sequence[tuple[Tensor, int | None]]) -> int:
+def _batch_size(inputs: Sequence[tuple[Tensor, int | None]], cells: int | None = None) -> int:
+    """The mapped axes' one size (`cells`: a CellList's cell count, which it must equal)."""
     sizes = {}
     for k, (t, axis) in enumerate(inputs):
         if axis is not None:
             sizes.setdefault(t.shape[axis], k)
+    if cells is not None:
+        if sizes and set(sizes) != {cells}:
+            got = ", ".join(f"{t.shape[a]} (input {k}, axis {a})" for k, (t, a) in
+                            enumerate(inputs) if a is not None)
+            raise ValueError(f"For 'vmap', the mapped axes of the inputs should have the size "
+                             f"of the CellList: {cells} cells, but got {got}.")
+        return cells
     if not sizes:
         raise ValueError("For 'vmap', at least one input should be mapped (an in_axes that "
                          "is not None for a Tensor), but got every in_axes None.")
@@ -137,11 +145,41 @@ def _place(value: Any, dim: int | None, axis: int | None, size: int, k: int) -> 
     return move_dim(value, dim, _axis_in("out_axes", axis, ndim, f"output {k}"))
 
 
+def _ensemble(cells: list) -> tuple[list, Callable]:
+    """The first cell's Parameters, and `parameter(p)` for run_batched: each one stacked
+    with the same Parameter of every other cell (batch axis 0). The cells should hold
+    Parameters of one structure (count, shapes, dtypes)."""
+    from msops.primitives.stack_ops import Stack
+    if not cells:
+        raise ValueError("For 'vmap', the CellList should hold at least one cell, but got an "
+                         "empty one.")
+    params = [list(c.get_parameters()) for c in cells]
+    first = [(tuple(p.shape), p.dtype) for p in params[0]]
+    for k, ps in enumerate(params[1:], 1):
+        got = [(tuple(p.shape), p.dtype) for p in ps]
+        if got != first:
+            raise ValueError(f"For 'vmap', the cells of the CellList should have the same "
+                             f"structure (Parameters of the same shapes and dtypes), but cell "
+                             f"0 has {[list(s) for s, _ in first]} and cell {k} has "
+                             f"{[list(s) for s, _ in got]}.")
+    index = {id(p): j for j, p in enumerate(params[0])}
+
+    def parameter(p: Any) -> tuple[Any, Any]:
+        j = index.get(id(p))
+        if j is None:                 # a Parameter the cells share, or another one
+            return p, None
+        return Stack(0)(tuple(ps[j] for ps in params)), 0
+    return params[0], parameter
+
+
 class _Vmapped:
-    """`fn` mapped over `in_axes` of its arguments, its outputs' mapped axes at `out_axes`."""
+    """`fn` mapped over `in_axes` of its arguments, its outputs' mapped axes at `out_axes`;
+    for a CellList, each cell on its batch element (the Parameters stacked)."""
 
     def __init__(self, fn: Callable, in_axes: Any, out_axes: Any) -> None:
         self.fn, self.in_axes, self.out_axes = fn, in_axes, out_axes
+        members = getattr(fn, "_vmap_members", None)
+        self.cells = members() if members is not None else None
 
     def __call__(self, *args: Any) -> Any:
         in_axes = self.in_axes
@@ -151,10 +189,16 @@ class _Vmapped:
         inputs: list = []
         specs = _leaves(tuple(args), in_axes if isinstance(in_axes, (tuple, list)) else in_axes,
                         "the arguments", inputs)
-        size = _batch_size(inputs)
-        name = getattr(self.fn, "__name__", type(self.fn).__name__)
-        graph, free = trace_nested(self.fn, list(specs), f"vmap({name})")
-        outs = run_batched(graph, inputs, free, size)
+        fn, parameter = self.fn, None
+        if self.cells is not None:
+            _, parameter = _ensemble(self.cells)
+            fn = self.cells[0]
+            size = _batch_size(inputs, len(self.cells))
+        else:
+            size = _batch_size(inputs)
+        name = getattr(fn, "__name__", type(fn).__name__)
+        graph, free = trace_nested(fn, list(specs), f"vmap({name})")
+        outs = run_batched(graph, inputs, free, size, parameter=parameter)
         axes = _out_axes(self.out_axes, len(outs), graph.output_tree, graph.output_is_tuple)
         values = [_place(v, d, a, size, k) for k, ((v, d), a) in enumerate(zip(outs, axes))]
         if graph.output_tree is not None:
@@ -170,7 +214,8 @@ def vmap(fn: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     arguments; negative axes count from the end. out_axes: where each output's mapped axis
     goes, likewise over the outputs (None: the output must not be mapped; an unmapped
     output with an int out axis is repeated along it). fn is a function or a Cell (its
-    Parameters are not mapped); vmap nests and composes with grad / value_and_grad both
+    Parameters are not mapped), or a CellList of cells of one structure (model
+    ensembling: cell k runs on batch element k, the mapped size is the cell count); vmap nests and composes with grad / value_and_grad both
     ways, eagerly and inside ms.jit. Random ops draw anew for every batch element.
     """
     if not callable(fn):

@@ -331,3 +331,30 @@ def test_jacobians_are_one_mapped_product_not_a_loop(jac):
         same(ms.jit(lambda t: jac(fn)(t))(Tensor(x)), want, 1e-5)
         same(jac(fn)(Tensor(x)), want, 1e-5)
     assert sizes[0] == sizes[1]          # the graph does not grow with the element count
+
+
+def test_a_cell_list_maps_each_cell_on_its_element():
+    nets = [Mlp() for _ in range(3)]
+    cells = nn.CellList(nets)
+    x = rand(3, 2, 5)
+    want = np.stack([mlp_np(n, e) for n, e in zip(nets, x)])
+    for out in eager_and_compiled(ms.vmap(cells), x):
+        same(out, want)
+    shared = rand(2, 5)                          # every model on the same data
+    same(ms.vmap(cells, in_axes=None)(Tensor(shared)),
+         np.stack([mlp_np(n, shared) for n in nets]))
+    # per-model gradients through the stacked Parameters
+    weights = [n.w for n in nets]
+    grads = ms.grad(lambda a: ops.sum(ms.vmap(cells)(a)[:, :, 0]), None, weights)(Tensor(x))
+    for n, e, g in zip(nets, x, grads):
+        fd = finite_differences(lambda w: softmax_np(np.tanh(e.astype(np.float64) @ w +
+                                                             n.b.asnumpy()))[:, 0].sum(),
+                                n.w.asnumpy().astype(np.float64))
+        same(g, fd, 1e-4)
+    with pytest.raises(ValueError, match=r"should have the size of the CellList: 3 cells, but "
+                                         r"got 4 \(input 0, axis 0\)"):
+        ms.vmap(cells)(Tensor(rand(4, 2, 5)))
+    odd = nn.CellList([Mlp(), nn.Dense(5, 4)])
+    with pytest.raises(ValueError, match="the cells of the CellList should have the same "
+                                         "structure"):
+        ms.vmap(odd)(Tensor(rand(2, 2, 5)))

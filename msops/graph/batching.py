@@ -12,7 +12,7 @@ every element).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,17 +32,20 @@ def is_batched(dim: Any) -> bool:
 
 
 def run_batched(graph: Graph, inputs: Sequence[tuple[Any, Any]], free: dict[int, Any],
-                size: int, api: str = "vmap") -> list[tuple[Any, Any]]:
+                size: int, api: str = "vmap",
+                parameter: Callable[[Any], tuple[Any, Any]] | None = None
+                ) -> list[tuple[Any, Any]]:
     """The graph's outputs as (value, batch axis or None) for its explicit inputs given
     as (value, batch axis); `free` (node id -> value) supplies the nodes standing for
-    captured objects (`tracer.trace_nested`); `size` is the batch size."""
+    captured objects (`tracer.trace_nested`); `size` is the batch size. `parameter(p)`
+    gives a Parameter's (value, batch axis) (default: p itself, not batched)."""
     env: dict[int, tuple[Any, Any]] = {}
     for node, entry in zip(graph.inputs, inputs):
         env[node.id] = entry
     for node in graph.inputs[len(inputs):]:              # captured traced Tensors
         env[node.id] = (free[node.id], None)
     for p in graph.parameters:
-        env[p.id] = (p.value, None)
+        env[p.id] = (p.value, None) if parameter is None else parameter(p.value)
     for c in graph.consts:
         value = free.get(c.id, c.value)
         env[c.id] = (Tensor(value) if isinstance(value, np.ndarray) else value, None)
