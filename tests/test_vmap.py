@@ -10,6 +10,7 @@ from msops import Parameter, Tensor, nn, ops
 from msops.graph.ir import Graph
 from msops.primitives.rules import rule_of
 from numeric import finite_differences
+from test_functional_forms import eager_and_compiled as _both
 
 RNG = np.random.default_rng(7)
 
@@ -18,26 +19,11 @@ def rand(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 def eager_and_compiled(fn, *arrays):
     """fn on Tensors of `arrays`: eagerly (PYNATIVE), inside a compiled Cell (GRAPH_MODE)
     and inside ms.jit."""
     ts = [Tensor(a) for a in arrays]
-    eager = fn(*ts)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*ts)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled, ms.jit(lambda *xs: fn(*xs))(*ts)
+    return (*_both(fn, *ts), ms.jit(lambda *xs: fn(*xs))(*ts))
 
 
 def loop(fn_np, arrays, in_axes, out_axis=0):
