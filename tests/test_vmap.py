@@ -243,6 +243,13 @@ def test_per_example_gradients_of_a_cell_weights():
     fd = finite_differences(lambda w: (softmax_np(np.tanh(xs[1] @ w + net.b.asnumpy()))
                                        * np.arange(4.0)).sum(), w0)
     same(grads[0][1], fd, 1e-4)
+    # grad of vmap: the weights' gradient of the batch's total, in both modes
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        total = ms.grad(lambda x: ops.sum(ms.vmap(net)(x) * ops.arange(4.0)), None, weights)(
+            Tensor(xs))
+        for t, g in zip(total, grads):
+            same(t, g.asnumpy().sum(0), 1e-5)
 
 
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])

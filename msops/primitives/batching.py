@@ -108,6 +108,8 @@ def per_element(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) 
     results = [prim(*[a if s is None else s[b] for a, s in zip(args, slices)])
                for b in range(size)]
     first = results[0]
+    if first is None:                             # an op without outputs (Print)
+        return None, None
     if isinstance(first, tuple):
         return (tuple(Stack(0)(tuple(r[k] for r in results)) for k in range(len(first))),
                 (0,) * len(first))
