@@ -262,12 +262,14 @@ class _JacFwd(_Jacobian):
 
 def jacrev(fn: Callable, grad_position: int | tuple = 0, has_aux: bool = False) -> Callable:
     """The Jacobian function of fn by reverse mode (as `mindspore.jacrev`): the vjp of
-    every output element, one vjp mapped over the basis (vmap). Each block is shaped `output.shape + input.shape`; with has_aux the
-    function returns (Jacobian of the first output, aux)."""
+    every output element, one vjp mapped over the basis (vmap). Each block is shaped
+    `output.shape + input.shape`; with has_aux the function returns (Jacobian of the first
+    output, aux)."""
     return _JacRev("jacrev", fn, grad_position, has_aux)
 
 
 def jacfwd(fn: Callable, grad_position: int | tuple = 0, has_aux: bool = False) -> Callable:
     """The Jacobian function of fn by forward products (as `mindspore.jacfwd`): the jvp of
-    every input element, one jvp mapped over the basis (vmap); the same structure as `jacrev`."""
+    every input element, one jvp mapped over the basis (vmap); the same structure as
+    `jacrev`."""
     return _JacFwd("jacfwd", fn, grad_position, has_aux)

@@ -215,12 +215,13 @@ def vmap(fn: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     goes, likewise over the outputs (None: the output must not be mapped; an unmapped
     output with an int out axis is repeated along it). fn is a function or a Cell (its
     Parameters are not mapped), or a CellList of cells of one structure (model
-    ensembling: cell k runs on batch element k, the mapped size is the cell count); vmap nests and composes with grad / value_and_grad both
-    ways, eagerly and inside ms.jit. Random ops draw anew for every batch element.
+    ensembling: cell k runs on batch element k, the mapped size is the cell count). vmap
+    nests and composes with grad / value_and_grad both ways, eagerly and inside ms.jit.
+    Random ops draw anew for every batch element.
     """
     if not callable(fn):
-        raise TypeError(f"For 'vmap', the 'fn' should be a function or a Cell, but got "
-                        f"{type(fn).__name__}.")
+        raise TypeError(f"For 'vmap', the 'fn' should be a function, a Cell or a CellList, "
+                        f"but got {type(fn).__name__}.")
     _check_axes("in_axes", in_axes)
     _check_axes("out_axes", out_axes)
     return _Vmapped(fn, in_axes, out_axes)

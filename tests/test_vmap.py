@@ -81,7 +81,8 @@ CASES = [
     ("batch_of_one_squeeze", lambda a: ops.squeeze(a), 0, (rand(1, 1, 3),), lambda a: a.squeeze()),
     ("concat_unmapped", lambda a, b: ops.concat((a, b), -1), (0, None), (X, rand(3, 2)),
      lambda a, b: np.concatenate([a, b], -1)),
-    ("stack", lambda a, b: ops.stack((a, b), 1), (0, 0), (X, X * 2), lambda a, b: np.stack([a, b], 1)),
+    ("stack", lambda a, b: ops.stack((a, b), 1), (0, 0), (X, X * 2),
+     lambda a, b: np.stack([a, b], 1)),
     ("split", lambda a: ops.split(a, 1, axis=1), 0, (X,), lambda a: tuple(np.split(a, 5, 1))),
     ("strided_slice", lambda a: a[1:, ::2], 0, (X,), lambda a: a[1:, ::2]),
     ("index_int", lambda a: a[-1], 2, (X,), lambda a: a[-1]),
@@ -296,7 +297,7 @@ def test_errors_in_mindspore_form():
         ms.vmap(f, None)(x, x)
     with pytest.raises(TypeError, match="the 'in_axes' should be an int, None, or a tuple"):
         ms.vmap(f, 1.0)
-    with pytest.raises(TypeError, match="the 'fn' should be a function or a Cell"):
+    with pytest.raises(TypeError, match="the 'fn' should be a function, a Cell or a CellList"):
         ms.vmap(3)
     with pytest.raises(ValueError, match="only a Tensor can be mapped"):
         ms.vmap(lambda a, s: a * s)(x, 2.0)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from msops.common import validator
 
 __all__ = ["move_dim", "to_front", "rank_of", "pad_to_rank", "align_front", "broadcast_front",
-           "with_attrs", "per_element", "elementwise_batch", "leading_batch",
+           "with_attrs", "element_axis", "per_element", "elementwise_batch", "leading_batch",
            "same_dim_batch"]
 
 
