@@ -118,6 +118,33 @@ def test_matches_a_loop_over_the_batch(name, fn, in_axes, inputs, ref):
         same(out, want)
 
 
+def conv_np(x, w, b):
+    """Valid cross-correlation, stride 1: x (N, C, H, W), w (O, C, KH, KW)."""
+    win = np.lib.stride_tricks.sliding_window_view(x, w.shape[2:], axis=(2, 3))
+    return np.einsum("nchwkl,ockl->nohw", win, w) + b[None, :, None, None]
+
+
+def test_convolution_and_pooling_fold_the_batch_into_n():
+    conv = nn.Conv2d(2, 3, 3, pad_mode="valid", has_bias=True)
+    w, b = conv.weight.asnumpy(), conv.bias.asnumpy()
+    x = rand(3, 2, 2, 6, 6)
+    net = lambda a: ops.MaxPool(2, 2)(conv(a))
+    want = np.stack([conv_np(e, w, b).reshape(2, 3, 2, 2, 2, 2).max((3, 5)) for e in x])
+    for out in eager_and_compiled(ms.vmap(net), x):
+        same(out, want)
+    graph = _traced(ms.vmap(net), x)
+    assert [n.op for n in graph.nodes].count("Conv2D") == 1
+    # per-example gradients through the conv's and the pools' backward ops
+    loss = lambda a: ops.sum(ops.AvgPool(2, 2)(ops.MaxPool(2, 1)(conv(a))))
+    weights = conv.trainable_params()
+    per_example = ms.vmap(ms.grad(loss, 0, weights))(Tensor(x))
+    for k, e in enumerate(x):
+        gx, gw = ms.grad(loss, 0, weights)(Tensor(e))
+        same(per_example[0][k], gx.asnumpy())
+        for got, one in zip(per_example[1], gw):
+            same(got[k], one.asnumpy(), 1e-4)
+
+
 def test_the_named_families_have_rules_and_the_fallback_is_used_without_one():
     for cls in (ops.Add, ops.Exp, ops.ReduceSum, ops.MatMul, ops.BatchMatMul, ops.Reshape,
                 ops.Transpose, ops.ExpandDims, ops.Squeeze, ops.Concat, ops.Stack, ops.Split,

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from msops.common import validator
 
 __all__ = ["move_dim", "to_front", "rank_of", "pad_to_rank", "align_front", "broadcast_front",
-           "with_attrs", "element_axis", "per_element", "elementwise_batch", "leading_batch",
+           "with_attrs", "element_axis", "per_element", "fold_batch", "elementwise_batch", "leading_batch",
            "same_dim_batch"]
 
 
@@ -135,6 +135,26 @@ def leading_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int
             for i, (a, d) in enumerate(zip(args, dims))]
     out = prim(*call)
     return out, (0,) * len(out) if isinstance(out, tuple) else 0
+
+
+def fold_batch(*folded: int) -> Any:
+    """The rule of an op treating the leading dim (N) of its inputs at `folded` as
+    independent items (convolution, pooling): those inputs batched at axis 0 (repeated when
+    unbatched) with the batch folded into N, the op once, the output unfolded. A batched
+    input elsewhere (a per-element conv weight) runs per element."""
+    def rule(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) -> tuple:
+        from msops.primitives.array_ops import Reshape
+        others = [d for i, d in enumerate(dims) if i not in folded]
+        if any(d is not None for d in others) or \
+                any(rank_of(args[i]) - (dims[i] is not None) < 1 for i in folded):
+            return per_element(prim, args, dims, size)
+        call = list(args)
+        for i in folded:
+            x = broadcast_front(args[i], dims[i], size)
+            call[i] = Reshape()(x, (size * x.shape[1],) + tuple(x.shape[2:]))
+        out = prim(*call)
+        return Reshape()(out, (size, out.shape[0] // size) + tuple(out.shape[1:])), 0
+    return rule
 
 
 def same_dim_batch(prim: Any, args: Sequence[Any], dims: Sequence[Any], size: int) -> tuple:
