@@ -106,6 +106,9 @@ CASES = [
     ("topk", lambda a: ops.topk(a, 2)[0], 1, (X,), lambda a: -np.sort(-a, -1)[..., :2]),
     ("det", lambda a: ops.det(a), 0, (SQ,), lambda a: np.linalg.det(a)),
     ("tril", lambda a: ops.tril(a), 0, (SQ,), lambda a: np.tril(a)),
+    ("layer_norm", lambda a, g, b: ops.LayerNorm(-1, -1, 1e-5)(a, g, b)[0], (1, None, None),
+     (X, rand(5), rand(5)), lambda a, g, b: (a - a.mean(-1, keepdims=True)) /
+     np.sqrt(a.var(-1, keepdims=True) + 1e-5) * g + b),
     ("fallback_gather_elements", lambda a, i: ops.gather_elements(a, 0, i), (0, None),
      (X, IDX[:2, :1].repeat(5, 1).astype(np.int32)), lambda a, i: np.take_along_axis(a, i, 0)),
 ]
@@ -379,3 +382,14 @@ def test_a_cell_list_maps_each_cell_on_its_element():
     with pytest.raises(ValueError, match="the cells of the CellList should have the same "
                                          "structure"):
         ms.vmap(odd)(Tensor(rand(2, 2, 5)))
+
+
+def test_per_example_gradients_through_layer_norm():
+    ln = nn.LayerNorm((5,))
+    x = rand(4, 3, 5)
+    loss = lambda a: ops.sum(ln(a) ** 3)
+    weights = ln.trainable_params()
+    per_example = ms.vmap(ms.grad(loss, None, weights))(Tensor(x))
+    for k, e in enumerate(x):
+        for got, one in zip(per_example, ms.grad(loss, None, weights)(Tensor(e))):
+            same(got[k], one.asnumpy(), 1e-4)
