@@ -109,6 +109,9 @@ CASES = [
     ("layer_norm", lambda a, g, b: ops.LayerNorm(-1, -1, 1e-5)(a, g, b)[0], (1, None, None),
      (X, rand(5), rand(5)), lambda a, g, b: (a - a.mean(-1, keepdims=True)) /
      np.sqrt(a.var(-1, keepdims=True) + 1e-5) * g + b),
+    ("softmax_cross_entropy", lambda a, y: ops.SoftmaxCrossEntropyWithLogits()(a, y), (0, None),
+     (X, softmax_np(X[0])), lambda a, y: (-(y * np.log(softmax_np(a))).sum(1),
+                                          softmax_np(a) - y)),
     ("fallback_gather_elements", lambda a, i: ops.gather_elements(a, 0, i), (0, None),
      (X, IDX[:2, :1].repeat(5, 1).astype(np.int32)), lambda a, i: np.take_along_axis(a, i, 0)),
 ]

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 from msops.common import validator
 
 __all__ = ["move_dim", "to_front", "rank_of", "pad_to_rank", "align_front", "broadcast_front",
-           "with_attrs", "element_axis", "per_element", "fold_batch", "elementwise_batch", "leading_batch",
-           "same_dim_batch"]
+           "with_attrs", "element_axis", "per_element", "fold_batch", "elementwise_batch",
+           "leading_batch", "same_dim_batch"]
 
 
 def rank_of(x: Any) -> int:
@@ -153,7 +153,12 @@ def fold_batch(*folded: int) -> Any:
             x = broadcast_front(args[i], dims[i], size)
             call[i] = Reshape()(x, (size * x.shape[1],) + tuple(x.shape[2:]))
         out = prim(*call)
-        return Reshape()(out, (size, out.shape[0] // size) + tuple(out.shape[1:])), 0
+
+        def unfold(o: Any) -> Any:
+            return Reshape()(o, (size, o.shape[0] // size) + tuple(o.shape[1:]))
+        if isinstance(out, tuple):
+            return tuple(unfold(o) for o in out), (0,) * len(out)
+        return unfold(out), 0
     return rule
 
 

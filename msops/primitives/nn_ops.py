@@ -24,7 +24,7 @@ from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoA
                                        UnaryElementwise, check_rank, check_same_dtype,
                                        compute_dtype, reduce_axes, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.batching import per_element, to_front, with_attrs
+from msops.primitives.batching import fold_batch, per_element, to_front, with_attrs
 from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 from msops.primitives.unary_ops import Rsqrt
@@ -590,6 +590,10 @@ def softmax_batch(prim: Softmax, args: list, dims: list, size: int) -> tuple:
     x = to_front(args[0], dims[0])
     axes = reduce_axes(prim.name, len(x.shape) - 1, prim.axis)
     return with_attrs(prim, axis=tuple(a + 1 for a in axes))(x), 0
+
+
+# rows never mix: the batch folds into N (logits and labels alike)
+batch_rule(SoftmaxCrossEntropyWithLogits)(fold_batch(0, 1))
 
 
 @batch_rule(OneHot)
