@@ -311,6 +311,11 @@ def test_random_draws_differ_per_element():
     kept = drop.asnumpy() != 0
     assert len({tuple(r) for r in kept}) == 6
     np.testing.assert_allclose(drop.asnumpy()[kept], 2.0)
+    # compiled: every element its own draws, and new ones on every run
+    step = ms.jit(lambda x: ms.vmap(lambda r: ops.dropout(r, p=0.5) +
+                                    ops.standard_normal((40,)))(x))
+    first, second = (step(Tensor(np.ones((5, 40), np.float32))).asnumpy() for _ in range(2))
+    assert len({tuple(r) for r in first}) == 5 and np.abs(first - second).max() > 0
 
 
 def test_errors_in_mindspore_form():
