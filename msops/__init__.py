@@ -44,6 +44,8 @@ ops.GradOperation = ops.composite.GradOperation = GradOperation  # ops sits belo
 ops.grad, ops.value_and_grad = grad, value_and_grad  # mindspore.ops's spellings too
 from msops.derivatives import jacfwd, jacrev, jvp, vjp  # noqa: E402
 ops.vjp, ops.jvp, ops.jacrev, ops.jacfwd = vjp, jvp, jacrev, jacfwd
+from msops.vmap import vmap  # noqa: E402
+ops.vmap = vmap  # mindspore.vmap and mindspore.ops.vmap
 
 from msops.nn.shard_fn import shard  # noqa: E402
 from msops.nn.recompute_fn import recompute  # noqa: E402

@@ -8,8 +8,9 @@ traced construct or `ms.jit` (inlined into the caller's graph).
 * `jvp`: the transpose trick. `u -> vjp(u) = J^T u` is linear in u, so the vjp of that
   function with cotangent v is `(J^T)^T v = J v`: a second-order reverse pass, which
   msops's higher-order gradients differentiate like any other graph.
-* `jacrev` / `jacfwd`: one vjp per output element (rows of J) / one jvp per input element
-  (columns), stacked with Stack and Reshape, so the Jacobian is built by ops in every mode.
+* `jacrev` / `jacfwd`: the vjp of every output element (rows of J) / the jvp of every
+  input element (columns) as one vjp / jvp mapped by `vmap` over the one-hot basis, then
+  reshaped, so the Jacobian is built by ops in every mode.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from msops.autodiff import _check_positions, _check_weights, _GradFunction
 from msops.common.tensor import Tensor
 from msops.primitives.array_ops import Reshape
 from msops.primitives.elementwise_ops import OnesLike
-from msops.primitives.stack_ops import Stack
+from msops.vmap import vmap
 
 __all__ = ["vjp", "jvp", "jacrev", "jacfwd"]
 
@@ -151,10 +152,10 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False) -> tuple:
 
 
 # -- Jacobians ----------------------------------------------------------------------------
-def _basis(t: Tensor) -> list[Tensor]:
-    """One-hot Tensors shaped like t, one per element, in row-major order."""
-    eye = np.eye(t.size, dtype=t.dtype.np_dtype)
-    return [Tensor(row.reshape(t.shape)) for row in eye]
+def _basis(t: Tensor) -> Tensor:
+    """The one-hot Tensors shaped like t, one per element in row-major order, stacked:
+    (t.size,) + t.shape."""
+    return Tensor(np.eye(t.size, dtype=t.dtype.np_dtype).reshape((t.size,) + tuple(t.shape)))
 
 
 def _zeros_like(t: Tensor) -> Tensor:
@@ -230,13 +231,11 @@ class _JacRev(_Jacobian):
         zeros = [_zeros_like(o) for o in outputs]
         blocks = []
         for i, o in enumerate(outputs):
-            rows: list[list[Tensor]] = [[] for _ in positions]
-            for e in _basis(o):
+            def vjp_of(e: Tensor, i: int = i) -> tuple:
                 sens = zeros[:i] + [e] + zeros[i + 1:]
-                grads = grad_fn(*args, tuple(sens) if out_is_tuple else sens[0])
-                for j, g in enumerate(grads):
-                    rows[j].append(g)
-            blocks.append([Reshape()(Stack(0)(r), tuple(o.shape) + tuple(args[p].shape))
+                return grad_fn(*args, tuple(sens) if out_is_tuple else sens[0])
+            rows = vmap(vjp_of)(_basis(o))            # per input: (o.size,) + input shape
+            blocks.append([Reshape()(r, tuple(o.shape) + tuple(args[p].shape))
                            for r, p in zip(rows, positions)])
         return blocks
 
@@ -252,24 +251,25 @@ class _JacFwd(_Jacobian):
         key = (len(args), len(outputs), out_is_tuple)
         product = self._made_once(key, lambda: _Transposed(self.api, self.target, *key))
         u, zeros = _ones(outputs), [_zeros_like(a) for a in args]
-        columns: list[list[list[Tensor]]] = [[[] for _ in positions] for _ in outputs]
-        for j, p in enumerate(positions):
-            for e in _basis(args[p]):
-                v = zeros[:p] + [e] + zeros[p + 1:]
-                for i, col in enumerate(product(args, u, v)):
-                    columns[i][j].append(col)
-        return [[Reshape()(Stack(-1)(columns[i][j]), tuple(o.shape) + tuple(args[p].shape))
+        columns = []                   # per position, per output: o.shape + (input size,)
+        for p in positions:
+            def jvp_of(e: Tensor, p: int = p) -> tuple:
+                return tuple(product(args, u, zeros[:p] + [e] + zeros[p + 1:]))
+            columns.append(vmap(jvp_of, out_axes=-1)(_basis(args[p])))
+        return [[Reshape()(columns[j][i], tuple(o.shape) + tuple(args[p].shape))
                  for j, p in enumerate(positions)] for i, o in enumerate(outputs)]
 
 
 def jacrev(fn: Callable, grad_position: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian function of fn by reverse mode (as `mindspore.jacrev`): one vjp per
-    output element. Each block is shaped `output.shape + input.shape`; with has_aux the
-    function returns (Jacobian of the first output, aux)."""
+    """The Jacobian function of fn by reverse mode (as `mindspore.jacrev`): the vjp of
+    every output element, one vjp mapped over the basis (vmap). Each block is shaped
+    `output.shape + input.shape`; with has_aux the function returns (Jacobian of the first
+    output, aux)."""
     return _JacRev("jacrev", fn, grad_position, has_aux)
 
 
 def jacfwd(fn: Callable, grad_position: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian function of fn by forward products (as `mindspore.jacfwd`): one jvp per
-    input element; the same structure as `jacrev`."""
+    """The Jacobian function of fn by forward products (as `mindspore.jacfwd`): the jvp of
+    every input element, one jvp mapped over the basis (vmap); the same structure as
+    `jacrev`."""
     return _JacFwd("jacfwd", fn, grad_position, has_aux)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).parents[1] / "msops"
 
 #: bottom to top: a layer may import itself and the layers before it
 LAYERS = ["common", "context", "device", "communication", "primitives", "ops", "graph", "mint",
-          "parallel", "pipeline", "autodiff", "derivatives", "jit", "nn", "dataset", "train"]
+          "parallel", "pipeline", "vmap", "autodiff", "derivatives", "jit", "nn", "dataset", "train"]
 #: modules whose MindSpore spelling puts them in a lower package than their layer
 RELOCATED = {"msops.parallel._cell_wrapper": "train",   # its cells are nn.Cells
              "msops.parallel.auto_parallel": "nn", "msops.parallel.nn": "nn",

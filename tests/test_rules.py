@@ -93,8 +93,8 @@ def test_registration_errors():
         pass
 
     with pytest.raises(ValueError, match=r"For 'register_rule', the 'kind' should be one of "
-                                         r"\['bprop', 'expansion', 'fusion', 'out_strategy', "
-                                         r"'sharding'\], but got 'shardin'"):
+                                         r"\['batch', 'bprop', 'expansion', 'fusion', "
+                                         r"'out_strategy', 'sharding'\], but got 'shardin'"):
         register_rule("shardin", Fresh)
     with pytest.raises(TypeError, match=r"For 'register_rule', the classes should be one or more "
                                         r"primitive classes, but got \(\)"):

@@ -26,7 +26,7 @@ from msops.primitives.math_ops import Cast
 __all__ = ["SymbolicTensor", "trace", "trace_into", "adopt_parameters", "before_each_run",
            "active_graph", "note_cell", "record_cells", "recorded_cells", "substitute_call",
            "end_substitute", "substituted",
-           "node_of", "as_traced", "inline",
+           "node_of", "as_traced", "inline", "InputSpec", "trace_nested",
            "is_tracing", "user_source"]
 
 _active: "_Trace | None" = None
@@ -117,12 +117,31 @@ def _no_value(t: SymbolicTensor, what: str) -> GraphError:
 
 
 class _Trace:
-    """State of one trace: the graph under construction and the nodes of captured objects."""
+    """State of one trace: the graph under construction and the nodes of captured objects.
 
-    def __init__(self, graph: Graph) -> None:
+    A nested trace (`trace_nested`) has the trace under way as its `parent`: a traced
+    Tensor of an enclosing trace that it reads becomes one of its inputs (`captured`)."""
+
+    def __init__(self, graph: Graph, parent: "_Trace | None" = None) -> None:
         self.graph = graph
         self.params: dict[int, Node] = {}
         self.consts: dict[int, tuple[Any, Node]] = {}
+        self.parent = parent
+        self.captured: dict[int, tuple[Any, Node]] = {}
+
+    def _encloses(self, owner: "_Trace") -> bool:
+        t = self.parent
+        while t is not None and t is not owner:
+            t = t.parent
+        return t is not None
+
+    def capture(self, a: "SymbolicTensor") -> Node:
+        """The input node standing for `a`, a traced Tensor of an enclosing trace."""
+        hit = self.captured.get(id(a))
+        if hit is None:
+            node = self.graph.add_input(a.shape, a.dtype, f"captured.{len(self.captured)}")
+            hit = self.captured[id(a)] = (a, node)
+        return hit[1]
 
     def parameter(self, p: Parameter) -> Node:
         node = self.params.get(id(p))
@@ -142,6 +161,8 @@ class _Trace:
     def tensor(self, prim: Any, i: int, a: Any, like: Any) -> Node:
         """The node of a tensor-position argument."""
         if isinstance(a, SymbolicTensor):
+            if a._owner is not self and self._encloses(a._owner):
+                return self.capture(a)
             if a._owner is not self:
                 raise GraphError(f"For '{prim.name}', the input {i} is a Tensor traced in "
                                  f"another graph (one kept from an earlier call), at "
@@ -220,6 +241,7 @@ def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any],
     `global_view` (a construct traced whole, before partitioning) Parameters holding a
     slice show their whole shape to the Python code that reads it."""
     global _active
+    outer, outer_view = _active, _tensor.GLOBAL_VIEW[0]
     _active = state
     _tensor.GLOBAL_VIEW[0] = global_view
     bump()                          # Cells called while tracing inline their construct
@@ -228,9 +250,41 @@ def _run_traced(state: "_Trace", fn: Callable, sym_args: Sequence[Any],
         return fn(*sym_args)
     finally:
         _primitive.set_trace_hook(prev)
-        _active = None
-        _tensor.GLOBAL_VIEW[0] = False
+        _active = outer             # None, or the trace a nested one ran inside
+        _tensor.GLOBAL_VIEW[0] = outer_view
         bump()
+
+
+class InputSpec:
+    """A graph input to make in `trace_nested`: its shape and dtype."""
+
+    def __init__(self, shape: Sequence[int], dtype: mstype.Type, name: str) -> None:
+        self.shape, self.dtype, self.name = tuple(shape), dtype, name
+
+
+def trace_nested(fn: Callable, args: Sequence[Any], name: str = "graph"
+                 ) -> tuple[Graph, dict[int, Any]]:
+    """Trace `fn(*args)` into a new graph, also while another trace is under way (then
+    inside it: its traced Tensors that fn reads become inputs of the new graph). Each
+    `InputSpec` in `args` (in tuples and lists at any depth) becomes a graph input, in
+    order; other arguments are passed as they are. Returns the graph and its free values:
+    node id -> the object the node stands for (an enclosing trace's Tensor for a captured
+    input, the captured Tensor for a const node), to run the graph on them rather than on
+    copies (a recording tape then sees the Tensors fn captured)."""
+    graph = Graph(name)
+    state = _Trace(graph, parent=_active)
+
+    def symbolic(a: Any) -> Any:
+        if isinstance(a, InputSpec):
+            return SymbolicTensor(graph.add_input(a.shape, a.dtype, a.name), state)
+        if isinstance(a, (tuple, list)):
+            return type(a)(symbolic(t) for t in a)
+        return a
+    result = _run_traced(state, fn, [symbolic(a) for a in args], _tensor.GLOBAL_VIEW[0])
+    _set_outputs(graph, state, result)
+    free = {node.id: value for value, node in state.consts.values()}
+    free.update((node.id, value) for value, node in state.captured.values())
+    return graph, free
 
 
 def trace_into(graph: Graph, fn: Callable, args: Sequence[Any], outputs: bool = False) -> Any:
@@ -388,7 +442,9 @@ def _set_outputs(graph: Graph, state: _Trace, result: Any) -> None:
     outs = []
     for k, r in enumerate(items):
         if isinstance(r, SymbolicTensor):
-            outs.append(r._node)
+            # a value of an enclosing trace returned as it is: captured as an input
+            outs.append(state.capture(r) if r._owner is not state and state._encloses(r._owner)
+                        else r._node)
         elif isinstance(r, Parameter):
             outs.append(state.parameter(r))
         elif isinstance(r, (Tensor, np.ndarray)):

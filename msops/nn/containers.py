@@ -179,6 +179,11 @@ class CellList(_CellSequence):
         if args:
             self.extend(args[0])
 
+    def _vmap_members(self) -> list[Cell]:
+        """The cells `vmap(cell_list)` maps over (model ensembling: their Parameters
+        stacked, one cell per batch element)."""
+        return list(self._cells.values())
+
     def construct(self, *inputs: Any) -> Any:
         raise TypeError("For 'CellList', a CellList is not callable: call its cells (for "
                         "cell in cell_list: x = cell(x)).")

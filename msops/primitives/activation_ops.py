@@ -21,7 +21,8 @@ from msops.primitives.math_ops import (Exp, Mul, NoAttrPrimitive, ReduceSum, Sub
                                        UnaryElementwise, check_rank, check_same_dtype,
                                        compute_dtype, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, sharding_rule
+from msops.primitives.batching import element_axis, leading_batch, to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["GeLU", "FastGeLU", "LogSoftmax"]
@@ -192,3 +193,14 @@ def log_softmax_bprop(prim: LogSoftmax, inputs: list, out: Any, dout: Any, g: An
     axis = g.add_const((prim.axis % len(out.shape),))
     total = g.apply(ReduceSum(keep_dims=True), [dout, axis])
     return (g.apply(Sub(), [dout, g.apply(Mul(), [g.apply(Exp(), [out]), total])]),)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(LogSoftmax)
+def log_softmax_batch(prim: LogSoftmax, args: list, dims: list, size: int) -> tuple:
+    """The normalised axis shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    return with_attrs(prim, axis=element_axis(prim, prim.axis, len(x.shape) - 1))(x), 0
+
+
+batch_rule(_ActivationGrad)(leading_batch)

@@ -20,7 +20,10 @@ from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import (NoAttrPrimitive, check_rank, check_tensor_list,
                                        check_tensor_list_dtype, elementwise_spec)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
+from msops.primitives.batching import (broadcast_front, element_axis, same_dim_batch, to_front,
+                                      with_attrs)
+from msops.primitives.rules import (batch_rule, bprop, declare_without, expansion_rule,
+                                   sharding_rule)
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["Identity", "StopGradient", "Reshape", "Flatten", "Transpose", "Concat", "Split",
@@ -516,3 +519,60 @@ def strided_slice_grad_bprop(prim: StridedSliceGrad, inputs: list, out: Any, dou
     _, _, begin, end, strides = inputs
     return (g.apply(StridedSlice(**_slice_masks(prim)), [dout, begin, end, strides]),
             None, None, None, None)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+batch_rule(Identity)(same_dim_batch)
+
+
+@batch_rule(Reshape)
+def reshape_batch(prim: Reshape, args: list, dims: list, size: int) -> tuple:
+    """Each element reshaped: the batch axis first, kept whole."""
+    return prim(to_front(args[0], dims[0]), (size,) + tuple(args[1])), 0
+
+
+@batch_rule(Flatten)
+def flatten_batch(prim: Flatten, args: list, dims: list, size: int) -> tuple:
+    """Flatten keeps axis 0 and joins the rest: an element's (n, ...) -> (n, prod)."""
+    x = to_front(args[0], dims[0])
+    check_rank(prim.name, "x", x.shape[1:], 1, None)
+    return Reshape()(x, tuple(x.shape[:2]) + (-1,)), 0
+
+
+@batch_rule(Transpose)
+def transpose_batch(prim: Transpose, args: list, dims: list, size: int) -> tuple:
+    """The element perm shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    ndim = len(x.shape) - 1
+    perm = prim._perm(ndim, args[1])
+    return prim(x, (0,) + tuple(p + 1 for p in perm)), 0
+
+
+@batch_rule(Concat)
+def concat_batch(prim: Concat, args: list, dims: list, size: int) -> tuple:
+    """Every part batched at axis 0 (the unbatched ones repeated), joined at the element
+    axis shifted past it."""
+    parts = tuple(broadcast_front(x, d, size) for x, d in zip(args[0], dims[0]))
+    axis = element_axis(prim, prim.axis, len(parts[0].shape) - 1)
+    return with_attrs(prim, axis=axis)(parts), 0
+
+
+@batch_rule(Split)
+def split_batch(prim: Split, args: list, dims: list, size: int) -> tuple:
+    """The cut axis shifted past the batch axis (moved to 0); every part batched at 0."""
+    x = to_front(args[0], dims[0])
+    axis = element_axis(prim, prim.axis, len(x.shape) - 1)
+    return with_attrs(prim, axis=axis)(x), (0,) * prim.output_num
+
+
+@batch_rule(StridedSlice)
+def strided_slice_batch(prim: StridedSlice, args: list, dims: list, size: int) -> tuple:
+    """A whole-range spec for the batch axis (moved to 0) before the element's specs: every
+    mask shifted one bit, the new spec's begin and end masks set."""
+    x = to_front(args[0], dims[0])
+    begin, end, strides = (tuple(v) for v in args[1:4])
+    masks = {n: getattr(prim, n) << 1 for n in ("begin_mask", "end_mask", "ellipsis_mask",
+                                                 "new_axis_mask", "shrink_axis_mask")}
+    masks["begin_mask"] |= 1
+    masks["end_mask"] |= 1
+    return type(prim)(**masks)(x, (0,) + begin, (size,) + end, (1,) + strides), 0

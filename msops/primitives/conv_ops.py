@@ -19,7 +19,9 @@ from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import check_rank, check_same_dtype, compute_dtype
 from msops.primitives.neighbor_exchange import NeighborExchangeV2
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
+from msops.primitives.batching import fold_batch
+from msops.primitives.rules import (batch_rule, bprop, declare_without, expansion_rule,
+                                   sharding_rule)
 from msops.primitives.sharding import DimSpec, ShardedCall
 
 __all__ = ["Conv2D"]
@@ -437,3 +439,7 @@ def conv2d_backprop_filter_bprop(prim: Conv2DBackpropFilter, inputs: list, out: 
     dd = g.apply(Conv2D(**attrs), [x, dout])
     dx = g.apply(Conv2DBackpropInput(**attrs), [d, dout, g.add_const(tuple(x.shape))])
     return dd, dx, None
+
+
+# vmap: the batch folded into N (x (B, N, C, H, W) -> (B*N, C, H, W)) for one weight
+batch_rule(Conv2D)(fold_batch(0))

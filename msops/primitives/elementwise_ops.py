@@ -24,7 +24,8 @@ from msops.primitives.math_ops import (Add, Cast, Exp, Log, Mul, Neg, RealDiv,
                                        check_same_dtype, compute_dtype, real_div_types, scalar,
                                        sum_to, tensor_operator)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.batching import fold_batch
+from msops.primitives.rules import batch_rule, bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["Sqrt", "Pow", "Maximum", "Minimum", "FloorDiv", "Sigmoid", "Tanh", "Erf",
@@ -392,3 +393,7 @@ _OPERATORS.update({
     "__lt__": tensor_operator(Less), "__le__": tensor_operator(LessEqual),
     "__ne__": tensor_operator(NotEqual),
 })
+
+
+# vmap: the channel dim is 1 (or last) of each element, so the batch folds into N
+batch_rule(BiasAdd)(fold_batch(0))

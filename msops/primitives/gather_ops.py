@@ -20,7 +20,9 @@ from msops.common.tensor import contiguous
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import NoAttrPrimitive, Sub, check_rank
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
+from msops.primitives.batching import per_element, to_front
+from msops.primitives.rules import (batch_rule, bprop, declare_without, expansion_rule,
+                                   sharding_rule)
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["Gather", "GatherD", "GatherNd", "ScatterNd", "TensorScatterUpdate"]
@@ -502,3 +504,19 @@ def tensor_scatter_update_bprop(prim: TensorScatterUpdate, inputs: list, out: An
     zeros = g.add_const(np.zeros(tuple(updates.shape), updates.dtype.np_dtype))
     return (g.apply(TensorScatterUpdate(), [dout, indices, zeros]), None,
             g.apply(GatherNd(), [dout, indices]))
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(Gather)
+def gather_batch(prim: Gather, args: list, dims: list, size: int) -> tuple:
+    """Batched params only: gather along the axis shifted past the batch axis (moved to 0).
+    Batched indices only: params' leading dims come first in the output, so the batch axis
+    lands at the gathered axis. Both batched: per element (Gather has no batch_dims here)."""
+    params, indices, axis = args
+    if dims[1] is None:
+        x = to_front(params, dims[0])
+        return prim(x, indices, prim._axis(x.shape[1:], axis) + 1), 0
+    if dims[0] is None:
+        ax = prim._axis(params.shape, axis)
+        return prim(params, to_front(indices, dims[1]), ax), ax
+    return per_element(prim, args, dims, size)

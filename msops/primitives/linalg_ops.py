@@ -26,7 +26,8 @@ from msops.primitives.math_ops import (Add, BatchMatMul, Equal, MatMul, Mul, Neg
                                        RealDiv, Sub, check_rank, check_same_dtype,
                                        compute_dtype, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.batching import leading_batch
+from msops.primitives.rules import batch_rule, bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 from msops.primitives.triangle_ops import Tril, Triu
 
@@ -658,3 +659,7 @@ def decomposition_spec(prim: Any, ins: list, outs: list, consts: dict) -> DimSpe
     whole = ("r", "c") + tuple(l for t in tails for l in t)
     return DimSpec((batch + ("r", "c"),), tuple(batch + t for t in tails),
                    unsplittable=tuple((l, _WHOLE) for l in whole))
+
+
+# -- batch rules (vmap): each op maps over leading dims, so the batch axis is one more
+batch_rule(_WritesResult, LogMatrixDeterminant, Qr, Svd)(leading_batch)

@@ -21,7 +21,9 @@ from msops.common.tensor import _OPERATORS, Tensor
 from msops.primitives import primitive as _primitive
 from msops.primitives.lowering import out_spec, run_lowered, ufunc_kernel
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, out_strategy_rule, sharding_rule
+from msops.primitives.batching import (align_front, broadcast_front, elementwise_batch,
+                                      same_dim_batch, to_front)
+from msops.primitives.rules import batch_rule, bprop, out_strategy_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, broadcast_letters, dims
 
 __all__ = ["MatMul", "BatchMatMul", "Add", "Sub", "Mul", "RealDiv", "Neg", "Square",
@@ -793,3 +795,43 @@ def addn_bprop(prim: AddN, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
 def cast_bprop(prim: Cast, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Cast back to x's dtype (autodiff drops it when x is not a float)."""
     return g.apply(Cast(), [dout, g.add_const(inputs[0].dtype)]), None
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+batch_rule(_Elementwise)(elementwise_batch)
+batch_rule(Cast)(same_dim_batch)
+
+
+@batch_rule(_MatMulBase)
+def matmul_batch(prim: _MatMulBase, args: list, dims: list, size: int) -> tuple:
+    """BatchMatMul over the batch axis: batched operands moved to axis 0 and padded to one
+    rank, an unbatched MatMul operand given a leading 1 (BatchMatMul takes rank >= 3)."""
+    x1, x2 = align_front(args, dims, max(len(a.shape) - (d is not None)
+                                         for a, d in zip(args, dims)))
+    if isinstance(prim, MatMul):
+        x1, x2 = (_leading_one(x, d) for x, d in ((x1, dims[0]), (x2, dims[1])))
+    return BatchMatMul(prim.transpose_a, prim.transpose_b)(x1, x2), 0
+
+
+def _leading_one(x: Any, dim: Any) -> Any:
+    """An unbatched matrix with a leading dim of 1; a batched one as it is."""
+    from msops.primitives.shape_ops import ExpandDims
+    return x if dim is not None else ExpandDims()(x, 0)
+
+
+@batch_rule(_Reduce)
+def reduce_batch(prim: _Reduce, args: list, dims: list, size: int) -> tuple:
+    """The reduced axes shifted past the batch axis (moved to 0); () names every element
+    axis, not the batch axis."""
+    x = to_front(args[0], dims[0])
+    ndim = len(x.shape) - 1
+    if ndim == 0:                                 # a scalar reduces to itself
+        return x, 0
+    axes = reduce_axes(prim.name, ndim, args[1] if len(args) > 1 else ())
+    return prim(x, tuple(a + 1 for a in axes)), 0
+
+
+@batch_rule(AddN)
+def addn_batch(prim: AddN, args: list, dims: list, size: int) -> tuple:
+    """Every summand batched at axis 0 (the unbatched ones repeated: AddN takes one shape)."""
+    return prim(tuple(broadcast_front(x, d, size) for x, d in zip(args[0], dims[0]))), 0

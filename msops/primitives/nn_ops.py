@@ -24,7 +24,8 @@ from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, NoA
                                        UnaryElementwise, check_rank, check_same_dtype,
                                        compute_dtype, reduce_axes, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.batching import fold_batch, per_element, to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 from msops.primitives.unary_ops import Rsqrt
 
@@ -580,3 +581,27 @@ def dropout_bprop(prim: Dropout, inputs: list, out: Any, dout: list, g: Any) -> 
     mask = g.getitem(out, 1)
     scaled = g.apply(Mul(), [mask, scalar(g, 1.0 / prim.keep_prob, mask.dtype)])
     return (g.apply(Mul(), [dout[0], scaled]),)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(Softmax)
+def softmax_batch(prim: Softmax, args: list, dims: list, size: int) -> tuple:
+    """The normalised axes shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    axes = reduce_axes(prim.name, len(x.shape) - 1, prim.axis)
+    return with_attrs(prim, axis=tuple(a + 1 for a in axes))(x), 0
+
+
+# rows never mix: the batch folds into N (logits and labels alike)
+batch_rule(SoftmaxCrossEntropyWithLogits)(fold_batch(0, 1))
+
+
+@batch_rule(OneHot)
+def one_hot_batch(prim: OneHot, args: list, dims: list, size: int) -> tuple:
+    """Batched indices moved to axis 0, the depth axis shifted past it (-1 stays last);
+    batched on/off values per element."""
+    if dims[2] is not None or dims[3] is not None:
+        return per_element(prim, args, dims, size)
+    indices = to_front(args[0], dims[0])
+    axis = prim.axis if prim.axis == -1 else prim.axis + 1
+    return with_attrs(prim, axis=axis)(indices, *args[1:]), 0

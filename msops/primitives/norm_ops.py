@@ -20,7 +20,8 @@ from msops.primitives.math_ops import (Add, Cast, Mul, RealDiv, ReduceMean, Redu
                                        Sub, check_rank, check_same_dtype, compute_dtype,
                                        scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.batching import per_element, to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["LayerNorm"]
@@ -174,3 +175,17 @@ def layer_norm_bprop(prim: LayerNorm, inputs: list, out: Any, dout: list, g: Any
         dgamma = g.apply(ReduceSum(keep_dims=False), [dgamma, lead])
         dbeta = g.apply(ReduceSum(keep_dims=False), [dbeta, lead])
     return dx, dgamma, dbeta
+
+
+@batch_rule(LayerNorm)
+def layer_norm_batch(prim: LayerNorm, args: list, dims: list, size: int) -> tuple:
+    """Batched x moved to axis 0, both begin axes shifted past it (gamma and beta keep their
+    shape); batched gamma or beta: per element (vmap)."""
+    if dims[1] is not None or dims[2] is not None:
+        return per_element(prim, args, dims, size)
+    x = to_front(args[0], dims[0])
+    if len(x.shape) < 2:                          # a 0-d element: LayerNorm's own error
+        return per_element(prim, args, dims, size)
+    bna, bpa = prim.axes(len(x.shape) - 1)
+    out = with_attrs(prim, begin_norm_axis=bna + 1, begin_params_axis=bpa + 1)(x, *args[1:])
+    return out, (0, 0, 0)

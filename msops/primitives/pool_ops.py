@@ -18,7 +18,8 @@ from msops.primitives.conv_ops import (SPATIAL_SPLIT, add_windows, check_nchw, o
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import check_rank, check_same_dtype, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, sharding_rule
+from msops.primitives.batching import fold_batch, per_element
+from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec
 
 __all__ = ["MaxPool", "AvgPool"]
@@ -245,3 +246,9 @@ def avg_pool_bprop(prim: AvgPool, inputs: list, out: Any, dout: Any, g: Any) -> 
 def avg_pool_grad_bprop(prim: AvgPoolGrad, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Linear in dout, whose transpose is the pool itself."""
     return g.apply(AvgPool(**_same_attrs(prim)), [dout]), None
+
+
+# vmap: windows never cross N, so the batch is folded into it
+batch_rule(MaxPool, AvgPool)(fold_batch(0))
+batch_rule(MaxPoolGrad)(fold_batch(0, 1))
+batch_rule(AvgPoolGrad)(per_element)          # its x_shape names N: not folded

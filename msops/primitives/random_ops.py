@@ -26,7 +26,8 @@ from msops.common.tensor import contiguous
 from msops.primitives.array_ops import check_int_sequence
 from msops.primitives.elementwise_ops import no_gradient_bprop
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.batching import per_element
+from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["UniformReal", "StandardNormal", "UniformInt"]
@@ -274,3 +275,12 @@ def random_split(prim: _RandomOp, call: ShardedCall) -> Any:
 
 
 bprop(_RandomOp)(no_gradient_bprop)
+
+
+@batch_rule(UniformReal, StandardNormal, UniformInt)
+def random_batch(prim: _RandomOp, args: list, dims: list, size: int) -> tuple:
+    """One draw of (size,) + the element's shape: every element gets its own numbers (the
+    same draw mapped would repeat them). Batched bounds: per element, each a new draw."""
+    if any(d is not None for d in dims[1:]):
+        return per_element(prim, args, dims, size)
+    return prim((size,) + tuple(args[0]), *args[1:]), 0

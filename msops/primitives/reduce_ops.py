@@ -20,7 +20,8 @@ from msops.primitives.math_ops import (Mul, NoAttrPrimitive, _Reduce, arith_type
 from msops.primitives.nn_ops import OneHot
 from msops.primitives.shape_ops import ExpandDims, Squeeze
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, sharding_rule
+from msops.primitives.batching import to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "Argmax", "ArgMax", "Argmin",
@@ -306,3 +307,12 @@ def arg_with_value_bprop(prim: _ArgWithValue, inputs: list, out: Any, dout: list
     picked = g.apply(OneHot(axis), [index, g.add_const(x.shape[axis]),
                                     scalar(g, 1, x.dtype), scalar(g, 0, x.dtype)])
     return (g.apply(Mul(), [picked, dvalue]),)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(_ArgIndex, _ArgWithValue)
+def arg_extreme_batch(prim: PrimitiveWithInfer, args: list, dims: list, size: int) -> tuple:
+    """The searched axis shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    out = with_attrs(prim, axis=_searched_axis(prim.name, list(x.shape[1:]), prim.axis) + 1)(x)
+    return out, (0,) * len(out) if isinstance(out, tuple) else 0

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, TypeVar
 
 __all__ = ["RuleKind", "RULE_KINDS", "register_rule", "declare_without", "rule_of",
            "reason_without", "missing", "sharding_rule", "out_strategy_rule", "expansion_rule",
-           "bprop", "fusion_rule"]
+           "bprop", "fusion_rule", "batch_rule"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -55,6 +55,13 @@ RULE_KINDS: dict[str, RuleKind] = {
                        "collective fuses with independent ones of the same key into one "
                        "collective on a packed flat buffer (the communication-fusion pass; "
                        "None: it does not fuse)", required=False),
+    "batch": RuleKind("(prim, args, dims, size) -> (out, out_dims): the op mapped over a "
+                      "batch axis (vmap, graph/batching.py): `args` the call's arguments with "
+                      "their batched values, `dims` each one's batch axis (None: not batched; "
+                      "a tuple for a tuple argument), `size` the batch size; the rule calls "
+                      "ordinary primitives and returns their result with its batch axis (a "
+                      "tuple for a multi-output op). Ops without one run once per batch "
+                      "element (primitives/batching.py `per_element`)", required=False),
 }
 
 _rules: dict[str, dict[type, Callable]] = {kind: {} for kind in RULE_KINDS}
@@ -158,3 +165,8 @@ def bprop(*classes: type, complex_values: bool = False,
 def fusion_rule(*classes: type) -> Callable[[F], F]:
     """`register_rule("fusion", *classes)`: how the fusion pass packs the op's applications."""
     return register_rule("fusion", *classes)
+
+
+def batch_rule(*classes: type) -> Callable[[F], F]:
+    """`register_rule("batch", *classes)`: how vmap maps the op over a batch axis."""
+    return register_rule("batch", *classes)

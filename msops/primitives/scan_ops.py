@@ -18,7 +18,8 @@ from msops.primitives.array_ops import whole_along
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import arith_types, check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, sharding_rule
+from msops.primitives.batching import to_front
+from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec
 
 __all__ = ["CumSum", "CumProd"]
@@ -167,3 +168,10 @@ declare_without("bprop", CumProdGrad, reason="second derivatives of CumProd are 
 def cumprod_bprop(prim: CumProd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return g.apply(CumProdGrad(prim.exclusive, prim.reverse),
                    [inputs[0], dout, inputs[1]]), None
+
+
+@batch_rule(_Scan)
+def scan_batch(prim: _Scan, args: list, dims: list, size: int) -> tuple:
+    """The scanned axis shifted past the batch axis (moved to 0) (vmap)."""
+    x = to_front(args[0], dims[0])
+    return prim(x, prim._axis(x.shape[1:], args[1]) + 1), 0

@@ -14,7 +14,8 @@ from msops.primitives.array_ops import Reshape, check_int_sequence
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import NoAttrPrimitive, ReduceSum, sum_to
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.batching import pad_to_rank, to_front
+from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, broadcast_letters, dims
 
 __all__ = ["Tile", "BroadcastTo", "ExpandDims", "Squeeze"]
@@ -266,3 +267,39 @@ def reshape_back_bprop(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> 
     dx = g.apply(Reshape(), [dout, g.add_const(tuple(inputs[0].shape))])
     return (dx,) + (None,) * (len(inputs) - 1)
 
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(Tile)
+def tile_batch(prim: Tile, args: list, dims: list, size: int) -> tuple:
+    """The element padded to the multiples' rank (Tile's leading 1s), batch axis at 0 kept
+    once."""
+    x = to_front(args[0], dims[0])
+    multiples = tuple(prim._multiples(x.shape[1:], args[1]))
+    return prim(pad_to_rank(x, len(multiples)), (1,) + multiples), 0
+
+
+@batch_rule(BroadcastTo)
+def broadcast_to_batch(prim: BroadcastTo, args: list, dims: list, size: int) -> tuple:
+    """The element padded to the target rank, broadcast to (size,) + the target."""
+    x = to_front(args[0], dims[0])
+    target = prim.target(x.shape[1:])
+    return BroadcastTo((size,) + tuple(target))(pad_to_rank(x, len(target))), 0
+
+
+@batch_rule(ExpandDims)
+def expand_dims_batch(prim: ExpandDims, args: list, dims: list, size: int) -> tuple:
+    """The new axis shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    return prim(x, prim._axis(len(x.shape) - 1, args[1]) + 1), 0
+
+
+@batch_rule(Squeeze)
+def squeeze_batch(prim: Squeeze, args: list, dims: list, size: int) -> tuple:
+    """The element's squeezed axes, named explicitly and shifted past the batch axis (a
+    batch of one is not squeezed)."""
+    x = to_front(args[0], dims[0])
+    axes = prim._axes(x.shape[1:])
+    if not axes:
+        return x, 0
+    return Squeeze(tuple(a + 1 for a in axes))(x), 0

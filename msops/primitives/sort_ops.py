@@ -20,7 +20,8 @@ from msops.primitives.gather_ops import GatherDGrad
 from msops.primitives.math_ops import check_rank, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.elementwise_ops import no_gradient_bprop
-from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.batching import leading_batch, to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["TopK", "Sort", "SearchSorted"]
@@ -208,3 +209,14 @@ def search_sorted_spec(prim: SearchSorted, ins: list, outs: list, consts: dict) 
 
 
 bprop(SearchSorted)(no_gradient_bprop)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+batch_rule(TopK)(leading_batch)                 # along the last axis: the batch axis leads
+
+
+@batch_rule(Sort)
+def sort_batch(prim: Sort, args: list, dims: list, size: int) -> tuple:
+    """The sorted axis shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    return with_attrs(prim, axis=prim._axis(x.shape[1:]) + 1)(x), (0, 0)

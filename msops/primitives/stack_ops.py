@@ -15,7 +15,8 @@ from msops.primitives.array_ops import join_kernel
 from msops.primitives.lowering import run_lowered
 from msops.primitives.math_ops import check_rank, check_tensor_list, check_tensor_list_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, sharding_rule
+from msops.primitives.batching import broadcast_front, to_front, with_attrs
+from msops.primitives.rules import batch_rule, bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["Stack", "Unstack", "Pack", "Unpack"]
@@ -141,3 +142,21 @@ def stack_bprop(prim: Stack, inputs: list, out: Any, dout: Any, g: Any) -> tuple
 def unstack_bprop(prim: Unstack, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     """The slices' gradients stacked back along the axis."""
     return (g.apply(Stack(prim._axis(inputs[0].shape)), [g.make_tuple(dout)]),)
+
+
+# -- batch rules (vmap) ------------------------------------------------------------------
+@batch_rule(Stack)
+def stack_batch(prim: Stack, args: list, dims: list, size: int) -> tuple:
+    """Every part batched at axis 0 (the unbatched ones repeated), stacked at the element
+    axis shifted past it."""
+    parts = tuple(broadcast_front(x, d, size) for x, d in zip(args[0], dims[0]))
+    return with_attrs(prim, axis=prim._axis(len(parts[0].shape) - 1) + 1)(parts), 0
+
+
+@batch_rule(Unstack)
+def unstack_batch(prim: Unstack, args: list, dims: list, size: int) -> tuple:
+    """The taken-apart axis shifted past the batch axis (moved to 0)."""
+    x = to_front(args[0], dims[0])
+    axis = prim._axis(x.shape[1:]) + 1
+    out = with_attrs(prim, axis=axis)(x)
+    return out, (0,) * len(out)

@@ -17,7 +17,8 @@ from msops.common import validator
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import check_rank
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, expansion_rule, sharding_rule
+from msops.primitives.batching import leading_batch
+from msops.primitives.rules import batch_rule, bprop, expansion_rule, sharding_rule
 from msops.primitives.sharding import DimSpec, ShardedCall, dims
 
 __all__ = ["Tril", "Triu"]
@@ -110,3 +111,7 @@ def triangle_split_matrix(prim: _Triangle, call: ShardedCall) -> Any:
 def triangle_bprop(prim: _Triangle, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """Linear: the kept elements pass dout, the zeroed ones get none."""
     return (g.apply(type(prim)(prim.diagonal), [dout]),)
+
+
+# the triangle is of the last two dims: the batch axis at 0 is one more leading dim (vmap)
+batch_rule(_Triangle)(leading_batch)
