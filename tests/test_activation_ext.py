@@ -178,3 +178,9 @@ def test_functional_forms_are_in_ops_and_layers_show_their_arguments():
     assert "threshold=0.1, value=20.0" in repr(nn.Threshold(0.1, 20.0))
     assert "lower=0.1, upper=0.2" in repr(nn.RReLU(0.1, 0.2))
     assert "depth_radius=5" in repr(nn.LRN())
+
+
+def test_get_activation_takes_their_names():
+    for name, cls in (("softmin", nn.Softmin), ("Softmax2d", nn.Softmax2d), ("rrelu", nn.RReLU)):
+        assert type(nn.get_activation(name)) is cls
+        assert isinstance(nn.Dense(4, 2, activation=name).activation, cls)

@@ -1,6 +1,6 @@
 """More activation layers, as `mindspore.nn`: CELU, GLU, Softmin, Softmax2d, Threshold, RReLU
 and LRN, each over its functional form (msops.ops.activation_func) with MindSpore's
-arguments and defaults."""
+arguments and defaults. `EXT_ACTIVATIONS`: the names of these get_activation accepts."""
 from __future__ import annotations
 
 from typing import Any
@@ -124,3 +124,7 @@ class LRN(Cell):
     def extend_repr(self) -> str:
         return (f"depth_radius={self.depth_radius}, bias={self.bias}, alpha={self.alpha}, "
                 f"beta={self.beta}, norm_region={self.norm_region}")
+
+
+#: the names `get_activation` takes for these (as MindSpore's), beside activation.py's
+EXT_ACTIVATIONS = {"softmin": Softmin, "softmax2d": Softmax2d, "rrelu": RReLU}
