@@ -172,8 +172,10 @@ def test_errors_name_the_op_and_argument(call, exc, msg):
 
 
 def test_functional_forms_are_in_ops_and_layers_show_their_arguments():
-    for name in ("celu", "glu", "softmin", "threshold", "rrelu", "lrn"):
+    for name in ("celu", "glu", "softmin", "threshold", "rrelu", "lrn", "unfold", "fold",
+                 "channel_shuffle"):
         assert name in ops.__all__
+        assert getattr(ms.ops.functional, name) is getattr(ops, name)
     assert "alpha=2.0" in repr(nn.CELU(2.0))
     assert "threshold=0.1, value=20.0" in repr(nn.Threshold(0.1, 20.0))
     assert "lower=0.1, upper=0.2" in repr(nn.RReLU(0.1, 0.2))

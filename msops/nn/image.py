@@ -94,8 +94,8 @@ class ImageGradients(Cell):
 
     def __init__(self) -> None:
         super().__init__()
-        self.slice, self.sub, self.concat = ops.StridedSlice(), ops.Sub(), ops.Concat
-        self.zeros = ops.ZerosLike()
+        self.slice, self.sub, self.zeros = ops.StridedSlice(), ops.Sub(), ops.ZerosLike()
+        self.concat = {2: ops.Concat(2), 3: ops.Concat(3)}
 
     def _diff(self, x: Any, shape: tuple, axis: int) -> Any:
         n, c, h, w = shape
@@ -110,7 +110,7 @@ class ImageGradients(Cell):
         last = [0, 0, 0, 0]
         last[axis] = shape[axis] - 1
         pad = self.zeros(self.slice(x, tuple(last), shape, (1, 1, 1, 1)))
-        return self.concat(axis)((self.sub(nxt, head), pad))
+        return self.concat[axis]((self.sub(nxt, head), pad))
 
     def construct(self, images: Any) -> Any:
         shape = _check_image(self.cls_name, "images", images, mstype.number_type)
@@ -170,6 +170,7 @@ class _Similarity(Cell):
         self.window = gaussian_window(filter_size, filter_sigma)
         self.mean, self.conv, self.reshape = ops.ReduceMean(), ops.Conv2D(1, filter_size), \
             ops.Reshape()
+        self.cast = ops.Cast()
 
     def _images(self, img1: Any, img2: Any) -> tuple:
         """The pair in float (float32 unless float64), scaled to [0, 1] for uint8, with the
@@ -177,7 +178,7 @@ class _Similarity(Cell):
         _check_pair(self.cls_name, img1, img2, self.valid)
         scale = _dtype_max(img1.dtype)
         dtype = mstype.float64 if img1.dtype == mstype.float64 else mstype.float32
-        a, b = ops.Cast()(img1, dtype), ops.Cast()(img2, dtype)
+        a, b = self.cast(img1, dtype), self.cast(img2, dtype)
         if scale != 1.0:
             a, b = a * (1.0 / scale), b * (1.0 / scale)
         max_val = self.max_val / scale if scale != 1.0 else self.max_val
