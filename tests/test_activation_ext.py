@@ -48,6 +48,7 @@ FORMS = [
     ("glu_axis1", lambda x: ops.glu(x, axis=1), lambda x: np_glu(x, 1)),
     ("softmin", lambda x: ops.softmin(x), lambda x: np_softmax(-x, -1)),
     ("softmin_axis", lambda x: ops.softmin(x, 1), lambda x: np_softmax(-x, 1)),
+    ("softmin_dtype", lambda x: ops.softmin(x, dtype=ms.float64), lambda x: np_softmax(-x, -1)),
     ("threshold", lambda x: ops.threshold(x, 0.5, -7.0), lambda x: np.where(x > 0.5, x, -7.0)),
     ("lrn", lambda x: ops.lrn(x), lambda x: np_lrn(x)),
     ("lrn_args", lambda x: ops.lrn(x, 1, 2.0, 0.1, 0.75), lambda x: np_lrn(x, 1, 2.0, 0.1, 0.75)),
@@ -58,6 +59,7 @@ FORMS = [
 @pytest.mark.parametrize("name,fn,ref", FORMS, ids=[f[0] for f in FORMS])
 def test_functional_forms_match_numpy_eager_and_compiled(name, fn, ref):
     for out in eager_and_compiled(fn, Tensor(X)):
+        assert out.dtype == (ms.float64 if name == "softmin_dtype" else ms.float32)
         np.testing.assert_allclose(out.asnumpy(), ref(X.astype(np.float64)), rtol=2e-5,
                                    atol=2e-6)
 

@@ -4,7 +4,10 @@ Indices are int32/int64 tensors. `Gather` follows MindSpore's CPU kernel: an ind
 outside [0, rows) gives a row of zeros (and no gradient), which is also what makes a
 row-split table cheap: each rank looks up its own rows at indices shifted by its slice's
 start, the rows it lacks come out zero, and one AllReduce(sum) assembles the lookup (as
-MindSpore's GatherInfo). GatherD and GatherNd reject out-of-range indices at run time.
+MindSpore's GatherInfo). With the `manual_split` attribute (MindSpore's field slice, set
+by nn.EmbeddingLookup) the table's row blocks and the indices' field dim split together:
+each rank's lookup is then whole, no sum. GatherD and GatherNd reject out-of-range indices
+at run time.
 The backward of each is a scatter-add (`GatherGrad`, `GatherDGrad`, `GatherNdGrad`:
 internal, made only by autodiff, linear, so their own gradient is the gather again).
 """
