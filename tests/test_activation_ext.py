@@ -44,6 +44,7 @@ def np_lrn(x, r=5, bias=1.0, alpha=1.0, beta=0.5):
 FORMS = [
     ("celu", lambda x: ops.celu(x), lambda x: np_celu(x)),
     ("celu_alpha", lambda x: ops.celu(x, 0.5), lambda x: np_celu(x, 0.5)),
+    ("celu_negative_alpha", lambda x: ops.celu(x, -2.0), lambda x: np_celu(x, -2.0)),
     ("glu", lambda x: ops.glu(x), lambda x: np_glu(x, -1)),
     ("glu_axis1", lambda x: ops.glu(x, axis=1), lambda x: np_glu(x, 1)),
     ("softmin", lambda x: ops.softmin(x), lambda x: np_softmax(-x, -1)),
@@ -97,6 +98,7 @@ def test_softmax2d_takes_3d_input():
 
 GRADS = [
     ("celu", lambda x: ops.celu(x, 0.7)),
+    ("celu_negative_alpha", lambda x: ops.celu(x, -1.5)),
     ("glu", lambda x: ops.glu(x, 1)),
     ("softmin", lambda x: ops.softmin(x, 2) * ops.arange(2.0, 5.0, dtype=ms.float64)[:, None]),
     ("threshold", lambda x: ops.threshold(x, 0.3, 2.0)),

@@ -13,11 +13,13 @@ from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_float, const
 from msops.ops.pad_func import pad
 from msops.primitives.activation_ext_ops import Elu
-from msops.primitives.nn_ops import Softmax
 from msops.primitives.array_ops import StridedSlice
-from msops.primitives.elementwise_ops import Greater, GreaterEqual, Pow, Select, Sigmoid
+from msops.primitives.elementwise_ops import (Greater, GreaterEqual, Maximum, Minimum, Pow,
+                                              Select, Sigmoid)
 from msops.primitives.math_ops import Add, AddN, Cast, Mul, Neg, RealDiv, Square
+from msops.primitives.nn_ops import Softmax
 from msops.primitives.random_ops import UniformReal
+from msops.primitives.transcendental_ops import Expm1
 
 __all__ = ["celu", "glu", "softmin", "threshold", "rrelu", "lrn"]
 
@@ -42,7 +44,12 @@ def celu(x: Any, alpha: float = 1.0) -> Any:
     if alpha == 1.0:
         return _prim(Elu, 1.0)(x)
     scaled = _prim(Mul)(x, const(1.0 / alpha, x.dtype))
-    return _prim(Mul)(_prim(Elu, 1.0)(scaled), const(alpha, x.dtype))
+    if alpha > 0:                       # alpha * elu(x / alpha): Elu's stable form
+        return _prim(Mul)(_prim(Elu, 1.0)(scaled), const(alpha, x.dtype))
+    # alpha < 0: the formula itself (the exponential's branch is x's positive side)
+    zero = const(0.0, x.dtype)
+    curve = _prim(Mul)(_prim(Expm1)(scaled), const(alpha, x.dtype))
+    return _prim(Add)(_prim(Maximum)(x, zero), _prim(Minimum)(curve, zero))
 
 
 def _half_slices(x: Any, axis: int) -> tuple:
