@@ -119,3 +119,16 @@ __all__ += list(_segmentation_losses_all)
 from msops.nn.rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
 from msops.nn.rnns import GRU, LSTM, RNN  # noqa: E402
 __all__ += ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+from msops.nn.activation_ext import (CELU, GLU, LRN, RReLU, Softmax2d, Softmin,  # noqa: E402
+                                    Threshold)
+from msops.nn.array_layers import ChannelShuffle  # noqa: E402
+from msops.nn.unfold import Unfold  # noqa: E402
+from msops.nn.bidense import BiDense  # noqa: E402
+from msops.nn.time_distributed import TimeDistributed  # noqa: E402
+from msops.nn.combined import Conv2dBnAct, DenseBnAct  # noqa: E402
+from msops.nn.image import CentralCrop, ImageGradients, MSSSIM, PSNR, SSIM  # noqa: E402
+from msops.nn.embedding_lookup import EmbeddingLookup, MultiFieldEmbeddingLookup  # noqa: E402
+__all__ += ["CELU", "GLU", "Softmin", "Softmax2d", "Threshold", "RReLU", "LRN",
+            "ChannelShuffle", "Unfold", "BiDense", "TimeDistributed", "Conv2dBnAct",
+            "DenseBnAct", "CentralCrop", "ImageGradients", "PSNR", "SSIM", "MSSSIM",
+            "EmbeddingLookup", "MultiFieldEmbeddingLookup"]

@@ -1,7 +1,7 @@
 """Array layers, as `mindspore.nn`: Tril and Triu (a matrix's triangle, `ops.tril` /
 `ops.triu`, so the Tril / Triu primitives), OneHot (the OneHot primitive), Roll
 (`ops.roll`: slices and a Concat), Unflatten (a Reshape), PixelShuffle and PixelUnshuffle
-(`ops.pixel_shuffle` / `ops.pixel_unshuffle`)."""
+(`ops.pixel_shuffle` / `ops.pixel_unshuffle`), ChannelShuffle (`ops.channel_shuffle`)."""
 from __future__ import annotations
 
 import math
@@ -16,7 +16,8 @@ from msops.common.tensor import Tensor
 from msops.nn.cell import Cell
 from msops.ops import channel_func, mask_func, slice_func
 
-__all__ = ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "PixelShuffle", "PixelUnshuffle",
+           "ChannelShuffle"]
 
 
 class Tril(Cell):
@@ -146,3 +147,18 @@ class PixelUnshuffle(Cell):
 
     def construct(self, input: Any) -> Any:
         return channel_func.unshuffle(self.cls_name, input, self.downscale_factor)
+
+
+class ChannelShuffle(Cell):
+    """`ChannelShuffle(groups)`: the C channels of x (N, C, *), `groups` groups of C / groups,
+    interleaved (ShuffleNet), as `mindspore.nn.ChannelShuffle` (`ops.channel_shuffle`)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = validator.check_positive_int(groups, "groups", self.cls_name)
+
+    def construct(self, x: Any) -> Any:
+        return channel_func.channel_shuffle(x, self.groups)
+
+    def extend_repr(self) -> str:
+        return f"groups={self.groups}"

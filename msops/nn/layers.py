@@ -12,6 +12,7 @@ from msops.common import validator
 from msops.common.shard_layout import Layout
 from msops.common.tensor import Parameter
 from msops.nn.activation import ACTIVATIONS, _Wrapper
+from msops.nn.activation_ext import EXT_ACTIVATIONS
 from msops.nn.cell import Cell
 from msops.common.initializer import HeUniform, Uniform
 from msops.nn.initializer import initializer
@@ -96,7 +97,7 @@ class Dropout(Cell):
         return f"p={1.0 - self.keep_prob}"
 
 
-_ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS}
+_ACTIVATIONS = {"relu": ReLU, **ACTIVATIONS, **EXT_ACTIVATIONS}
 
 
 def get_activation(activation: Any, prim_name: str = "get_activation") -> Any:

@@ -1,7 +1,8 @@
 """Per-channel array functions, as `mindspore.ops`: dropout1d / dropout2d / dropout3d (whole
 channels zeroed: one Dropout draw per (sample, channel), broadcast over the channel's
 values, so the mask comes from the Dropout primitive's seeded counter draws, alike eager
-and compiled), pixel_shuffle and pixel_unshuffle (Reshape / Transpose / Reshape)."""
+and compiled), pixel_shuffle, pixel_unshuffle and channel_shuffle (Reshape / Transpose /
+Reshape)."""
 from __future__ import annotations
 
 import math
@@ -17,7 +18,8 @@ from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.math_ops import Mul
 from msops.primitives.nn_ops import Dropout
 
-__all__ = ["dropout1d", "dropout2d", "dropout3d", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["dropout1d", "dropout2d", "dropout3d", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle"]
 
 
 def channel_dropout(name: str, input: Any, p: float, training: bool, ranks: tuple) -> Any:
@@ -109,3 +111,22 @@ def unshuffle(name: str, input: Any, r: int) -> Any:
     x = _prim(Reshape)(input, (b, c, h // r, r, w // r, r))
     x = _prim(Transpose)(x, (0, 1, 3, 5, 2, 4))
     return _prim(Reshape)(x, tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(x: Any, groups: int) -> Any:
+    """x (N, C, *) with its C channels, seen as `groups` groups of C / groups, interleaved:
+    output channel j * groups + g is input channel g * (C / groups) + j, as
+    `mindspore.ops.channel_shuffle`."""
+    name = "channel_shuffle"
+    validator.check_positive_int(groups, "groups", name)
+    if not isinstance(x, Tensor) and not hasattr(x, "shape"):
+        raise TypeError(f"For '{name}', the 'x' should be a Tensor, but got "
+                        f"{type(x).__name__}.")
+    shape = tuple(x.shape)
+    if len(shape) < 3 or shape[1] % groups:
+        raise ValueError(f"For '{name}', the 'x' should be (N, C, *) of rank >= 3 with C "
+                         f"divisible by groups {groups}, but got shape {list(shape)}.")
+    n, c, rest = shape[0], shape[1], shape[2:]
+    y = _prim(Reshape)(x, (n, groups, c // groups, math.prod(rest)))
+    y = _prim(Transpose)(y, (0, 2, 1, 3))
+    return _prim(Reshape)(y, shape)

@@ -183,6 +183,8 @@ from msops.ops.scatter_func import *  # noqa: E402,F401,F403
 from msops.ops.margin_loss_func import *  # noqa: E402,F401,F403
 from msops.ops.linalg_func import *  # noqa: E402,F401,F403
 from msops.ops.products_func import *  # noqa: E402,F401,F403
+from msops.ops.activation_func import *  # noqa: E402,F401,F403
+from msops.ops.patch_func import *  # noqa: E402,F401,F403
 
 
 def print_(*input_x: Any) -> Any:

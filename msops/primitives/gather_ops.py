@@ -4,7 +4,10 @@ Indices are int32/int64 tensors. `Gather` follows MindSpore's CPU kernel: an ind
 outside [0, rows) gives a row of zeros (and no gradient), which is also what makes a
 row-split table cheap: each rank looks up its own rows at indices shifted by its slice's
 start, the rows it lacks come out zero, and one AllReduce(sum) assembles the lookup (as
-MindSpore's GatherInfo). GatherD and GatherNd reject out-of-range indices at run time.
+MindSpore's GatherInfo). With the `manual_split` attribute (MindSpore's field slice, set
+by nn.EmbeddingLookup) the table's row blocks and the indices' field dim split together:
+each rank's lookup is then whole, no sum. GatherD and GatherNd reject out-of-range indices
+at run time.
 The backward of each is a scatter-add (`GatherGrad`, `GatherDGrad`, `GatherNdGrad`:
 internal, made only by autodiff, linear, so their own gradient is the gather again).
 """
@@ -108,12 +111,32 @@ class Gather(PrimitiveWithInfer):
         return gather
 
 
+def _field_spec(prim: Gather, params: Sequence[int], indices: Sequence[int], ax: int
+                ) -> DimSpec:
+    """The `manual_split` attribute (MindSpore's field slice): the table's rows are split
+    into blocks and the ids' second dim (fields) alike, field block k holding only ids of
+    row block k, so both share a letter "f" and each rank's lookup is whole: no sum."""
+    if ax != 0 or len(params) != 2 or len(indices) != 2:
+        raise ValueError(f"For '{prim.name}', a 'manual_split' lookup should be of a 2-D table "
+                         f"along axis 0 by 2-D indices (batch, fields), but got table "
+                         f"{list(params)}, indices {list(indices)} and axis {ax}.")
+    split = tuple(prim.attrs["manual_split"])
+    if sum(split) != params[0]:
+        raise ValueError(f"For '{prim.name}', the 'manual_split' should sum to the table's "
+                         f"rows {params[0]}, but got {split}.")
+    return DimSpec((("f", "p1"), ("i0", "f")), (("i0", "f", "p1"),), batch_letter="i0")
+
+
 @sharding_rule(Gather)
 def gather_spec(prim: Gather, ins: list, outs: list, consts: dict) -> DimSpec:
     """params' dims around `axis` and the indices' dims carry to the output; the gathered
-    dim "v" leaves it, so a row-split table gives partial lookups, summed (expansion)."""
+    dim "v" leaves it, so a row-split table gives partial lookups, summed (expansion).
+    With the `manual_split` attribute the rows and the ids' fields split together
+    (`_field_spec`)."""
     params, indices = ins
     ax = prim._axis(params, consts[2])
+    if "manual_split" in prim.attrs:
+        return _field_spec(prim, params, indices, ax)
     p = dims(len(params), prefix="p")
     p = p[:ax] + ("v",) + p[ax + 1:]
     i = dims(len(indices), prefix="i")
@@ -134,8 +157,20 @@ def gather_split_rows(prim: Gather, call: ShardedCall) -> Any:
         return None
     params, indices, axis = call.args()
     start = call.start(0, ax)
+    if "manual_split" in prim.attrs:
+        _check_manual_blocks(prim, params_shape[ax], params.shape[ax])
     shifted = call.apply(Sub(), [indices, call.const(np.asarray(start, indices.dtype.np_dtype))])
     return call.apply(Gather(), [params, shifted, axis])
+
+
+def _check_manual_blocks(prim: Gather, rows: int, local: int) -> None:
+    """The table's even split into blocks of `local` rows is the `manual_split` asked for
+    (msops splits a dim evenly)."""
+    split = tuple(prim.attrs["manual_split"])
+    if split != (local,) * (rows // local):
+        raise ValueError(f"For '{prim.name}', the 'manual_split' should be the table's even "
+                         f"split into {rows // local} blocks: {(local,) * (rows // local)} "
+                         f"(msops splits a dim evenly), but got {split}.")
 
 
 class GatherGrad(NoAttrPrimitive):
