@@ -11,9 +11,9 @@ from msops.parallel.layout import TensorLayout
 from msops.parallel.parameter_broadcast import parameter_broadcast
 from msops.parallel.redistribution_plan import explain, plan
 from msops.parallel.strategy_ckpt import (build_searched_strategy, get_strategies,
-                                          merge_pipeline_strategys)
+                                          merge_pipeline_strategys, set_op_strategy_config)
 
 __all__ = ["Layout", "TensorLayout", "plan", "explain", "gather_full", "get_strategies", "ParallelMode",
            "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "parameter_broadcast", "build_searched_strategy",
-           "merge_pipeline_strategys"]
+           "merge_pipeline_strategys", "set_op_strategy_config"]
