@@ -68,6 +68,7 @@ from msops.train import (convert_checkpoint_by_rank, convert_checkpoints,  # noq
     convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert,
     load_segmented_checkpoints, unified_safetensors)
 del convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert
+from msops.train import DatasetHelper, connect_network_with_dataset  # noqa: E402
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

@@ -44,3 +44,5 @@ from msops.train.checkpoint_convert import (convert_checkpoint_by_rank,  # noqa:
 from msops.train.unified import unified_safetensors  # noqa: E402
 __all__ += ["ckpt_to_safetensors", "safetensors_to_ckpt", "load_checkpoint_async",
             "get_ckpt_path_with_strategy"]
+from msops.train.dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: E402
+__all__ += ["DatasetHelper", "connect_network_with_dataset"]
