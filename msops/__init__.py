@@ -69,6 +69,8 @@ from msops.train import (convert_checkpoint_by_rank, convert_checkpoints,  # noq
     load_segmented_checkpoints, unified_safetensors)
 del convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert
 from msops.train import DatasetHelper, connect_network_with_dataset  # noqa: E402
+from msops.parallel import (get_algo_parameters, reset_algo_parameters,  # noqa: E402
+                            set_algo_parameters)
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

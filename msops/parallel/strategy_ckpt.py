@@ -203,7 +203,7 @@ def _match(key: str, names: list[str]) -> str | None:
 def _op_config(mode: str) -> str:
     """The file set_op_strategy_config gave for `mode`, when the context is one it acts in
     (auto_parallel with sharding propagation, as MindSpore's), else ""."""
-    config = pctx.ops_strategy_json_config()
+    config = pctx.internal("ops_strategy_json_config")
     if config is None or config[0] != mode:
         return ""
     if pctx.get_auto_parallel_context("parallel_mode") != pctx.ParallelMode.AUTO_PARALLEL or \
@@ -229,7 +229,7 @@ def set_op_strategy_config(mode: str = "SAVE", path: str = "") -> None:
                        f"{mode!r}.")
     if os.path.dirname(path):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    pctx.set_ops_strategy_json_config(mode, path)
+    pctx.set_internal("ops_strategy_json_config", (mode, path))
 
 
 def apply_strategy_file(net: Any) -> None:
