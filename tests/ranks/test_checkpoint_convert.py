@@ -5,7 +5,6 @@ and a lost file is replaced by a replica's (get_ckpt_path_with_strategy). Every 
 is compared with the serial network's parameters cut by numpy."""
 import os
 import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -13,31 +12,15 @@ from mpi4py import MPI
 from safetensors.numpy import load_file
 
 import msops as ms
-from msops import Parameter, Tensor, nn, ops
+from msops import Tensor
 from msops.communication import get_group_size, get_rank
 from msops.parallel.layout import TensorLayout
 from msops.parallel.strategy_ckpt import save_strategy_file
+from test_checkpoint_save import Chain, data, shared_dir   # its sharded nets and folder
 
 RANKS = (2, 4)
 N = get_group_size()
 COMM = MPI.COMM_WORLD
-
-
-def data(*shape):
-    rng = np.random.default_rng(sum(shape) * 11 + len(shape))
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-class Chain(nn.Cell):
-    def __init__(self, s1, s2):
-        super().__init__()
-        self.m1 = ops.MatMul().shard(s1)
-        self.m2 = ops.MatMul().shard(s2)
-        self.w1 = Parameter(Tensor(data(32, 16)), name="w1")
-        self.w2 = Parameter(Tensor(data(16, 8)), name="w2")
-
-    def construct(self, x):
-        return self.m2(self.m1(x, self.w1), self.w2)
 
 
 SERIAL = {"w1": data(32, 16), "w2": data(16, 8)}
@@ -52,11 +35,6 @@ def numpy_block(arr, lay, rank):
     index = [slice(None)] * arr.ndim
     index[d] = slice(rank * step, (rank + 1) * step)
     return arr[tuple(index)]
-
-
-def shared_dir():
-    path = tempfile.mkdtemp(prefix="msops-convert-") if get_rank() == 0 else None
-    return COMM.bcast(path)
 
 
 @pytest.fixture
