@@ -130,10 +130,7 @@ def safetensors_to_ckpt(file_path: str, save_path: str | None = None,
     api = "safetensors_to_ckpt"
 
     def move(src: str, dst: str, names: Mapping[str, str] | None) -> None:
-        try:
-            tensors, _ = read_tensors(src)
-        except ValueError as err:         # read_tensors names load_checkpoint
-            raise type(err)(str(err).replace("'load_checkpoint'", f"'{api}'", 1)) from None
+        tensors, _ = read_tensors(src, api)
         write_ckpt(dst, _renamed(api, tensors, names, src))
     _convert(api, file_path, save_path, name_map, file_name_regex, processes_num,
              ".safetensors", ".ckpt", move)

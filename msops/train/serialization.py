@@ -73,7 +73,7 @@ def read_checkpoint_file(path: str, format: str | None = None,
         raise FileNotFoundError(f"For '{api}', the checkpoint file '{path}' does not exist.")
     if format == "ckpt":
         return read_ckpt(path, api), {}
-    return read_tensors(path)
+    return read_tensors(path, api)
 
 
 def _array(value: Any, name: str) -> np.ndarray:
