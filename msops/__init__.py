@@ -58,6 +58,21 @@ parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below n
     load_distributed_checkpoint, merge_sliced_parameter, transform_checkpoints,
     transform_checkpoint_by_rank, rank_list_for_transform)
 from msops.parallel import parameter_broadcast  # noqa: E402  (also mindspore.parameter_broadcast)
+from msops.train import (ckpt_to_safetensors, get_ckpt_path_with_strategy,  # noqa: E402
+                         load_checkpoint_async, load_segmented_checkpoints,
+                         safetensors_to_ckpt, unified_safetensors)
+# mindspore.parallel's checkpoint functions of MindSpore 2.6+ (they live in train/)
+from msops.train import (convert_checkpoint_by_rank, convert_checkpoints,  # noqa: E402
+                         rank_list_for_convert)
+(parallel.convert_checkpoints, parallel.convert_checkpoint_by_rank,
+ parallel.rank_list_for_convert, parallel.load_segmented_checkpoints,
+ parallel.unified_safetensors) = (
+    convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert,
+    load_segmented_checkpoints, unified_safetensors)
+del convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert
+from msops.train import DatasetHelper, connect_network_with_dataset  # noqa: E402
+from msops.parallel import (get_algo_parameters, reset_algo_parameters,  # noqa: E402
+                            set_algo_parameters)
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

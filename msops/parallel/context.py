@@ -12,7 +12,7 @@ from msops.communication import get_group_size
 __all__ = ["ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
            "reset_auto_parallel_context", "parallel_snapshot", "is_parallel",
            "parallel_device_num", "global_input_shape", "grad_bucket_bytes", "comm_fusion_bytes",
-           "dataset_input_strategy", "SEARCH_MODES"]
+           "dataset_input_strategy", "SEARCH_MODES", "set_internal", "internal"]
 
 
 class ParallelMode:
@@ -283,6 +283,20 @@ def reset_auto_parallel_context() -> None:
     _ctx.update(_DEFAULTS)
     _snapshot[0] = None
     bump()
+
+
+def set_internal(key: str, value: Any) -> None:
+    """Set a context entry that is not one of set_auto_parallel_context's keys (MindSpore
+    keeps these settings elsewhere: set_op_strategy_config's file, the algo parameters):
+    in the context, a change recompiles and reset_auto_parallel_context clears it."""
+    _ctx[key] = value
+    _snapshot[0] = None
+    bump()
+
+
+def internal(key: str, default: Any = None) -> Any:
+    """An entry set by set_internal, else `default`."""
+    return _ctx.get(key, default)
 
 
 def parallel_snapshot() -> tuple:

@@ -37,6 +37,7 @@ from typing import Iterator, Sequence
 
 from msops.graph.ir import Graph, MakeTuple, Node, TupleGetItem
 from msops.parallel import context as pctx
+from msops.parallel.algo_parameter_config import algo_parameter
 from msops.parallel.layout import TensorLayout
 from msops.parallel.op_sharding import fed_layout, resolve, strategy_shapes, tensor_inputs
 from msops.parallel.param_plan import planned_layout
@@ -96,18 +97,34 @@ class _Op:
         return _Choice(strategy, ins, outs, own, local)
 
     def candidates(self) -> list[_Choice]:
-        """Every strategy the rule and shapes accept, each split a divisor of n (made once)."""
+        """Every strategy the rule and shapes accept, each split a divisor of n (made once);
+        with fully_use_devices only those using all n devices, when the op has any."""
         if self._candidates is None:
-            self._candidates = []
-            for strategy in _strategies(self.spec, self.in_shapes, self.n):
+            made: list[tuple[_Choice, int]] = []
+            for strategy, used in _strategies(self.spec, self.in_shapes, self.n):
                 try:
-                    self._candidates.append(self.choice(strategy))
+                    made.append((self.choice(strategy), used))
                 except ValueError:
                     continue
+            full = [c for c, used in made if used == self.n]
+            self._candidates = full if full and algo_parameter("fully_use_devices") \
+                else [c for c, _ in made]
         return self._candidates
 
+    def elementwise(self) -> bool:
+        """One output whose dims are the inputs' dims, aligned from the right (ReLU, Add,
+        Cast, ...): nothing reduced, moved or made."""
+        if len(self.spec.outs) != 1:
+            return False
+        out = self.spec.outs[0]
+        return all(len(ins) <= len(out) and all(
+            a is None or a == b for a, b in zip(ins, out[len(out) - len(ins):]))
+            for ins in self.spec.ins) and set(out) <= {a for ins in self.spec.ins for a in ins}
 
-def _strategies(spec: DimSpec, shapes: Sequence[tuple], n: int) -> Iterator[tuple]:
+
+def _strategies(spec: DimSpec, shapes: Sequence[tuple], n: int) -> Iterator[tuple[tuple, int]]:
+    """(strategy, devices it uses) of every split of the splittable letters by divisors
+    of n whose product divides n."""
     forbidden = {letter for letter, _ in spec.unsplittable}
     size: dict[str, int] = {}
     for ins, shp in zip(spec.ins, shapes):
@@ -121,7 +138,7 @@ def _strategies(spec: DimSpec, shapes: Sequence[tuple], n: int) -> Iterator[tupl
         if n % prod(combo):
             continue
         split = dict(zip(letters, combo))
-        yield tuple(tuple(split.get(l, 1) for l in ins) for ins in spec.ins)
+        yield tuple(tuple(split.get(l, 1) for l in ins) for ins in spec.ins), prod(combo)
 
 
 class _Search:
@@ -241,6 +258,19 @@ class _Search:
                                                                     self.n, op.out_shapes))
             queue.append(rest[0])
 
+    def follow(self) -> None:
+        """elementwise_op_strategy_follow: each element-wise op, last first, takes the
+        strategy whose output is its first consumer's input layout (when it has one)."""
+        for cid in reversed(self.order):
+            op = self.ops[cid]
+            if cid in self.fixed or not self.consumers[cid] or not op.elementwise():
+                continue
+            did, j, _ = self.consumers[cid][0]
+            want = self.chosen[did].ins[j]
+            same = [c for c in op.candidates() if c.outs[0] == want]
+            if same:
+                self.chosen[cid] = min(same, key=lambda c: self.cost(cid, c))
+
     def sweep(self) -> None:
         for _ in range(_SWEEPS):
             changed = False
@@ -273,4 +303,6 @@ def propagate(graph: Graph, device_num: int) -> dict[int, tuple]:
     search.walk(search.configure())
     if mode != "sharding_propagation":
         search.sweep()
+    if algo_parameter("elementwise_op_strategy_follow"):
+        search.follow()
     return {cid: c.strategy for cid, c in search.chosen.items() if cid not in search.fixed}

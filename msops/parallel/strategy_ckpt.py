@@ -42,7 +42,7 @@ from msops.primitives.primitive import Primitive
 __all__ = ["record_strategy", "record_stage", "get_strategies", "strategy_file_dict",
            "save_strategy_file",
            "read_strategy_file", "layout_from_item", "build_searched_strategy",
-           "merge_pipeline_strategys",
+           "merge_pipeline_strategys", "set_op_strategy_config",
            "apply_strategy_file", "after_compile"]
 
 _chosen: "weakref.WeakKeyDictionary[Primitive, tuple]" = weakref.WeakKeyDictionary()
@@ -200,12 +200,52 @@ def _match(key: str, names: list[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def _op_config(mode: str) -> str:
+    """The file set_op_strategy_config gave for `mode`, when the context is one it acts in
+    (auto_parallel with sharding propagation, as MindSpore's), else ""."""
+    config = pctx.internal("ops_strategy_json_config")
+    if config is None or config[0] != mode:
+        return ""
+    if pctx.get_auto_parallel_context("parallel_mode") != pctx.ParallelMode.AUTO_PARALLEL or \
+            pctx.get_auto_parallel_context("search_mode") != "sharding_propagation":
+        return ""
+    return config[1]
+
+
+def set_op_strategy_config(mode: str = "SAVE", path: str = "") -> None:
+    """Save (`mode="SAVE"`) every op's strategy after each compile to the JSON file `path`
+    (an absolute path ending in .json), or load them (`"LOAD"`) into the ops before the
+    search, as fixed strategies. It acts when parallel_mode is "auto_parallel" with
+    search_mode "sharding_propagation" (MindSpore's condition); the file is a strategy
+    file holding op strategies only (`parallel_strategy_item`)."""
+    api = "set_op_strategy_config"
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise KeyError(f"For '{api}', the 'path' should be an absolute path, but got "
+                       f"{path!r}.")
+    if os.path.splitext(path)[1] != ".json":
+        raise KeyError(f"For '{api}', the 'path' should end with '.json', but got '{path}'.")
+    if mode not in ("SAVE", "LOAD"):
+        raise KeyError(f"For '{api}', the 'mode' should be 'SAVE' or 'LOAD', but got "
+                       f"{mode!r}.")
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    pctx.set_internal("ops_strategy_json_config", (mode, path))
+
+
 def apply_strategy_file(net: Any) -> None:
-    """With strategy_ckpt_load_file set, give `net`'s ops the file's strategies."""
-    path = pctx.get_auto_parallel_context("strategy_ckpt_load_file")
-    if not path or not hasattr(net, "cells_and_names"):
+    """With strategy_ckpt_load_file set, give `net`'s ops the file's strategies; likewise
+    with set_op_strategy_config("LOAD", path)."""
+    if not hasattr(net, "cells_and_names"):
         return
-    api = "strategy_ckpt_load_file"
+    for api, path in (("strategy_ckpt_load_file",
+                       pctx.get_auto_parallel_context("strategy_ckpt_load_file")),
+                      ("set_op_strategy_config", _op_config("LOAD"))):
+        if path:
+            _apply_ops(net, path, api)
+
+
+def _apply_ops(net: Any, path: str, api: str) -> None:
+    """Give `net`'s ops the strategies of the strategy file `path`."""
     content = read_strategy_file(path, api)
     want = content.get("device_num")
     have = pctx.parallel_device_num()
@@ -247,3 +287,8 @@ def after_compile(net: Any) -> None:
     save = pctx.get_auto_parallel_context("strategy_ckpt_save_file")
     if save:
         save_strategy_file(save, strategy_file_dict(net, pctx.parallel_device_num()))
+    ops_file = _op_config("SAVE")
+    if ops_file:
+        content = strategy_file_dict(net, pctx.parallel_device_num())
+        content["parallel_layout_item"] = {}
+        save_strategy_file(ops_file, content)

@@ -36,3 +36,13 @@ __all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "
             "get_metrics", "names"]
 from msops.train.amp import build_train_network  # noqa: E402
 __all__ += ["build_train_network"]
+from msops.train.format_convert import ckpt_to_safetensors, safetensors_to_ckpt  # noqa: E402
+from msops.train.loading import load_checkpoint_async, load_segmented_checkpoints  # noqa: E402
+from msops.train.ckpt_path import get_ckpt_path_with_strategy  # noqa: E402
+from msops.train.checkpoint_convert import (convert_checkpoint_by_rank,  # noqa: E402
+                                            convert_checkpoints, rank_list_for_convert)
+from msops.train.unified import unified_safetensors  # noqa: E402
+__all__ += ["ckpt_to_safetensors", "safetensors_to_ckpt", "load_checkpoint_async",
+            "get_ckpt_path_with_strategy"]
+from msops.train.dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: E402
+__all__ += ["DatasetHelper", "connect_network_with_dataset"]

@@ -104,19 +104,21 @@ def write_tensors(path: str, tensors: Mapping[str, np.ndarray],
     atomic_write(path, lambda tmp: save_file(stored, tmp, metadata=metadata))
 
 
-def _restored(stored: np.ndarray, entry: dict, path: str, name: str) -> np.ndarray:
+def _restored(stored: np.ndarray, entry: dict, path: str, name: str,
+              api: str = "load_checkpoint") -> np.ndarray:
     dtype = np.dtype(entry["dtype"])
     shape = tuple(entry["shape"])
     if stored.dtype != dtype:
         if stored.dtype != np.uint8 or stored.shape != shape + (dtype.itemsize,):
-            raise CheckpointError(f"For 'load_checkpoint', the tensor '{name}' in '{path}' "
+            raise CheckpointError(f"For '{api}', the tensor '{name}' in '{path}' "
                                   f"should be stored as {dtype.name} {shape}, but got "
                                   f"{stored.dtype.name} {stored.shape}.")
         stored = contiguous(stored).view(dtype).reshape(shape)
     return stored
 
 
-def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str) -> None:
+def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str,
+                         api: str = "load_checkpoint") -> None:
     """MindSpore's safetensors checksum (`crc_check=True`): crc32 chained over each
     tensor's name and bytes, in sorted name order, kept as a decimal string."""
     crc = 0
@@ -124,15 +126,17 @@ def _check_mindspore_crc(path: str, raw: Mapping[str, np.ndarray], crc_num: str)
         crc = zlib.crc32(name.encode(), crc)
         crc = zlib.crc32(contiguous(raw[name]).reshape(-1).view(np.uint8), crc)
     if str(crc & 0xFFFFFFFF) != crc_num.strip():
-        raise CheckpointError(f"For 'load_checkpoint', the file '{path}' fails MindSpore's "
+        raise CheckpointError(f"For '{api}', the file '{path}' fails MindSpore's "
                               f"crc_num check: the file is corrupted or was tampered with.")
 
 
-def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+def read_tensors(path: str, api: str = "load_checkpoint"
+                 ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     """(name -> array, name -> metadata entry) of a checkpoint file; every checksum is
-    checked. A safetensors file without msops metadata is read without checks."""
+    checked (errors name `api`). A safetensors file without msops metadata is read
+    without checks."""
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"For 'load_checkpoint', the checkpoint file '{path}' "
+        raise FileNotFoundError(f"For '{api}', the checkpoint file '{path}' "
                                 f"does not exist.")
     crcs: dict[str, Future | int] = {}
     restored: dict[str, np.ndarray] = {}
@@ -140,32 +144,32 @@ def read_tensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     def check_later(name: str, stored: np.ndarray) -> None:
         """Start `name`'s checksum, which runs while the next tensor is read."""
         if name in entries:
-            arr = restored[name] = _restored(stored, entries[name], path, name)
+            arr = restored[name] = _restored(stored, entries[name], path, name, api)
             kind = "crc32c" if "crc32c" in entries[name] else "crc32"
             crcs[name] = _crc_later(arr, kind)
 
     try:
         with SafetensorsFile(path) as f:
             metadata = f.metadata
-            entries = _entries(path, metadata)
+            entries = _entries(path, metadata, api)
             raw = f.read_all(check_later)
     except SafetensorsFormatError as err:
         which = f" (tensors cut off: {err.cut})" if err.cut else ""
-        raise CheckpointError(f"For 'load_checkpoint', the file '{path}' is not a readable "
+        raise CheckpointError(f"For '{api}', the file '{path}' is not a readable "
                               f"safetensors checkpoint (truncated or corrupted){which}: "
                               f"{err}") from None
     raw = {name: restored.get(name, arr) for name, arr in raw.items()}
     if metadata.get("format") == "ms" and "crc_num" in metadata:
-        _check_mindspore_crc(path, raw, metadata["crc_num"])
+        _check_mindspore_crc(path, raw, metadata["crc_num"], api)
     if not entries and metadata.get("format") != _FORMAT:
         return raw, {}
     if set(entries) != set(raw):
-        raise CheckpointError(f"For 'load_checkpoint', the tensors of '{path}' should be "
+        raise CheckpointError(f"For '{api}', the tensors of '{path}' should be "
                               f"{sorted(entries)} (its metadata), but got {sorted(raw)}.")
     for name, crc in crcs.items():
         kind = "crc32c" if "crc32c" in entries[name] else "crc32"
         if _value(crc) != entries[name].get(kind):
-            raise CheckpointError(f"For 'load_checkpoint', the tensor '{name}' in '{path}' "
+            raise CheckpointError(f"For '{api}', the tensor '{name}' in '{path}' "
                                   f"fails its checksum: the file is corrupted.")
     return raw, entries
 
@@ -181,12 +185,13 @@ def _known_dtype(name: object) -> bool:
     return dtype.kind in "biufc" or dtype.type is getattr(ml_dtypes, name, None)
 
 
-def _entries(path: str, metadata: Mapping[str, str]) -> dict[str, dict]:
+def _entries(path: str, metadata: Mapping[str, str],
+             api: str = "load_checkpoint") -> dict[str, dict]:
     """The msops metadata entries of a file ({} for a plain or MindSpore safetensors),
     checked: its metadata crc32 (files written before it have none) and each entry's
     fields."""
     def corrupted(what: str) -> CheckpointError:
-        return CheckpointError(f"For 'load_checkpoint', the metadata of '{path}' is "
+        return CheckpointError(f"For '{api}', the metadata of '{path}' is "
                                f"corrupted: {what}.")
 
     ours = metadata.get("format") == _FORMAT or any(k.startswith("msops.") for k in metadata)

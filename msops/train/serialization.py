@@ -73,7 +73,7 @@ def read_checkpoint_file(path: str, format: str | None = None,
         raise FileNotFoundError(f"For '{api}', the checkpoint file '{path}' does not exist.")
     if format == "ckpt":
         return read_ckpt(path, api), {}
-    return read_tensors(path)
+    return read_tensors(path, api)
 
 
 def _array(value: Any, name: str) -> np.ndarray:
@@ -256,7 +256,26 @@ def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: b
     `format` "safetensors" (msops' or MindSpore's) or "ckpt" (MindSpore's protobuf
     file); None: by the file's suffix. Loading no parameter is a ValueError, as in
     MindSpore."""
-    arrays, entries = read_checkpoint_file(ckpt_file_name, format)
+    out = checkpoint_parameters(ckpt_file_name, choice_func, format)
+    if not out:                                  # as MindSpore: loading nothing is an error
+        raise ValueError(f"For 'load_checkpoint', no parameter was loaded from "
+                         f"'{ckpt_file_name}': {_why_none(ckpt_file_name, format)}.")
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load)
+    return out
+
+
+def _why_none(path: str, format: str | None) -> str:
+    n = len(read_checkpoint_file(path, format)[0])
+    return f"choice_func kept none of its {n}" if n else "it holds none"
+
+
+def checkpoint_parameters(ckpt_file_name: str, choice_func: Callable[[str], bool] | None = None,
+                          format: str | None = None, api: str = "load_checkpoint",
+                          ) -> dict[str, Parameter]:
+    """name -> Parameter of the entries of a checkpoint file `choice_func` keeps (maybe
+    none), every checksum verified; a slice saved with its layout carries `.layout`."""
+    arrays, entries = read_checkpoint_file(ckpt_file_name, format, api)
     out = {}
     for name, arr in arrays.items():
         if choice_func is not None and not choice_func(name):
@@ -270,12 +289,6 @@ def load_checkpoint(ckpt_file_name: str, net: Cell | None = None, strict_load: b
                                               for m in lay["tensor_map"]),
                                         tuple(lay["tensor_shape"]))
         out[name] = param
-    if not out:                                  # as MindSpore: loading nothing is an error
-        why = (f"choice_func kept none of its {len(arrays)}" if arrays else "it holds none")
-        raise ValueError(f"For 'load_checkpoint', no parameter was loaded from "
-                         f"'{ckpt_file_name}': {why}.")
-    if net is not None:
-        load_param_into_net(net, out, strict_load=strict_load)
     return out
 
 

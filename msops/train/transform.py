@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.parallel.layout import TensorLayout
 from msops.parallel.slices import is_split, place_slices
@@ -24,7 +26,7 @@ from msops.train.ckpt_format import write_ckpt
 from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
 
-__all__ = ["transform_checkpoints", "rank_files", "strategy_layouts", "read_shards",
+__all__ = ["transform_checkpoints", "reshard_folder", "in_threads", "rank_files", "strategy_layouts", "read_shards",
            "file_layout", "merged_parameters", "rank_count", "Shards"]
 
 Progress = Callable[[Iterable, int, str], Iterable]
@@ -184,26 +186,38 @@ def rank_count(strategy_file: str | None, layouts: Mapping[str, TensorLayout],
     return int(n) if n else max((lay.device_num for lay in layouts.values()), default=1)
 
 
-def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None) -> int:
-    n = rank_count(dst_strategy_file, layouts, "transform_checkpoints")
+def _dst_ranks(layouts: Mapping[str, TensorLayout], dst_strategy_file: str | None,
+               api: str) -> int:
+    n = rank_count(dst_strategy_file, layouts, api)
     counts = {lay.device_num for lay in layouts.values()}
     if counts - {n}:
-        raise ValueError(f"For 'transform_checkpoints', every layout of '{dst_strategy_file}' "
+        raise ValueError(f"For '{api}', every layout of '{dst_strategy_file}' "
                          f"should span its device_num {n} ranks, but got {sorted(counts)}.")
     return n
 
 
 def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
                           ckpt_prefix: str, src_strategy_file: str | None = None,
-                          dst_strategy_file: str | None = None,
+                          dst_strategy_file: str | None = None, process_num: int = 1,
                           output_format: str = "safetensors",
                           progress: Progress = _no_progress) -> None:
     """Reshard a distributed checkpoint offline: `src/rank_<i>/` (saved under
     `src_strategy_file`, or carrying their layouts; None: whole) to
     `dst/rank_<k>/<ckpt_prefix><k>.<output_format>` under `dst_strategy_file` (None: one
     whole checkpoint in rank_0). A safetensors destination records each slice's layout
-    too, so `load_distributed_checkpoint` and `msops ckpt` read it without the strategy."""
-    api = "transform_checkpoints"
+    too, so `load_distributed_checkpoint` and `msops ckpt` read it without the strategy.
+    `process_num` destination files are written at once (threads)."""
+    reshard_folder("transform_checkpoints", src_checkpoints_dir, dst_checkpoints_dir,
+                   ckpt_prefix, src_strategy_file, dst_strategy_file, process_num,
+                   output_format, progress)
+
+
+def reshard_folder(api: str, src_checkpoints_dir: str, dst_checkpoints_dir: str,
+                   ckpt_prefix: str, src_strategy_file: str | None,
+                   dst_strategy_file: str | None, process_num: int, output_format: str,
+                   progress: Progress = _no_progress) -> None:
+    """transform_checkpoints' work, its errors naming `api` (it has two MindSpore names)."""
+    validator.check_positive_int(process_num, "process_num", api)
     if not isinstance(ckpt_prefix, str):
         raise TypeError(f"For '{api}', the 'ckpt_prefix' should be a str, but got "
                         f"{type(ckpt_prefix).__name__}.")
@@ -215,7 +229,7 @@ def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
         raise ValueError(f"For '{api}', the destination strategy '{dst_strategy_file}' lays "
                          f"out {unknown}, which the source checkpoint should hold, but it "
                          f"holds only {shards.names}.")
-    n = _dst_ranks(dst_layouts, dst_strategy_file)
+    n = _dst_ranks(dst_layouts, dst_strategy_file, api)
     out: list[dict[str, np.ndarray]] = [{} for _ in range(n)]
     extra: list[dict[str, dict]] = [{} for _ in range(n)]
     for name, full in merged_parameters(shards, progress):
@@ -228,7 +242,7 @@ def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
         for r in range(n):
             out[r][name] = contiguous(full[layout.slice_of(r)]) if split else full
             extra[r][name] = layout_meta(layout, slice_saved=split)
-    for r in range(n):
+    def write(r: int) -> None:
         folder = os.path.join(dst_checkpoints_dir, f"rank_{r}")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{ckpt_prefix}{r}.{output_format}")
@@ -236,3 +250,18 @@ def transform_checkpoints(src_checkpoints_dir: str, dst_checkpoints_dir: str,
             write_ckpt(path, out[r])
         else:
             write_tensors(path, out[r], extra[r])
+    in_threads(write, range(n), process_num)
+
+
+def in_threads(work: Callable[[Any], None], items: Iterable, workers: int) -> None:
+    """`work(item)` for every item, `workers` at a time on threads (file writes and numpy
+    copies release the GIL); the first error is raised once all have finished."""
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, len(items)),
+                            thread_name_prefix="msops-ckpt") as pool:
+        for future in [pool.submit(work, item) for item in items]:
+            future.result()

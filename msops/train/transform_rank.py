@@ -20,9 +20,16 @@ from msops.train.safetensors_io import CheckpointError, write_tensors
 from msops.train.serialization import layout_meta, read_checkpoint_file, resolve_format
 from msops.train.transform import file_layout, rank_count, strategy_layouts
 
-__all__ = ["rank_list_for_transform", "transform_checkpoint_by_rank"]
+__all__ = ["rank_list_for_transform", "transform_checkpoint_by_rank", "needed_ranks",
+           "reshard_rank", "rank_tensors"]
 
 Region = tuple[slice, ...]
+#: what lacks a needed source rank, as each caller's error says it
+_LACKS = {"transform_checkpoint_by_rank": "'checkpoint_files_map' lacks "
+                                          "(rank_list_for_transform names the ranks needed)",
+          "convert_checkpoint_by_rank": "'checkpoint_files_map' lacks "
+                                        "(rank_list_for_convert names the ranks needed)",
+          "unified_safetensors": "'src_dir' lacks (rank_<i> folders)"}
 
 
 def _region(layout: TensorLayout | None, rank: int, shape: tuple) -> Region:
@@ -71,7 +78,13 @@ def rank_list_for_transform(rank_id: int, src_strategy_file: str | None = None,
     `rank_id`'s slices (`dst_strategy_file` None: the whole network; `src_strategy_file`
     None: an unsplit source, rank 0's file). Of ranks holding the same slice (replicas),
     one already needed is reused, else the lowest."""
-    api = "rank_list_for_transform"
+    return needed_ranks("rank_list_for_transform", rank_id, src_strategy_file,
+                        dst_strategy_file)
+
+
+def needed_ranks(api: str, rank_id: int, src_strategy_file: str | None,
+                 dst_strategy_file: str | None) -> list[int]:
+    """rank_list_for_transform's work, its errors naming `api`."""
     src = strategy_layouts(src_strategy_file, api)
     dst = strategy_layouts(dst_strategy_file, api)
     rank_id = _check_rank(api, rank_id, rank_count(dst_strategy_file, dst, api))
@@ -102,7 +115,14 @@ def transform_checkpoint_by_rank(rank_id: int, checkpoint_files_map: Mapping[int
     (msops shards record them), else `src_strategy_file`, else whole. A destination slice
     that the given files do not cover names the missing source ranks. The format follows
     the file name's suffix; a safetensors file records each slice's layout."""
-    api = "transform_checkpoint_by_rank"
+    reshard_rank("transform_checkpoint_by_rank", rank_id, checkpoint_files_map,
+                 save_checkpoint_file_name, src_strategy_file, dst_strategy_file)
+
+
+def reshard_rank(api: str, rank_id: int, checkpoint_files_map: Mapping[int, str],
+                 save_checkpoint_file_name: str, src_strategy_file: str | None,
+                 dst_strategy_file: str | None) -> None:
+    """transform_checkpoint_by_rank's work, its errors naming `api`."""
     if not isinstance(checkpoint_files_map, Mapping) or not checkpoint_files_map or \
             any(not isinstance(r, int) or not isinstance(f, str)
                 for r, f in checkpoint_files_map.items()):
@@ -112,6 +132,22 @@ def transform_checkpoint_by_rank(rank_id: int, checkpoint_files_map: Mapping[int
     if not isinstance(save_checkpoint_file_name, str):
         raise TypeError(f"For '{api}', the 'save_checkpoint_file_name' should be a str, but "
                         f"got {type(save_checkpoint_file_name).__name__}.")
+    tensors, extra = rank_tensors(api, rank_id, checkpoint_files_map, src_strategy_file,
+                                  dst_strategy_file)
+    if os.path.dirname(save_checkpoint_file_name):
+        os.makedirs(os.path.dirname(save_checkpoint_file_name), exist_ok=True)
+    if resolve_format(save_checkpoint_file_name, None, api) == "ckpt":
+        write_ckpt(save_checkpoint_file_name, tensors)
+    else:
+        write_tensors(save_checkpoint_file_name, tensors, extra)
+
+
+def rank_tensors(api: str, rank_id: int, checkpoint_files_map: Mapping[int, str],
+                 src_strategy_file: str | None, dst_strategy_file: str | None,
+                 ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+    """(name -> destination rank `rank_id`'s slice, name -> its layout metadata), built
+    from the overlaps of the source files' slices; a piece no given file covers is a
+    ValueError naming the missing source ranks."""
     from_strategy = strategy_layouts(src_strategy_file, api)
     dst = strategy_layouts(dst_strategy_file, api)
     rank_id = _check_rank(api, rank_id, rank_count(dst_strategy_file, dst, api))
@@ -151,13 +187,7 @@ def transform_checkpoint_by_rank(rank_id: int, checkpoint_files_map: Mapping[int
                              _overlap(want, _region(lay, r, shape)) is not None)
             raise ValueError(f"For '{api}', the slice of '{name}' of rank {rank_id} needs the "
                              f"checkpoints of source ranks {missing}, which "
-                             f"'checkpoint_files_map' lacks (rank_list_for_transform names "
-                             f"the ranks needed).")
+                             f"{_LACKS.get(api, _LACKS['transform_checkpoint_by_rank'])}.")
         tensors[name] = out
         extra[name] = layout_meta(target, slice_saved=target is not None and is_split(target))
-    if os.path.dirname(save_checkpoint_file_name):
-        os.makedirs(os.path.dirname(save_checkpoint_file_name), exist_ok=True)
-    if resolve_format(save_checkpoint_file_name, None, api) == "ckpt":
-        write_ckpt(save_checkpoint_file_name, tensors)
-    else:
-        write_tensors(save_checkpoint_file_name, tensors, extra)
+    return tensors, extra
