@@ -136,8 +136,9 @@ def test_dense_initializers():
                                          r"\['elu', 'fast_gelu', 'gelu', 'hardtanh', "
                                          r"'hshrink', 'hsigmoid', 'hswish', 'leakyrelu', "
                                          r"'logsigmoid', 'logsoftmax', 'mish', 'relu', 'relu6', "
-                                         r"'sigmoid', 'silu', 'softmax', 'softshrink', "
-                                         r"'softsign', 'tanh', 'tanhshrink'\].*but got "
+                                         r"'rrelu', 'sigmoid', 'silu', 'softmax', 'softmax2d', "
+                                         r"'softmin', 'softshrink', 'softsign', 'tanh', "
+                                         r"'tanhshrink'\].*but got "
                                          r"'prelu'"):
         nn.Dense(2, 3, activation="prelu")
     with pytest.raises(ValueError, match="For 'Dense', the 'in_channels' should be"):
