@@ -56,6 +56,7 @@ parallel.shard = shard  # mindspore.parallel.shard (2.5+); parallel sits below n
     load_distributed_checkpoint, merge_sliced_parameter, transform_checkpoints,
     transform_checkpoint_by_rank, rank_list_for_transform)
 from msops.parallel import parameter_broadcast  # noqa: E402  (also mindspore.parameter_broadcast)
+from msops.ops.convert_func import is_tensor  # noqa: E402  (also mindspore.is_tensor)
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402
