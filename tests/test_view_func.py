@@ -78,6 +78,8 @@ FORMS = [
      np.stack([A.min(1), A.max(1)])),
     ("aminmax_none_keepdims", lambda x: ops.concat(ops.aminmax(x, axis=None, keepdims=True)),
      (A,), np.concatenate([A.min(keepdims=True), A.max(keepdims=True)])),
+    ("take", lambda x, i: ops.take(x, i), (A, np.array([[0, 59], [-1, 17]], np.int64)),
+     A.reshape(-1)[np.array([[0, 59], [59, 17]])]),
     ("top_k_values", lambda x: ops.top_k(x, 3)[0], (A,), -np.sort(-A, -1)[..., :3]),
     ("top_k_indices", lambda x: ops.top_k(x, 3)[1], (A,), np.argsort(-A, -1, kind="stable")[..., :3].astype(np.int32)),
 ]
@@ -116,8 +118,9 @@ X64 = RNG.standard_normal((3, 4, 5))
     lambda x: ops.repeat_elements(x, 3, 2),
     lambda x: ops.aminmax(x, axis=-1)[0] * 2 + ops.aminmax(x, axis=-1)[1],
     lambda x: ops.top_k(x, 2)[0],
+    lambda x: ops.take(x, Tensor(np.array([3, 3, -2, 40], np.int64))),
 ], ids=["expand", "strided_slice", "slice", "reverse_sequence", "index_fill",
-        "repeat_elements", "aminmax", "top_k"])
+        "repeat_elements", "aminmax", "top_k", "take"])
 def test_gradients_match_finite_differences(fn):
     grad = ms.grad(lambda x: ops.ReduceSum()(fn(x) * fn(x), ()))(Tensor(X64))
     want = finite_differences(lambda a: fn(Tensor(a)).asnumpy() ** 2, X64)
@@ -151,6 +154,10 @@ def test_gradients_match_finite_differences(fn):
      "For 'index_fill', the 'axis'"),
     (lambda: ops.aminmax(Tensor(A), axis=1, keepdims=1), TypeError, "'keepdims'"),
     (lambda: ops.top_k(Tensor(A), 9), ValueError, "For 'TopK', the 'k'"),
+    (lambda: ops.take(Tensor(A), Tensor(np.array([60]))), ValueError,
+     "For 'take', every value of 'index' should be in .-60, 60."),
+    (lambda: ops.take(Tensor(A), Tensor(np.array([1], np.int32))), TypeError,
+     "For 'take', the 'index' should be an int64"),
 ])
 def test_argument_errors_name_the_function_and_argument(make, err, match):
     with pytest.raises(err, match=match):

@@ -1,6 +1,6 @@
 """More of `mindspore.ops`' array functions: shapes and dtypes taken from a size or another
 tensor (expand, expand_as, type_as, view_as), MindSpore's slicing spellings (strided_slice,
-slice, reverse), repeats (repeat_elements), masks and reorderings built from a length per
+slice, reverse, take), repeats (repeat_elements), masks and reorderings built from a length per
 row (sequence_mask, reverse_sequence, index_fill), range, aminmax and top_k.
 
 Each is a composition of existing primitives (BroadcastTo, Cast, Reshape, StridedSlice,
@@ -21,7 +21,7 @@ from msops.ops.mask_func import masked_fill
 from msops.ops.slice_func import _axis, _int, flip, repeat_interleave
 from msops.primitives.array_ops import Reshape, StridedSlice
 from msops.primitives.elementwise_ops import Less, Select
-from msops.primitives.gather_ops import GatherD
+from msops.primitives.gather_ops import Gather, GatherD
 from msops.primitives.math_ops import Add, Cast, Equal, ReduceMax, Sub
 from msops.primitives.reduce_ops import ReduceAny, ReduceMin
 from msops.primitives.shape_ops import BroadcastTo
@@ -29,7 +29,7 @@ from msops.primitives.sort_ops import TopK
 
 __all__ = ["expand", "expand_as", "type_as", "view_as", "range", "strided_slice", "slice",
            "reverse", "repeat_elements", "sequence_mask", "reverse_sequence", "index_fill",
-           "aminmax", "top_k"]
+           "aminmax", "top_k", "take"]
 
 
 def _known_ints(name: str, arg: str, value: Any) -> tuple:
@@ -288,3 +288,24 @@ def top_k(input_x: Any, k: int, sorted: bool = True) -> tuple:  # noqa: A002
     return _prim(TopK, sorted)(input_x, _int("top_k", "k", k))
 
 
+
+
+def take(input: Any, index: Any) -> Any:
+    """The elements of input, flattened, at the int64 `index` (negative counts from the end):
+    index's shape. One Gather."""
+    check_tensor("take", "input", input)
+    check_tensor("take", "index", index)
+    if index.dtype != mstype.int64:
+        raise TypeError(f"For 'take', the 'index' should be an int64 Tensor, but got "
+                        f"{index.dtype}.")
+    n = int(np.prod(input.shape))
+    try:
+        known = index.asnumpy()
+    except Exception:                     # traced: Gather gives zeros outside [0, n)
+        known = None
+    if known is not None and known.size and not (-n <= known.min() and known.max() < n):
+        raise ValueError(f"For 'take', every value of 'index' should be in [{-n}, {n}) (the "
+                         f"elements of input {list(input.shape)}), but got {known.tolist()}.")
+    flat = _prim(Reshape)(input, (n,))
+    wrapped = _prim(Select)(_prim(Less)(index, 0), _prim(Add)(index, n), index)
+    return _prim(Gather, 0)(flat, wrapped, 0)
