@@ -38,6 +38,12 @@ def np_index_fill(x, axis, index, value):
     return out
 
 
+def np_popcount(values, bits):
+    """The 1 bits of each Python int's two's complement in `bits` bits."""
+    return np.vectorize(lambda v: bin(v & (2 ** bits - 1)).count("1"), otypes=[np.uint8])(
+        np.array(values, object))
+
+
 # (name, call on Tensors, inputs, numpy reference)
 FORMS = [
     ("expand", lambda x: ops.expand(x, (2, -1, 4)), (C,), np.broadcast_to(C, (2, 3, 4))),
@@ -80,6 +86,15 @@ FORMS = [
      (A,), np.concatenate([A.min(keepdims=True), A.max(keepdims=True)])),
     ("take", lambda x, i: ops.take(x, i), (A, np.array([[0, 59], [-1, 17]], np.int64)),
      A.reshape(-1)[np.array([[0, 59], [59, 17]])]),
+    ("population_count_int16", lambda x: ops.population_count(x),
+     (np.array([[0, 1, -1], [255, -32768, 21845]], np.int16),),
+     np_popcount([[0, 1, -1], [255, -32768, 21845]], 16)),
+    ("population_count_int64", lambda x: ops.population_count(x),
+     (np.array([-2, 2 ** 40 + 3, 0], np.int64),),
+     np_popcount([-2, 2 ** 40 + 3, 0], 64)),
+    ("population_count_uint8", lambda x: ops.population_count(x),
+     (np.arange(256, dtype=np.uint8),),
+     np_popcount(list(range(256)), 8)),
     ("top_k_values", lambda x: ops.top_k(x, 3)[0], (A,), -np.sort(-A, -1)[..., :3]),
     ("top_k_indices", lambda x: ops.top_k(x, 3)[1], (A,), np.argsort(-A, -1, kind="stable")[..., :3].astype(np.int32)),
 ]
@@ -154,6 +169,7 @@ def test_gradients_match_finite_differences(fn):
      "For 'index_fill', the 'axis'"),
     (lambda: ops.aminmax(Tensor(A), axis=1, keepdims=1), TypeError, "'keepdims'"),
     (lambda: ops.top_k(Tensor(A), 9), ValueError, "For 'TopK', the 'k'"),
+    (lambda: ops.population_count(Tensor(A)), TypeError, "For 'PopulationCount', the 'x'"),
     (lambda: ops.take(Tensor(A), Tensor(np.array([60]))), ValueError,
      "For 'take', every value of 'index' should be in .-60, 60."),
     (lambda: ops.take(Tensor(A), Tensor(np.array([1], np.int32))), TypeError,

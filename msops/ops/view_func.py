@@ -1,7 +1,8 @@
 """More of `mindspore.ops`' array functions: shapes and dtypes taken from a size or another
 tensor (expand, expand_as, type_as, view_as), MindSpore's slicing spellings (strided_slice,
 slice, reverse, take), repeats (repeat_elements), masks and reorderings built from a length per
-row (sequence_mask, reverse_sequence, index_fill), range, aminmax and top_k.
+row (sequence_mask, reverse_sequence, index_fill), range, aminmax, top_k and
+population_count (the PopulationCount primitive).
 
 Each is a composition of existing primitives (BroadcastTo, Cast, Reshape, StridedSlice,
 GatherD, Select, ReduceMin / ReduceMax, TopK) with static shapes, so it traces, shards and
@@ -25,11 +26,12 @@ from msops.primitives.gather_ops import Gather, GatherD
 from msops.primitives.math_ops import Add, Cast, Equal, ReduceMax, Sub
 from msops.primitives.reduce_ops import ReduceAny, ReduceMin
 from msops.primitives.shape_ops import BroadcastTo
+from msops.primitives.piecewise_ops import PopulationCount
 from msops.primitives.sort_ops import TopK
 
 __all__ = ["expand", "expand_as", "type_as", "view_as", "range", "strided_slice", "slice",
            "reverse", "repeat_elements", "sequence_mask", "reverse_sequence", "index_fill",
-           "aminmax", "top_k", "take"]
+           "aminmax", "top_k", "take", "population_count"]
 
 
 def _known_ints(name: str, arg: str, value: Any) -> tuple:
@@ -309,3 +311,10 @@ def take(input: Any, index: Any) -> Any:
     flat = _prim(Reshape)(input, (n,))
     wrapped = _prim(Select)(_prim(Less)(index, 0), _prim(Add)(index, n), index)
     return _prim(Gather, 0)(flat, wrapped, 0)
+
+
+def population_count(input_x: Any) -> Any:
+    """`PopulationCount()(input_x)`: the number of 1 bits of each int element (two's
+    complement for negative ones), uint8."""
+    check_tensor("population_count", "input_x", input_x)
+    return _prim(PopulationCount)(input_x)
