@@ -38,6 +38,18 @@ def np_index_fill(x, axis, index, value):
     return out
 
 
+def np_unique_with_pad(x, pad):
+    seen = {}
+    for v in x.tolist():
+        seen.setdefault(v, len(seen))
+    y = np.full(x.shape, pad, x.dtype)
+    y[:len(seen)] = list(seen)
+    return y, np.array([seen[v] for v in x.tolist()], x.dtype)
+
+
+UNIQ = np.array([3, -2, 3, 9, 9, -2, 0, 3], np.int32)
+
+
 def np_popcount(values, bits):
     """The 1 bits of each Python int's two's complement in `bits` bits."""
     return np.vectorize(lambda v: bin(v & (2 ** bits - 1)).count("1"), otypes=[np.uint8])(
@@ -95,6 +107,10 @@ FORMS = [
     ("population_count_uint8", lambda x: ops.population_count(x),
      (np.arange(256, dtype=np.uint8),),
      np_popcount(list(range(256)), 8)),
+    ("unique_with_pad_y", lambda x: ops.unique_with_pad(x, 100)[0], (UNIQ,),
+     np_unique_with_pad(UNIQ, 100)[0]),
+    ("unique_with_pad_idx", lambda x: ops.unique_with_pad(x, 100)[1], (UNIQ.astype(np.int64),),
+     np_unique_with_pad(UNIQ.astype(np.int64), 100)[1]),
     ("top_k_values", lambda x: ops.top_k(x, 3)[0], (A,), -np.sort(-A, -1)[..., :3]),
     ("top_k_indices", lambda x: ops.top_k(x, 3)[1], (A,), np.argsort(-A, -1, kind="stable")[..., :3].astype(np.int32)),
 ]
@@ -170,6 +186,11 @@ def test_gradients_match_finite_differences(fn):
     (lambda: ops.aminmax(Tensor(A), axis=1, keepdims=1), TypeError, "'keepdims'"),
     (lambda: ops.top_k(Tensor(A), 9), ValueError, "For 'TopK', the 'k'"),
     (lambda: ops.population_count(Tensor(A)), TypeError, "For 'PopulationCount', the 'x'"),
+    (lambda: ops.unique_with_pad(Tensor(UNIQ.reshape(2, 4)), 0), ValueError,
+     "For 'UniqueWithPad', the 'x' should be 1-D"),
+    (lambda: ops.unique_with_pad(Tensor(A[0, 0]), 0), TypeError, "For 'UniqueWithPad', the 'x'"),
+    (lambda: ops.unique_with_pad(Tensor(UNIQ), 1.5), TypeError,
+     "For 'unique_with_pad', the 'pad_num' should be an int"),
     (lambda: ops.take(Tensor(A), Tensor(np.array([60]))), ValueError,
      "For 'take', every value of 'index' should be in .-60, 60."),
     (lambda: ops.take(Tensor(A), Tensor(np.array([1], np.int32))), TypeError,
@@ -189,3 +210,6 @@ def test_tensor_methods():
     np.testing.assert_array_equal(hi.asnumpy(), A.max(2))
     np.testing.assert_array_equal(
         x.index_fill(0, Tensor(np.array([2])), 0.0).asnumpy(), np_index_fill(A, 0, [2], 0.0))
+    y, idx = Tensor(UNIQ).unique_with_pad(-1)
+    np.testing.assert_array_equal(y.asnumpy(), np_unique_with_pad(UNIQ, -1)[0])
+    np.testing.assert_array_equal(idx.asnumpy(), np_unique_with_pad(UNIQ, -1)[1])

@@ -433,6 +433,7 @@ METHODS.update({
     "aminmax": lambda self, *, axis=0, keepdims=False: F.aminmax(self, axis=axis,
                                                                  keepdims=keepdims),
     "index_fill": lambda self, axis, index, value: F.index_fill(self, axis, index, value),
+    "unique_with_pad": lambda self, pad_num: F.unique_with_pad(self, pad_num),
     "diagflat": lambda self, offset=0: F.diagflat(self, offset),
     "slice_scatter": lambda self, src, axis=0, start=None, end=None, step=1: F.slice_scatter(
         self, src, axis, start, end, step),

@@ -1,8 +1,8 @@
 """More of `mindspore.ops`' array functions: shapes and dtypes taken from a size or another
 tensor (expand, expand_as, type_as, view_as), MindSpore's slicing spellings (strided_slice,
 slice, reverse, take), repeats (repeat_elements), masks and reorderings built from a length per
-row (sequence_mask, reverse_sequence, index_fill), range, aminmax, top_k and
-population_count (the PopulationCount primitive).
+row (sequence_mask, reverse_sequence, index_fill), range, aminmax, top_k, and
+population_count and unique_with_pad (the PopulationCount and UniqueWithPad primitives).
 
 Each is a composition of existing primitives (BroadcastTo, Cast, Reshape, StridedSlice,
 GatherD, Select, ReduceMin / ReduceMax, TopK) with static shapes, so it traces, shards and
@@ -27,11 +27,11 @@ from msops.primitives.math_ops import Add, Cast, Equal, ReduceMax, Sub
 from msops.primitives.reduce_ops import ReduceAny, ReduceMin
 from msops.primitives.shape_ops import BroadcastTo
 from msops.primitives.piecewise_ops import PopulationCount
-from msops.primitives.sort_ops import TopK
+from msops.primitives.sort_ops import TopK, UniqueWithPad
 
 __all__ = ["expand", "expand_as", "type_as", "view_as", "range", "strided_slice", "slice",
            "reverse", "repeat_elements", "sequence_mask", "reverse_sequence", "index_fill",
-           "aminmax", "top_k", "take", "population_count"]
+           "aminmax", "top_k", "take", "population_count", "unique_with_pad"]
 
 
 def _known_ints(name: str, arg: str, value: Any) -> tuple:
@@ -318,3 +318,10 @@ def population_count(input_x: Any) -> Any:
     complement for negative ones), uint8."""
     check_tensor("population_count", "input_x", input_x)
     return _prim(PopulationCount)(input_x)
+
+
+def unique_with_pad(x: Any, pad_num: int) -> tuple:
+    """`UniqueWithPad()(x, pad_num)`: (x's distinct values in first-occurrence order padded
+    with pad_num to x's length, each element's position among them)."""
+    check_tensor("unique_with_pad", "x", x)
+    return _prim(UniqueWithPad)(x, _int("unique_with_pad", "pad_num", pad_num))

@@ -1,4 +1,6 @@
-"""PopulationCount split on 2/4 ranks equals the serial op with no communication; and the
+"""PopulationCount split on 2/4 ranks equals the serial op with no communication;
+UniqueWithPad over a vector laid out split equals the serial op (the vector is gathered
+whole first); and the
 array compositions (matrix_diag_part, matrix_set_diag, matrix_diag, reverse_sequence,
 space_to_batch_nd, tensor_scatter_elements, slice_scatter) over an input laid out split
 along a batch dim equal their serial runs, forward and gradient."""
@@ -23,6 +25,23 @@ BITS = Tensor(RNG.integers(-2 ** 15, 2 ** 15, (2 * N, 2 * N, 3)).astype(np.int16
 def test_population_count_split_equals_serial(strategy):
     graph = check(lambda: Call(ops.PopulationCount().shard(strategy)), BITS)
     assert comm_ops(graph) == []
+
+
+class Pinned(nn.Cell):
+    """UniqueWithPad of its input laid out split along its one dim."""
+
+    def __init__(self):
+        super().__init__()
+        self.pin = ops.Identity().shard(((N,),))
+        self.unique = ops.UniqueWithPad()
+
+    def construct(self, x):
+        return self.unique(self.pin(x), -7)
+
+
+def test_unique_with_pad_of_a_split_vector_equals_serial():
+    x = Tensor(RNG.integers(0, 3 * N, (4 * N,)).astype(np.int32))
+    check(lambda: Pinned(), x)
 
 
 X = Tensor(RNG.standard_normal((2 * N, 3, 4)).astype(np.float32))
