@@ -38,6 +38,10 @@ def test_python_value_conversions():
     assert ops.scalar_cast(3, ms.float32) == 3.0 and isinstance(ops.scalar_cast(
         3, ms.float64), float)
     assert ops.scalar_cast(0.0, ms.bool_) is False
+    shape = ops.dyn_shape(Tensor(np.zeros((2, 0, 5))))
+    assert shape.dtype == ms.int64
+    np.testing.assert_array_equal(shape.asnumpy(), [2, 0, 5])
+    assert ops.dyn_shape(Tensor(1.0)).shape == (0,)
 
 
 FORMS = [

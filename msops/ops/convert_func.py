@@ -1,6 +1,6 @@
 """Python values to Tensors and back, and whole-tensor fills, as `mindspore.ops` has them:
-is_tensor, is_nonzero, scalar_to_tensor, scalar_to_array, tuple_to_array, scalar_cast (Python
-values in, Python values or constant Tensors out), fills, zero_, padding and deepcopy (Tensor
+is_tensor, is_nonzero, scalar_to_tensor, scalar_to_array, tuple_to_array, scalar_cast, dyn_shape
+(Python values in, Python values or constant Tensors out), fills, zero_, padding and deepcopy (Tensor
 in, through primitives, so they trace and differentiate: fills and zero_ through the fill
 of `full_like` / the in-place write of `x[...] = 0`, padding a Concat, deepcopy a Tile that
 always makes a new array)."""
@@ -20,7 +20,7 @@ from msops.primitives.array_ops import Concat
 from msops.primitives.shape_ops import Tile
 
 __all__ = ["is_tensor", "is_nonzero", "scalar_to_tensor", "scalar_to_array", "tuple_to_array",
-           "scalar_cast", "fills", "zero_", "padding", "deepcopy"]
+           "scalar_cast", "dyn_shape", "fills", "zero_", "padding", "deepcopy"]
 
 _NUMBER = (bool, int, float, np.number, np.bool_)
 
@@ -99,6 +99,12 @@ def scalar_cast(input_x: Any, input_y: mstype.Type) -> Any:
     if dtype in mstype.float_type:
         return float(value)
     return int(value)
+
+
+def dyn_shape(input_x: Any) -> Tensor:
+    """input_x's shape as a 1-D int64 Tensor (a constant: shapes are static here)."""
+    check_tensor("dyn_shape", "input_x", input_x)
+    return Tensor(np.array(input_x.shape, np.int64).reshape(len(input_x.shape)))
 
 
 def fills(x: Any, value: Any) -> Any:
