@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Parameter, Tensor, nn, ops
+from msops import Parameter, Tensor, ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
+from test_scatter_func import InPlace, X                    # a Cell holding Parameter p = X
 
 RNG = np.random.default_rng(5)
-X = RNG.standard_normal((5, 3)).astype(np.float32)
-IDX = np.array([[4, 1], [1, 0]], np.int32)                  # row 1 addressed twice
+IDX = np.array([[3, 1], [1, 0]], np.int32)                  # row 1 addressed twice
 U = RNG.standard_normal((2, 2, 3)).astype(np.float32) + 2.0
 
 
@@ -22,16 +22,6 @@ def np_rows(ufunc, x, idx, u):
     for i, row in np.ndenumerate(idx):
         out[row] = u[i] if ufunc is None else ufunc(out[row], u[i])
     return out
-
-
-class InPlace(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-        self.p = Parameter(Tensor(X.copy()), name="p")
-
-    def construct(self, idx, u):
-        return self.fn(self.p, idx, u)
 
 
 FUNCS = [("add", np.add), ("mul", np.multiply), ("div", np.true_divide),

@@ -15,11 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from msops.common import dtype as mstype
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.mask_func import tril, triu
 from msops.ops.slice_func import _axis, _int
+from msops.ops.view_func import _known_ints
 from msops.primitives.array_ops import Concat, Reshape, Transpose
 from msops.primitives.gather_ops import Gather
 from msops.primitives.math_ops import Cast
@@ -33,36 +33,18 @@ _ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
 
 def _known_int(name: str, arg: str, value: Any) -> int:
     """An int from an int or a one-element int Tensor whose value is known now."""
-    if isinstance(value, Tensor):
-        try:
-            array = value.asnumpy()
-        except Exception:
-            raise ValueError(f"For '{name}', the '{arg}' should be an int or a Tensor whose "
-                             f"value is known when the graph is built, but got a traced "
-                             f"Tensor.") from None
-        if array.size != 1 or array.dtype.kind not in "iu":
-            raise TypeError(f"For '{name}', a Tensor '{arg}' should hold one int, but got "
-                            f"{value.dtype} of shape {list(array.shape)}.")
-        value = array.reshape(()).item()
-    return _int(name, arg, value)
+    values = _known_ints(name, arg, value)
+    if len(values) != 1:
+        raise ValueError(f"For '{name}', the '{arg}' should be one int, but got {list(values)}.")
+    return values[0]
 
 
 def _band(name: str, k: Any) -> tuple:
     """(low, high) from k: an int, a pair of ints, or an int Tensor of 1 or 2 known values."""
-    if isinstance(k, Tensor):
-        try:
-            values = k.asnumpy().reshape(-1).tolist()
-        except Exception:
-            raise ValueError(f"For '{name}', the 'k' should be known when the graph is built, "
-                             f"but got a traced Tensor.") from None
-        if k.dtype not in (mstype.int32, mstype.int64):
-            raise TypeError(f"For '{name}', the 'k' should be an int32 or int64 Tensor, but "
-                            f"got {k.dtype}.")
-    else:
-        values = list(k) if isinstance(k, (tuple, list)) else [k]
+    values = list(_known_ints(name, "k", k))
     if len(values) not in (1, 2):
         raise ValueError(f"For '{name}', the 'k' should hold 1 or 2 ints, but got {values}.")
-    low, high = (_int(name, "k", v) for v in (values * 2)[:2])
+    low, high = (values * 2)[:2]
     if low > high:
         raise ValueError(f"For '{name}', the 'k[0]' should be <= 'k[1]', but got k = "
                          f"({low}, {high}).")
@@ -250,16 +232,19 @@ def _moved_back(x: Any, back: Any) -> Any:
     return x if back is None else _prim(Transpose)(x, back)
 
 
-def _scatter_along(name: str, input: Any, src: Any, axis: int, positions: range) -> Any:
-    """input with its slices along `axis` at `positions` replaced by src's, in order."""
-    shape = tuple(input.shape)
-    want = shape[:axis] + (len(positions),) + shape[axis + 1:]
+def _check_src(name: str, input: Any, src: Any, want: tuple) -> None:
     if tuple(src.shape) != want:
         raise ValueError(f"For '{name}', the 'src' shape should be {list(want)}, but got "
                          f"{list(src.shape)}.")
     if src.dtype != input.dtype:
         raise TypeError(f"For '{name}', the 'src' dtype should be input's {input.dtype}, but "
                         f"got {src.dtype}.")
+
+
+def _scatter_along(name: str, input: Any, src: Any, axis: int, positions: range) -> Any:
+    """input with its slices along `axis` at `positions` replaced by src's, in order."""
+    shape = tuple(input.shape)
+    _check_src(name, input, src, shape[:axis] + (len(positions),) + shape[axis + 1:])
     n = shape[axis]
     index = np.arange(n, dtype=np.int64)
     index[list(positions)] = n + np.arange(len(positions))
@@ -323,12 +308,7 @@ def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0,
     moved, back = _moved_last(input, [a, b])
     batch, rows, cols = tuple(moved.shape[:-2]), moved.shape[-2], moved.shape[-1]
     want = batch + (_diag_len(rows, cols, offset),)
-    if tuple(src.shape) != want:
-        raise ValueError(f"For '{name}', the 'src' shape should be {list(want)}, but got "
-                         f"{list(src.shape)}.")
-    if src.dtype != input.dtype:
-        raise TypeError(f"For '{name}', the 'src' dtype should be input's {input.dtype}, but "
-                        f"got {src.dtype}.")
+    _check_src(name, input, src, want)
     if want[-1] == 0:
         return input
     return _moved_back(matrix_set_diag(moved, src, offset), back)

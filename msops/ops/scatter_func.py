@@ -58,11 +58,15 @@ tensor_scatter_min = _tensor_scatter("tensor_scatter_min", TensorScatterMin,
                                      "taken where smaller at")
 
 
+def _check_parameter(name: str, input_x: Any) -> None:
+    if not isinstance(input_x, Parameter):
+        raise TypeError(f"For '{name}', the 'input_x' should be a Parameter (it is updated in "
+                        f"place), but got {type(input_x).__name__}.")
+
+
 def _scatter_nd(name: str, cls: type) -> Any:
     def call(input_x: Any, indices: Any, updates: Any, use_locking: bool = False) -> Any:
-        if not isinstance(input_x, Parameter):
-            raise TypeError(f"For '{name}', the 'input_x' should be a Parameter (it is "
-                            f"updated in place), but got {type(input_x).__name__}.")
+        _check_parameter(name, input_x)
         return _prim(Assign)(input_x, _prim(cls)(input_x, indices, updates))
     call.__name__ = call.__qualname__ = name
     call.__doc__ = (f"The Parameter `input_x` updated in place by `{cls.__name__}` at "
@@ -81,10 +85,10 @@ scatter_nd_update = _scatter_nd("scatter_nd_update", TensorScatterUpdate)
 
 
 def _scatter_rows(name: str, cls: type) -> Any:
+    by_nd = _scatter_nd(name, cls)
+
     def call(input_x: Any, indices: Any, updates: Any) -> Any:
-        if not isinstance(input_x, Parameter):
-            raise TypeError(f"For '{name}', the 'input_x' should be a Parameter (it is "
-                            f"updated in place), but got {type(input_x).__name__}.")
+        _check_parameter(name, input_x)
         check_tensor(name, "indices", indices)
         check_tensor(name, "updates", updates)
         if indices.dtype not in (mstype.int32, mstype.int64):
@@ -95,8 +99,7 @@ def _scatter_rows(name: str, cls: type) -> Any:
             raise ValueError(f"For '{name}', the 'updates' shape should be indices.shape + "
                              f"input_x.shape[1:] = {list(want)}, but got "
                              f"{list(updates.shape)}.")
-        rows = _prim(ExpandDims)(indices, -1)
-        return _prim(Assign)(input_x, _prim(cls)(input_x, rows, updates))
+        return by_nd(input_x, _prim(ExpandDims)(indices, -1), updates)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = (f"The Parameter `input_x` with the rows `indices` (any shape) updated in "
                     f"place by `updates` (indices.shape + input_x.shape[1:]) through "
