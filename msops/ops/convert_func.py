@@ -25,9 +25,9 @@ __all__ = ["is_tensor", "is_nonzero", "scalar_to_tensor", "scalar_to_array", "tu
 _NUMBER = (bool, int, float, np.number, np.bool_)
 
 
-def is_tensor(input: Any) -> bool:
-    """Whether `input` is a Tensor (a Parameter included)."""
-    return isinstance(input, Tensor)
+def is_tensor(obj: Any) -> bool:
+    """Whether `obj` is a Tensor (a Parameter included)."""
+    return isinstance(obj, Tensor)
 
 
 def is_nonzero(input: Any) -> bool:
