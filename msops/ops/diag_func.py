@@ -71,8 +71,7 @@ def _band_index(rows: int, cols: int, low: int, high: int, length: int,
     column p shifted by the padding of a right-aligned short diagonal), or -1 off the band."""
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     d = j - i
-    lens = np.vectorize(lambda v: _diag_len(rows, cols, int(v)), otypes=[np.int64])(d) \
-        if d.size else d
+    lens = np.maximum(0, np.minimum(rows + np.minimum(0, d), cols - np.maximum(0, d)))
     lefts = np.where(d >= 0, left[0], left[1])
     p = np.minimum(i, j) + np.where(lefts, 0, length - lens)
     return np.where((low <= d) & (d <= high), (high - d) * length + p, -1).astype(np.int64)
