@@ -142,7 +142,10 @@ def matrix_diag_part(x: Any, k: Any = 0, padding_value: Any = 0,
     index[where[hit]] = np.flatnonzero(hit)
     flat = _prim(Reshape)(x, batch + (rows * cols,))
     out = batch + ((length,) if low == high else (count, length))
-    return _picked((flat, _pad_column(name, x, batch, padding_value)), index, out)
+    pad = _pad_column(name, x, batch, padding_value)      # checked even when unused
+    if (index < rows * cols).all():                       # every diagonal full: no padding
+        return _picked((flat,), index, out)
+    return _picked((flat, pad), index, out)
 
 
 def matrix_diag(x: Any, k: Any = 0, num_rows: Any = -1, num_cols: Any = -1,
