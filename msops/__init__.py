@@ -73,6 +73,7 @@ del convert_checkpoints, convert_checkpoint_by_rank, rank_list_for_convert
 from msops.train import DatasetHelper, connect_network_with_dataset  # noqa: E402
 from msops.parallel import (get_algo_parameters, reset_algo_parameters,  # noqa: E402
                             set_algo_parameters)
+from msops.ops.convert_func import is_tensor  # noqa: E402  (also mindspore.is_tensor)
 
 from msops.common import dtype  # noqa: E402  (`ms.dtype.float32`, as mindspore.dtype)
 from msops.common.initializer import get_seed  # noqa: E402

@@ -138,6 +138,8 @@ CASES = [
     (ops.BitwiseOr(), (np.array([[1], [2]], np.uint8), np.array([[4, 8]], np.uint8))),
     (ops.BitwiseXor(), (r(2, 3) > 0, r(3) > 0)),
     (ops.Invert(), (np.array([0, 5, -6], np.int16),)),
+    (ops.UniqueWithPad(), (np.array([4, -1, 4, 7, -1], np.int64), -9)),
+    (ops.PopulationCount(), (np.array([[0, 5, -6]], np.int64),)),
     (ops.IsNan(), (np.array([np.nan, 1, np.inf], F16),)),
     (ops.IsInf(), (np.array([[np.nan, -np.inf, 2]], F32),)),
     (ops.IsFinite(), (np.array([1, 2], np.int64),)),

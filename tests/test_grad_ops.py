@@ -306,6 +306,10 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                      ("BitwiseXor", lambda x, y: ops.BitwiseXor()(ops.Cast()(x, ms.int32),
                                                                   ops.Cast()(y, ms.int32))),
                      ("Invert", lambda x, y: ops.Invert()(ops.Cast()(x, ms.int32))),
+                     ("PopulationCount", lambda x, y: ops.PopulationCount()(
+                         ops.Cast()(x, ms.int32))),
+                     ("UniqueWithPad", lambda x, y: ops.Reshape()(ops.UniqueWithPad()(
+                         ops.Reshape()(ops.Cast()(x, ms.int32), (-1,)), 0)[1], (3, 3))),
                      ("Trunc", lambda x, y: ops.Trunc()(x)),
                      ("ReduceAll", lambda x, y: ops.ReduceAll(True)(ops.Greater()(x, y), 0)),
                      ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1))]:

@@ -60,6 +60,14 @@ from msops.ops.shape_func import *  # noqa: F401,F403
 from msops.ops.shape_func import __all__ as _shape_func_all
 from msops.ops.scatter_func import *  # noqa: F401,F403
 from msops.ops.scatter_func import __all__ as _scatter_func_all
+from msops.ops.view_func import *  # noqa: F401,F403
+from msops.ops.view_func import __all__ as _view_func_all
+from msops.ops.diag_func import *  # noqa: F401,F403
+from msops.ops.diag_func import __all__ as _diag_func_all
+from msops.ops.spatial_func import *  # noqa: F401,F403
+from msops.ops.spatial_func import __all__ as _spatial_func_all
+from msops.ops.convert_func import *  # noqa: F401,F403
+from msops.ops.convert_func import __all__ as _convert_func_all
 from msops.ops.margin_loss_func import *  # noqa: F401,F403
 from msops.ops.margin_loss_func import __all__ as _margin_loss_func_all
 from msops.ops.linalg_func import *  # noqa: F401,F403
@@ -85,6 +93,8 @@ __all__ += list(_reshard_func_all)
 __all__ += list(_channel_func_all) + list(_pool_func_all)
 __all__ += list(_stats_func_all) + list(_pointwise_func_all) + list(_shape_func_all)
 __all__ += list(_scatter_func_all) + list(_margin_loss_func_all)
+__all__ += list(_view_func_all) + list(_diag_func_all) + list(_spatial_func_all)
+__all__ += list(_convert_func_all)
 __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
 __all__ += list(_activation_func_all) + list(_patch_func_all)

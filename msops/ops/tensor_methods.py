@@ -426,4 +426,20 @@ METHODS.update({n: _cast_to(n, t) for n, t in (
     ("float", mstype.float32), ("half", mstype.float16), ("double", mstype.float64),
     ("int", mstype.int32), ("long", mstype.int64), ("bool", mstype.bool_))})
 
+# array functions of view_func / diag_func: self as their first argument
+METHODS.update({
+    "type_as": lambda self, other: F.type_as(self, other),
+    "view_as": lambda self, other: F.view_as(self, other),
+    "aminmax": lambda self, *, axis=0, keepdims=False: F.aminmax(self, axis=axis,
+                                                                 keepdims=keepdims),
+    "index_fill": lambda self, axis, index, value: F.index_fill(self, axis, index, value),
+    "unique_with_pad": lambda self, pad_num: F.unique_with_pad(self, pad_num),
+    "diagflat": lambda self, offset=0: F.diagflat(self, offset),
+    "slice_scatter": lambda self, src, axis=0, start=None, end=None, step=1: F.slice_scatter(
+        self, src, axis, start, end, step),
+    "select_scatter": lambda self, src, axis, index: F.select_scatter(self, src, axis, index),
+    "diagonal_scatter": lambda self, src, offset=0, dim1=0, dim2=1: F.diagonal_scatter(
+        self, src, offset, dim1, dim2),
+})
+
 register_methods(METHODS)

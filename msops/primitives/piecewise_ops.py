@@ -1,6 +1,6 @@
 """Piecewise-constant element-wise primitives: Floor, Ceil, Round, Trunc, the logical ops
 LogicalAnd, LogicalOr, LogicalNot, the bitwise ops BitwiseAnd, BitwiseOr, BitwiseXor,
-Invert, and the float predicates IsNan, IsInf, IsFinite (MindSpore's primitives of those
+Invert, PopulationCount, and the float predicates IsNan, IsInf, IsFinite (MindSpore's primitives of those
 names, without attributes).
 
 They join math_ops' element-wise family (the `writes_output` kernel, numpy broadcasting,
@@ -23,7 +23,7 @@ from msops.primitives.math_ops import UnaryElementwise, _Binary, tensor_operator
 from msops.primitives.rules import bprop
 
 __all__ = ["Floor", "Ceil", "Round", "Trunc", "LogicalAnd", "LogicalOr", "LogicalNot", "BitwiseAnd",
-           "BitwiseOr", "BitwiseXor", "Invert", "IsNan",
+           "BitwiseOr", "BitwiseXor", "Invert", "PopulationCount", "IsNan",
            "IsInf", "IsFinite"]
 
 
@@ -169,6 +169,31 @@ class Invert(UnaryElementwise):
     _np_op = np.invert
 
 
+class PopulationCount(UnaryElementwise):
+    """The number of 1 bits of each element, as uint8 (a negative int counts the bits of its
+    two's complement: -1 of int16 has 16); ints and uints.
+
+    >>> PopulationCount()(Tensor(np.array([0, 7, -1, 256], np.int16))).asnumpy()
+    array([ 0,  3, 16,  1], dtype=uint8)
+    """
+
+    valid_types = mstype.int_type + mstype.uint_type
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        validator.check_tensor_dtype_valid("x", x_dtype, self.valid_types, self.name)
+        return mstype.uint8
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        # numpy counts the bits of a signed int's absolute value; the same bits read as
+        # unsigned give the two's complement count
+        kernel = ufunc_kernel(np.bitwise_count, out_abstract, 1)
+        unsigned = np.dtype(f"u{in_abstracts[0].dtype.np_dtype.itemsize}")
+
+        def counted(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            return kernel(x.view(unsigned), out)
+        return counted
+
+
 # -- predicates: a bool of x's shape --------------------------------------------------------
 class _Predicate(UnaryElementwise):
     """`_np_op(x)` element-wise: a bool output; floats, and ints and bools (never NaN or
@@ -211,7 +236,8 @@ class IsFinite(_Predicate):
     _np_op = np.isfinite
 
 
-bprop(_Rounding, _Logical, LogicalNot, _Bitwise, Invert, _Predicate)(no_gradient_bprop)
+bprop(_Rounding, _Logical, LogicalNot, _Bitwise, Invert, PopulationCount,
+      _Predicate)(no_gradient_bprop)
 
 
 def _logical_or_bitwise(name: str, logical: Callable, bitwise: Callable) -> Callable:

@@ -1,5 +1,6 @@
-"""TopK and Sort: values and int32 indices of the elements in order along an axis; and
-SearchSorted: where values go in sorted rows.
+"""TopK and Sort: values and int32 indices of the elements in order along an axis;
+SearchSorted: where values go in sorted rows; UniqueWithPad: a vector's distinct values in
+the order they first occur.
 
 Both order stably: equal elements keep their index order (TopK and a descending Sort put
 the lower index first, as an ascending Sort does); NaN orders above every number. The
@@ -24,7 +25,7 @@ from msops.primitives.batching import leading_batch, to_front, with_attrs
 from msops.primitives.rules import batch_rule, bprop, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
-__all__ = ["TopK", "Sort", "SearchSorted"]
+__all__ = ["TopK", "Sort", "SearchSorted", "UniqueWithPad"]
 
 #: real numbers: an order exists (complex numbers have none)
 ordered_types = mstype.int_type + mstype.uint_type + mstype.float_type
@@ -209,6 +210,54 @@ def search_sorted_spec(prim: SearchSorted, ins: list, outs: list, consts: dict) 
 
 
 bprop(SearchSorted)(no_gradient_bprop)
+
+
+class UniqueWithPad(PrimitiveWithInfer):
+    """`UniqueWithPad()(x, pad_num)` -> (y, idx): the distinct values of the 1-D int32 /
+    int64 x in the order they first occur, padded with pad_num to x's length, and for each
+    element of x the position of its value in y (x's dtype). Shapes do not depend on the
+    values, so it runs in a compiled graph; x is deduplicated whole.
+
+    >>> y, idx = UniqueWithPad()(Tensor(np.array([1, 5, 5, 4, 1], np.int32)), 0)
+    >>> y.asnumpy(), idx.asnumpy()
+    (array([1, 5, 4, 0, 0], dtype=int32), array([0, 1, 1, 2, 0], dtype=int32))
+    """
+
+    const_inputs = (1,)
+    fresh_outputs = True
+
+    def infer_shape(self, x_shape: list, pad_num: Any) -> tuple:
+        if len(x_shape) != 1:
+            raise ValueError(f"For '{self.name}', the 'x' should be 1-D, but got shape "
+                             f"{list(x_shape)}.")
+        if isinstance(pad_num, bool) or not isinstance(pad_num, (int, np.integer)):
+            raise TypeError(f"For '{self.name}', the 'pad_num' should be an int, but got "
+                            f"{type(pad_num).__name__}.")
+        return list(x_shape), list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, pad_num: Any) -> tuple:
+        validator.check_tensor_dtype_valid("x", x_dtype, (mstype.int32, mstype.int64),
+                                           self.name)
+        return x_dtype, x_dtype
+
+    def kernel(self, x: np.ndarray, pad_num: Any) -> tuple:
+        values, first, inverse = np.unique(x, return_index=True, return_inverse=True)
+        by_first = np.argsort(first, kind="stable")        # sorted values -> first-seen order
+        position = np.empty_like(by_first)
+        position[by_first] = np.arange(by_first.size)
+        y = np.full(x.shape, pad_num, x.dtype)
+        y[:values.size] = values[by_first]
+        return y, position[inverse.reshape(-1)].astype(x.dtype)
+
+
+@sharding_rule(UniqueWithPad)
+def unique_with_pad_spec(prim: UniqueWithPad, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The vector is deduplicated whole: no dim may split."""
+    return DimSpec((("n",),), (("n",), ("n",)),
+                   unsplittable=(("n", "UniqueWithPad deduplicates the whole vector"),))
+
+
+bprop(UniqueWithPad)(no_gradient_bprop)
 
 
 # -- batch rules (vmap) ------------------------------------------------------------------
