@@ -119,3 +119,6 @@ __all__ += list(_segmentation_losses_all)
 from msops.nn.rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
 from msops.nn.rnns import GRU, LSTM, RNN  # noqa: E402
 __all__ += ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+from msops.nn.asgd import ASGD, Rprop
+from msops.nn.adafactor import AdaFactor
+__all__ += ["ASGD", "Rprop", "AdaFactor"]

@@ -115,12 +115,15 @@ class Optimizer(Cell):
         return self._groups.is_group_lr
 
     # -- state -----------------------------------------------------------------------
-    def _state_like(self, prefix: str, init: float = 0.0) -> tuple[Parameter, ...]:
-        """One state Parameter per parameter, of its shape and dtype, named
-        `<prefix>.<name>` and laid out like it in a parallel graph."""
+    def _state_like(self, prefix: str, init: float = 0.0,
+                    params: Sequence[Parameter] | None = None,
+                    dtype: Any = None) -> tuple[Parameter, ...]:
+        """One state Parameter per parameter (of `params`, default all), of its shape and
+        dtype (or numpy `dtype`), named `<prefix>.<name>` and laid out like it in a
+        parallel graph."""
         states = []
-        for p in self.parameters:
-            s = state_like(p, init, f"{prefix}.{p.name}")
+        for p in self.parameters if params is None else params:
+            s = state_like(p, init, f"{prefix}.{p.name}", dtype)
             self._params[s.name] = s
             self._mirrors.append((s, p))
             states.append(s)
