@@ -122,3 +122,5 @@ __all__ += ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 from msops.nn.asgd import ASGD, Rprop
 from msops.nn.adafactor import AdaFactor
 __all__ += ["ASGD", "Rprop", "AdaFactor"]
+from msops.nn.ctc_loss import CTCLoss
+__all__ += ["CTCLoss"]
