@@ -124,3 +124,11 @@ from msops.nn.adafactor import AdaFactor
 __all__ += ["ASGD", "Rprop", "AdaFactor"]
 from msops.nn.ctc_loss import CTCLoss
 __all__ += ["CTCLoss"]
+from msops.nn.metrics import rearrange_inputs
+from msops.nn.bleu_score import BleuScore
+from msops.nn.confusion_metrics import ConfusionMatrixMetric
+from msops.nn.surface_distances import (HausdorffDistance, MeanSurfaceDistance,
+                                        RootMeanSquareDistance)
+from msops.nn.occlusion_sensitivity import OcclusionSensitivity
+__all__ += ["rearrange_inputs", "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance",
+            "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity"]

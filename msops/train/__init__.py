@@ -36,3 +36,8 @@ __all__ += ["ConfusionMatrix", "Perplexity", "ROC", "auc", "CosineSimilarity", "
             "get_metrics", "names"]
 from msops.train.amp import build_train_network  # noqa: E402
 __all__ += ["build_train_network"]
+from msops.nn import (BleuScore, ConfusionMatrixMetric, HausdorffDistance,  # noqa: E402
+                      MeanSurfaceDistance, OcclusionSensitivity, RootMeanSquareDistance,
+                      rearrange_inputs)
+__all__ += ["rearrange_inputs", "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance",
+            "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity"]
