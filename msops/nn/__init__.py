@@ -132,3 +132,5 @@ from msops.nn.surface_distances import (HausdorffDistance, MeanSurfaceDistance,
 from msops.nn.occlusion_sensitivity import OcclusionSensitivity
 __all__ += ["rearrange_inputs", "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance",
             "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity"]
+from msops.nn.sampled_softmax_loss import SampledSoftmaxLoss
+__all__ += ["SampledSoftmaxLoss"]
