@@ -8,6 +8,7 @@ import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn
+from test_optimizers_train import data, net
 
 STEPS = 5
 SHAPES = {"w": (4, 3), "b": (3,), "conv.gamma": (2, 3, 2)}
@@ -239,17 +240,6 @@ def test_adafactor_compression_keeps_a_float16_second_moment():
     want = numpy_adafactor([None] * 3, [0.0] * 3)
     np.testing.assert_allclose(got[1], want[1], rtol=2e-3, atol=1e-5)   # float16 rounding
     np.testing.assert_allclose(got[0], want[0], rtol=2e-5, atol=1e-6)
-
-
-def data():
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((24, 6)).astype(np.float32)
-    return x, (x[:, :2] * 0.5).astype(np.float32)
-
-
-def net():
-    ms.set_seed(3)
-    return nn.SequentialCell([nn.Dense(6, 8, activation="relu"), nn.Dense(8, 2)])
 
 
 MAKERS = {

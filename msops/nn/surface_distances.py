@@ -132,10 +132,9 @@ class HausdorffDistance(_SurfaceMetric):
         return hd if self.directed else max(hd, self._directed(False))
 
 
-class MeanSurfaceDistance(_SurfaceMetric):
-    """`MeanSurfaceDistance(symmetric=False, distance_metric="euclidean")`: the mean
-    distance from y_pred's surface to y's; with `symmetric`, the mean of that and of the
-    mean from y's surface to y_pred's (as MindSpore computes it)."""
+class _AverageDistance(_SurfaceMetric):
+    """An average of the distances from y_pred's surface to y's (`_average`), with
+    `symmetric` the mean of it and the reverse one's, then `_finish`ed."""
 
     def __init__(self, symmetric: bool = False, distance_metric: str = "euclidean") -> None:
         super().__init__(distance_metric)
@@ -147,38 +146,41 @@ class MeanSurfaceDistance(_SurfaceMetric):
         self._update_edges(*self._masks(inputs))
 
     def eval(self) -> float:
-        means = []
+        averages = []
         for forward in ((True, False) if self.symmetric else (True,)):
             d = self._distances(forward)
             if d.size == 0:
                 return np.inf
-            means.append(d.mean())
-        return float(np.mean(means))
+            averages.append(self._average(d))
+        return float(self._finish(np.mean(averages)))
+
+    def _average(self, d: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def _finish(self, value: float) -> float:
+        return value
 
 
-class RootMeanSquareDistance(_SurfaceMetric):
+class MeanSurfaceDistance(_AverageDistance):
+    """`MeanSurfaceDistance(symmetric=False, distance_metric="euclidean")`: the mean
+    distance from y_pred's surface to y's; with `symmetric`, the mean of that and of the
+    mean from y's surface to y_pred's (as MindSpore computes it)."""
+
+    def _average(self, d: np.ndarray) -> float:
+        return d.mean()
+
+
+class RootMeanSquareDistance(_AverageDistance):
     """`RootMeanSquareDistance(symmetric=False, distance_metric="euclidean")`: the root of
     the mean squared distance from y_pred's surface to y's; with `symmetric`, the root of
     the mean of that mean square and y's surface's to y_pred's. (MindSpore's non-symmetric
     result leaves out the root; msops takes it, as the name says.)"""
 
-    def __init__(self, symmetric: bool = False, distance_metric: str = "euclidean") -> None:
-        super().__init__(distance_metric)
-        self.symmetric = validator.check_bool("symmetric", symmetric, type(self).__name__)
-        self.clear()
+    def _average(self, d: np.ndarray) -> float:
+        return np.mean(d * d)
 
-    @rearrange_inputs
-    def update(self, *inputs: Any) -> None:
-        self._update_edges(*self._masks(inputs))
-
-    def eval(self) -> float:
-        squares = []
-        for forward in ((True, False) if self.symmetric else (True,)):
-            d = self._distances(forward)
-            if d.size == 0:
-                return np.inf
-            squares.append(np.mean(d * d))
-        return float(np.sqrt(np.mean(squares)))
+    def _finish(self, value: float) -> float:
+        return np.sqrt(value)
 
 
 _BY_NAME.update({"hausdorff_distance": HausdorffDistance,
