@@ -119,18 +119,18 @@ __all__ += list(_segmentation_losses_all)
 from msops.nn.rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
 from msops.nn.rnns import GRU, LSTM, RNN  # noqa: E402
 __all__ += ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
-from msops.nn.asgd import ASGD, Rprop
-from msops.nn.adafactor import AdaFactor
-__all__ += ["ASGD", "Rprop", "AdaFactor"]
-from msops.nn.ctc_loss import CTCLoss
-__all__ += ["CTCLoss"]
-from msops.nn.metrics import rearrange_inputs
-from msops.nn.bleu_score import BleuScore
-from msops.nn.confusion_metrics import ConfusionMatrixMetric
-from msops.nn.surface_distances import (HausdorffDistance, MeanSurfaceDistance,
+# optimizers, losses and metrics of the training toolbox
+from msops.nn.asgd import ASGD  # noqa: E402
+from msops.nn.rprop import Rprop  # noqa: E402
+from msops.nn.adafactor import AdaFactor  # noqa: E402
+from msops.nn.ctc_loss import CTCLoss  # noqa: E402
+from msops.nn.sampled_softmax_loss import SampledSoftmaxLoss  # noqa: E402
+from msops.nn.metrics import rearrange_inputs  # noqa: E402
+from msops.nn.bleu_score import BleuScore  # noqa: E402
+from msops.nn.confusion_metrics import ConfusionMatrixMetric  # noqa: E402
+from msops.nn.surface_distances import (HausdorffDistance, MeanSurfaceDistance,  # noqa: E402
                                         RootMeanSquareDistance)
-from msops.nn.occlusion_sensitivity import OcclusionSensitivity
-__all__ += ["rearrange_inputs", "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance",
-            "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity"]
-from msops.nn.sampled_softmax_loss import SampledSoftmaxLoss
-__all__ += ["SampledSoftmaxLoss"]
+from msops.nn.occlusion_sensitivity import OcclusionSensitivity  # noqa: E402
+__all__ += ["ASGD", "Rprop", "AdaFactor", "CTCLoss", "SampledSoftmaxLoss", "rearrange_inputs",
+            "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance", "MeanSurfaceDistance",
+            "RootMeanSquareDistance", "OcclusionSensitivity"]

@@ -12,7 +12,6 @@ from msops import ops
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph
-from msops.nn.asgd import StepCount
 from msops.nn.optim import LearningRate, Optimizer
 from msops.parallel.slices import is_split
 
@@ -118,7 +117,6 @@ class AdaFactor(Optimizer):
         self.__dict__["exp_avg_sq_row"] = tuple(rows)
         self.__dict__["exp_avg_sq_col"] = tuple(cols)
         self.__dict__["exp_avg_sq"] = tuple(sq)
-        self._count = StepCount()
         self._sqrt, self._pow = ops.Sqrt(), ops.Pow()
         self._maximum, self._minimum = ops.Maximum(), ops.Minimum()
         self._mean = ops.ReduceMean()
@@ -146,7 +144,7 @@ class AdaFactor(Optimizer):
                     f"parallel_optimizer_threshold above its size), or use another optimizer.")
 
     def _step_values(self, lr: Any, shared: dict) -> dict:
-        t = self._count(self.global_step)["t"]
+        t = self._step_number()["t"]
         if self.relative_step:
             low = t * 1e-6 if self.warmup_init else 1e-2
             lr = self._minimum(low, 1.0 / self._sqrt(t))
