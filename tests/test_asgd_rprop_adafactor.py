@@ -295,17 +295,18 @@ def test_bad_arguments_are_refused_by_name():
         nn.AdaFactor(ps, weight_decay=1.0)
 
 
-def test_adafactor_refuses_a_split_factored_parameter():
-    """A gradient slice (split layout) of a matrix: its row and column means would be this
-    rank's part only; the compiled update refuses it by name."""
+def test_adafactor_refuses_a_matrix_split_along_both_its_dims():
+    """A gradient slice of a matrix split along both dims: its row means would reduce one
+    split dim while keeping the other, which a step cannot combine; refused by name (one
+    split dim is supported: tests/ranks/test_opt_shard_asgd_rprop_adafactor.py)."""
     from msops.parallel.layout import TensorLayout
-    w = Parameter(Tensor(np.ones((4, 3), np.float32)), "w")
+    w = Parameter(Tensor(np.ones((4, 6), np.float32)), "w")
     g = Tensor(np.ones((2, 3), np.float32))
-    g.layout = TensorLayout((2,), (0, -1), (4, 3))
+    g.layout = TensorLayout((2, 2), (1, 0), (4, 6))
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        with pytest.raises(NotImplementedError, match="For 'AdaFactor', the parameter 'w' "
-                                                      "should be held whole"):
+        with pytest.raises(NotImplementedError, match="For 'AdaFactor', the parameter 'w' is "
+                                                      "held split along dims \\[0, 1\\]"):
             nn.AdaFactor([w])((g,))
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -13,6 +13,8 @@ from msops.common import validator
 from msops.common.tensor import Parameter, Tensor
 from msops.graph.ir import Graph
 from msops.nn.optim import LearningRate, Optimizer
+from msops.parallel.layout import TensorLayout
+from msops.parallel.param_layout import record_layout
 from msops.parallel.slices import is_split
 
 __all__ = ["AdaFactor"]
@@ -33,10 +35,10 @@ class AdaFactor(Optimizer):
     State (all from 0): `exp_avg.<p>` (M, beta1 > 0), `exp_avg_sq_row.<p>` /
     `exp_avg_sq_col.<p>` (R, C) or `exp_avg_sq.<p>` (V, float16 with `compression`).
 
-    The RMS norms of a parameter held in slices (model-parallel, the parallel optimizer's
-    shards) are completed over the ranks in a compiled step; the factored R and C are
-    means along one dim of the whole matrix, so a factored parameter held split is
-    refused with a NotImplementedError."""
+    For a parameter held in slices (model-parallel, the parallel optimizer's shards) R and
+    C are held as the slices of its layout without the averaged dim, and the means and RMS
+    norms over a split dim are completed over the ranks in a compiled step (the step's
+    tail), so the update is the serial one."""
 
     _decay_in_gradient = False
     _layerwise = True
@@ -104,7 +106,7 @@ class AdaFactor(Optimizer):
         rows, cols, sq = [], [], []
         for p, f in zip(self.parameters, factored):
             dtype = p.asnumpy().dtype
-            if f:      # whole on every rank: a split factored parameter is refused
+            if f:      # whole; bind_state lays them out like a split parameter
                 shape = tuple(p.shape)
                 rows.append(self._whole_state(f"exp_avg_sq_row.{p.name}", shape[:-1], dtype))
                 cols.append(self._whole_state(f"exp_avg_sq_col.{p.name}",
@@ -129,19 +131,32 @@ class AdaFactor(Optimizer):
         return s
 
     def bind_state(self, graph: Graph) -> None:
-        """As Optimizer's, refusing a factored parameter held split in `graph`."""
+        """As Optimizer's; a factored parameter's row and column means are laid out as its
+        layout without the dim each averages over (a parameter held split: its slices)."""
         super().bind_state(graph)
         nodes = {id(n.value): n for n in graph.parameters}
-        for p, factored in zip(self.parameters, self._factored):
-            node = nodes.get(id(p))
-            if factored and node is not None and node.layout is not None \
-                    and is_split(node.layout):
+        for p, row, col in zip(self.parameters, self.exp_avg_sq_row, self.exp_avg_sq_col):
+            like = nodes.get(id(p))
+            if row is None or like is None or like.layout is None or not is_split(like.layout):
+                continue                          # whole: read as any Parameter is
+            rank = len(like.layout.tensor_shape)
+            split = [d for d in range(rank) if like.layout.dim_parts(d) > 1]
+            if len(split) > 1 and set(split) & {rank - 1, rank - 2}:
                 raise NotImplementedError(
-                    f"For '{self.cls_name}', the parameter '{p.name}' should be held whole on "
-                    f"each rank: its factored second moment takes means along each of its "
-                    f"last two dims, but it is held split ({node.layout}; model parallel or "
-                    f"the parallel optimizer's shards). Leave it replicated (e.g. "
-                    f"parallel_optimizer_threshold above its size), or use another optimizer.")
+                    f"For '{self.cls_name}', the parameter '{p.name}' is held split along dims "
+                    f"{split} ({like.layout}): its row and column means would reduce a split "
+                    f"dim while keeping another split, which a step cannot combine. Split it "
+                    f"along one dim, or only along dims before its last two.")
+            for state, dropped in ((row, rank - 1), (col, rank - 2)):
+                if id(state) in nodes:
+                    continue
+                lay = like.layout
+                keep = [d for d in range(rank) if d != dropped]
+                derived = TensorLayout(lay.device_matrix, tuple(lay.tensor_map[d] for d in keep),
+                                       tuple(lay.tensor_shape[d] for d in keep))
+                node = graph.add_parameter(state, derived.slice_shape)
+                node.layout = derived
+                record_layout(state, derived)
 
     def _step_values(self, lr: Any, shared: dict) -> dict:
         t = self._step_number()["t"]

@@ -1,14 +1,17 @@
 """ASGD, Rprop and AdaFactor with the parallel optimizer (enable_parallel_optimizer=True) on
 real MPI worlds: 20 training steps equal the serial run and each rank holds only its dim-0
-shard. ASGD and Rprop are element-wise; AdaFactor's RMS norms of a shard are completed
-over the ranks (a net of vector parameters, all sharded), and a factored (matrix)
-parameter held in shards is refused by name."""
+shard. ASGD and Rprop are element-wise; AdaFactor's RMS norms and its factored row and
+column means over a shard are completed over the ranks (matrices and vectors), its row and
+column state held as slices; also with model-parallel split weights (Megatron, the update
+in the step, in ms.jit or in the optimizer's own graph), and a weight split along both
+dims is refused by name."""
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size, get_rank
+import test_layerwise_optimizers as tl
 from test_parallel_optimizer import CASES, train
 
 RANKS = (2, 4)
@@ -77,14 +80,57 @@ def test_adafactor_sharded_vectors_equal_serial(name):
     check_equal_serial(Vectors, ADAFACTOR[name], "data_parallel")
 
 
-def test_adafactor_refuses_sharded_matrices():
-    make_net, mode = CASES["data_parallel"]
-    with pytest.raises(NotImplementedError, match="For 'AdaFactor', the parameter '.*weight' "
-                                                  "should be held whole"):
-        train(make_net, ADAFACTOR["relative"], mode, **SHARDED)
-    # replicated (no parallel optimizer) it trains as the serial run
-    want_losses, want, _, _, _ = train(make_net, ADAFACTOR["relative"])
-    losses, got, _, _, _ = train(make_net, ADAFACTOR["relative"], mode)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_adafactor_sharded_matrices_equal_serial(case):
+    make_net, mode = CASES[case]
+    check_equal_serial(make_net, ADAFACTOR["relative"], mode)
+    # the factored state of a shard is the shard's rows (its column means stay whole)
+    _, _, layouts, _, graph = train(make_net, ADAFACTOR["relative"], mode, **SHARDED)
+    held = {nd.value.name: tuple(nd.shape) for nd in graph.parameters}
+    for name, lay in layouts.items():
+        if lay.opt_shard_group and len(lay.layout.tensor_shape) == 2:
+            rows, cols = lay.layout.tensor_shape
+            assert held[f"exp_avg_sq_row.{name}"] == (lay.slice_shape[0],) != (rows,)
+            assert held[f"exp_avg_sq_col.{name}"] == (cols,)
+
+
+@pytest.mark.parametrize("case", sorted(tl.CASES))
+def test_adafactor_model_parallel_equals_serial(case):
+    make_net, mode, keys = tl.CASES[case]
+    want_losses, want, _ = tl.train(make_net, ADAFACTOR["relative"], how=keys.get("how", "cell"))
+    losses, got, graph = tl.train(make_net, ADAFACTOR["relative"], mode, **keys)
     np.testing.assert_allclose(losses, want_losses, rtol=1e-4, atol=1e-6)
-    for pname, value in want.items():
-        np.testing.assert_allclose(got[pname], value, rtol=1e-4, atol=1e-5, err_msg=pname)
+    held = 0
+    for pname, (value, _) in want.items():
+        mine, layout = got[pname]
+        held += mine.shape != value.shape
+        where = layout.slice_of(get_rank()) if layout is not None else ...
+        np.testing.assert_allclose(mine, value[where], rtol=1e-4, atol=1e-5, err_msg=pname)
+    assert held >= 2
+    assert "AllReduce" in [nd.op for nd in graph.nodes]
+
+
+class BothDims(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.ones((8, 8), np.float32)), "w")
+        self.mm = ops.MatMul().shard(((1, 2), (2, 2)))
+
+    def construct(self, x):
+        return self.mm(x, self.w)
+
+
+@pytest.mark.ranks(4)
+def test_adafactor_refuses_a_weight_split_along_both_dims():
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=4,
+                                 full_batch=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = BothDims()
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                   nn.AdaFactor(net.trainable_params()))
+        with pytest.raises(NotImplementedError, match="For 'AdaFactor', the parameter 'w' is "
+                                                      "held split along dims \\[0, 1\\]"):
+            step(Tensor(np.ones((4, 8), np.float32)), Tensor(np.zeros((4, 8), np.float32)))
+    finally:
+        ms.reset_auto_parallel_context()
