@@ -134,3 +134,37 @@ def test_adafactor_refuses_a_weight_split_along_both_dims():
             step(Tensor(np.ones((4, 8), np.float32)), Tensor(np.zeros((4, 8), np.float32)))
     finally:
         ms.reset_auto_parallel_context()
+
+
+def test_adafactor_sharded_state_checkpoint_equals_serial(tmp_path_factory):
+    """The optimizer's state saved whole after opt-sharded training (its row state held as
+    slices, gathered by the save) equals the serial run's."""
+    from mpi4py import MPI
+    from test_parallel_optimizer import data, mlp
+    folder = MPI.COMM_WORLD.bcast(str(tmp_path_factory.mktemp("af")) if get_rank() == 0
+                                  else None)
+
+    def saved(mode, **keys):
+        ms.reset_auto_parallel_context()
+        if mode is not None:
+            ms.set_auto_parallel_context(parallel_mode=mode, device_num=get_group_size(),
+                                         full_batch=True, **keys)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            net = mlp()
+            opt = nn.AdaFactor(net.trainable_params())
+            step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)
+            x, y = data()
+            for _ in range(3):
+                step(Tensor(x), Tensor(y))
+            path = f"{folder}/{mode}.safetensors"
+            ms.save_checkpoint(opt, path)
+        finally:
+            ms.reset_auto_parallel_context()
+        return ms.load_checkpoint(path)
+
+    want, got = saved(None), saved("data_parallel", **SHARDED)
+    assert sorted(want) == sorted(got) and any(k.startswith("exp_avg_sq_row.") for k in want)
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name].asnumpy(), value.asnumpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
