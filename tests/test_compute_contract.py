@@ -210,6 +210,9 @@ CASES = [
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
     (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    # ctc_ops
+    (ops.CTCLossV2(blank=1), (r(5, 2, 4), np.array([[2, 3], [0, 0]], np.int64),
+                              np.array([5, 3], np.int64), np.array([2, 1], np.int64))),
 ]
 
 

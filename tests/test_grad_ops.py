@@ -356,6 +356,12 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
+# ctc_ops: the loss per sample of padded targets (one too long to fit stays at no gradient:
+# zero_infinity); log_alpha carries none
+_CTC_ARGS = [Tensor(np.array(a, np.int32)) for a in
+             ([[1, 2, 2], [3, 0, 0], [1, 1, 3]], [5, 4, 3], [3, 1, 3])]
+CASES += [Case("CTCLossV2", lambda x: ops.CTCLossV2(zero_infinity=True)(x, *_CTC_ARGS),
+               [r(5, 3, 4)])]
 
 
 def _loss_fn(case, weights):

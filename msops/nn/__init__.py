@@ -134,3 +134,18 @@ __all__ += ["CELU", "GLU", "Softmin", "Softmax2d", "Threshold", "RReLU", "LRN",
             "ChannelShuffle", "Unfold", "BiDense", "TimeDistributed", "Conv2dBnAct",
             "DenseBnAct", "CentralCrop", "ImageGradients", "PSNR", "SSIM", "MSSSIM",
             "EmbeddingLookup", "MultiFieldEmbeddingLookup"]
+# optimizers, losses and metrics of the training toolbox
+from msops.nn.asgd import ASGD  # noqa: E402
+from msops.nn.rprop import Rprop  # noqa: E402
+from msops.nn.adafactor import AdaFactor  # noqa: E402
+from msops.nn.ctc_loss import CTCLoss  # noqa: E402
+from msops.nn.sampled_softmax_loss import SampledSoftmaxLoss  # noqa: E402
+from msops.nn.metrics import rearrange_inputs  # noqa: E402
+from msops.nn.bleu_score import BleuScore  # noqa: E402
+from msops.nn.confusion_metrics import ConfusionMatrixMetric  # noqa: E402
+from msops.nn.surface_distances import (HausdorffDistance, MeanSurfaceDistance,  # noqa: E402
+                                        RootMeanSquareDistance)
+from msops.nn.occlusion_sensitivity import OcclusionSensitivity  # noqa: E402
+__all__ += ["ASGD", "Rprop", "AdaFactor", "CTCLoss", "SampledSoftmaxLoss", "rearrange_inputs",
+            "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance", "MeanSurfaceDistance",
+            "RootMeanSquareDistance", "OcclusionSensitivity"]

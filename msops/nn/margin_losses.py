@@ -14,7 +14,8 @@ from msops.primitives.elementwise_ops import Sqrt
 
 __all__ = ["MarginRankingLoss", "SoftMarginLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
            "MultiLabelSoftMarginLoss", "TripletMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "RMSELoss", "MAELoss"]
+           "GaussianNLLLoss", "RMSELoss", "MAELoss", "MultilabelMarginLoss",
+           "TripletMarginWithDistanceLoss"]
 
 
 class MarginRankingLoss(LossBase):
@@ -160,3 +161,32 @@ class MAELoss(LossBase):
     def construct(self, logits, label):
         return loss_func.l1_loss_of(self.cls_name, ("logits", "label"), logits, label,
                                     self.reduction)
+
+
+class MultilabelMarginLoss(LossBase):
+    """The multi-label hinge loss of x (C,) or (N, C) against int32 class indices of its
+    shape (the first -1 ending them), as `mindspore.nn.MultilabelMarginLoss(reduction=
+    'mean')`: `ops.multilabel_margin_loss`."""
+
+    def construct(self, x, target):
+        return mlf.multilabel_margin_loss_of(self.cls_name, ("x", "target"), x, target,
+                                             self.reduction)
+
+
+class TripletMarginWithDistanceLoss(LossBase):
+    """max(d(x, positive) - d(x, negative) + margin, 0), d `distance_function` (a callable
+    of two Tensors; None: the Euclidean distance over the last dim), `swap` using d(positive,
+    negative) where it is smaller, then `reduction`, as `mindspore.nn.
+    TripletMarginWithDistanceLoss(distance_function=None, swap=False, margin=1.0,
+    reduction='mean')`."""
+
+    def __init__(self, distance_function: Any = None, swap: bool = False, margin: float = 1.0,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.distance_function, self.swap, self.margin = mlf.check_distance_loss(
+            self.cls_name, distance_function, swap, margin)
+
+    def construct(self, x, positive, negative):
+        return mlf.triplet_margin_with_distance_loss_of(
+            self.cls_name, ("x", "positive", "negative"), x, positive, negative,
+            self.distance_function, self.margin, self.swap, self.reduction)

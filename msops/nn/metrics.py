@@ -6,13 +6,33 @@ takes Tensors or arrays.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import numpy as np
 
 from msops.common.tensor import Tensor
 
-__all__ = ["Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn", "get_metrics", "names"]
+__all__ = ["Metric", "Accuracy", "Loss", "MAE", "MSE", "get_metric_fn", "get_metrics", "names",
+           "rearrange_inputs"]
+
+
+def rearrange_inputs(func: Callable) -> Callable:
+    """Decorates a metric's `update(self, *inputs)` (as `mindspore.train.rearrange_inputs`):
+    with `self.indexes` set, update receives `[inputs[i] for i in indexes]`. Model passes
+    such an update every output of the eval network and lets it pick (`rearranges_inputs`
+    marks it); an undecorated update gets the picked outputs from Model."""
+    @functools.wraps(func)
+    def wrapper(self: Any, *inputs: Any) -> Any:
+        indexes = self.indexes
+        if indexes:
+            if max(indexes) >= len(inputs) or min(indexes) < -len(inputs):
+                raise ValueError(f"For '{type(self).__name__}.update', the 'indexes' {indexes} "
+                                 f"should index its {len(inputs)} inputs.")
+            inputs = tuple(inputs[i] for i in indexes)
+        return func(self, *inputs)
+    wrapper.rearranges_inputs = True
+    return wrapper
 
 
 class Metric:

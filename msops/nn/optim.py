@@ -102,6 +102,7 @@ class Optimizer(Cell):
         self._assign = ops.Assign()
         self._cast = ops.Cast()
         self._centralize = ops.ReduceMean(keep_dims=True)
+        self._squeeze, self._equal = ops.Squeeze(), ops.Equal()
         self.__dict__["_compiled"] = CompileCache(self._compile_update)
 
     @property
@@ -115,12 +116,15 @@ class Optimizer(Cell):
         return self._groups.is_group_lr
 
     # -- state -----------------------------------------------------------------------
-    def _state_like(self, prefix: str, init: float = 0.0) -> tuple[Parameter, ...]:
-        """One state Parameter per parameter, of its shape and dtype, named
-        `<prefix>.<name>` and laid out like it in a parallel graph."""
+    def _state_like(self, prefix: str, init: float = 0.0,
+                    params: Sequence[Parameter] | None = None,
+                    dtype: Any = None) -> tuple[Parameter, ...]:
+        """One state Parameter per parameter (of `params`, default all), of its shape and
+        dtype (or numpy `dtype`), named `<prefix>.<name>` and laid out like it in a
+        parallel graph."""
         states = []
-        for p in self.parameters:
-            s = state_like(p, init, f"{prefix}.{p.name}")
+        for p in self.parameters if params is None else params:
+            s = state_like(p, init, f"{prefix}.{p.name}", dtype)
             self._params[s.name] = s
             self._mirrors.append((s, p))
             states.append(s)
@@ -162,6 +166,13 @@ class Optimizer(Cell):
         for rate, lr in zip(self._rates, self._groups.learning_rates):
             np.copyto(rate._data, self._groups.lr_at(lr, step))
             rate.version += 1
+
+    def _step_number(self) -> dict:
+        """This step's float64 0-d values, with ops: "t" the step being taken (1 first, as
+        MindSpore counts it: global_step + 1) and "first" (1.0 at t == 1, else 0.0)."""
+        step = self._squeeze(self.global_step)
+        return {"t": self._cast(step + 1, ms_float64),
+                "first": self._cast(self._equal(step, 0), ms_float64)}
 
     def _as(self, value64: Any, dtype: Any) -> Any:
         """A float64 step value (the rate) in a parameter's dtype."""
@@ -391,6 +402,13 @@ def check_non_negative(name: str, arg: str, value: Any, positive: bool = False) 
     if not (value > 0 if positive else value >= 0):
         raise ValueError(f"For '{name}', the '{arg}' should be {'> 0' if positive else '>= 0'}"
                          f", but got {value}.")
+    return float(value)
+
+
+def check_float(name: str, arg: str, value: Any) -> float:
+    """A float argument as a float (MindSpore's validators take float, not int, for ASGD's
+    and Rprop's), else MindSpore's TypeError naming the optimizer and the argument."""
+    validator.check_value_type(arg, value, (float,), name)
     return float(value)
 
 

@@ -98,6 +98,9 @@ __all__ += list(_convert_func_all)
 __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
 __all__ += list(_activation_func_all) + list(_patch_func_all)
+from msops.ops.ctc_func import *  # noqa: E402,F401,F403
+from msops.ops.ctc_func import __all__ as _ctc_func_all  # noqa: E402
+__all__ += list(_ctc_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -17,17 +17,19 @@ from msops.common.tensor import check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops._tensor_args import check_broadcast, check_float, check_like, const
 from msops.ops.loss_func import check_pair, check_reduction, reduce
-from msops.primitives.elementwise_ops import Greater, Maximum, Minimum, Pow, Select, ZerosLike
+from msops.primitives.elementwise_ops import (Greater, Maximum, Minimum, NotEqual, OnesLike, Pow,
+                                              Select, Sqrt, ZerosLike)
 from msops.primitives.gather_ops import Gather
 from msops.primitives.math_ops import (Add, Cast, Equal, Exp, Log, Mul, Neg, RealDiv,
                                        ReduceMean, ReduceSum, Square, Sub)
 from msops.primitives.nn_ops import OneHot, ReLU
-from msops.primitives.shape_ops import ExpandDims
+from msops.primitives.scan_ops import CumProd
+from msops.primitives.shape_ops import ExpandDims, Squeeze
 from msops.primitives.unary_ops import Abs, Softplus
 
 __all__ = ["margin_ranking_loss", "soft_margin_loss", "hinge_embedding_loss",
            "multi_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
-           "gaussian_nll_loss"]
+           "gaussian_nll_loss", "multilabel_margin_loss"]
 
 
 def check_number(name: str, arg: str, value: Any) -> float:
@@ -287,3 +289,90 @@ def gaussian_nll_loss(x: Any, target: Any, var: Any, full: bool = False, eps: fl
     return gaussian_nll_loss_of(name, ("x", "target", "var"), x, target, var, full,
                                 _check_positive(name, "eps", eps),
                                 check_reduction(name, reduction))
+
+
+# -- multi-label margin, triplet with a distance function ------------------------------------
+def multilabel_margin_loss_of(name: str, names: tuple, x: Any, target: Any,
+                              reduction: str) -> Any:
+    """sum over the sample's targets j and its other classes i of max(0, 1 - (x[j] - x[i])),
+    divided by C, per sample (the targets: target's entries before its first -1)."""
+    check_float(name, names[0], x)
+    check_tensor(name, names[1], target)
+    shape = tuple(x.shape)
+    if len(shape) not in (1, 2) or not shape[-1]:
+        raise ValueError(f"For '{name}', the '{names[0]}' should be 1-D (C,) or 2-D (N, C) "
+                         f"with C > 0, but got shape {list(shape)}.")
+    if target.dtype != mstype.int32 or tuple(target.shape) != shape:
+        raise ValueError(f"For '{name}', the '{names[1]}' should be an int32 Tensor of shape "
+                         f"{list(shape)}, but got {target.dtype} of shape "
+                         f"{list(target.shape)}.")
+    if len(shape) == 1:
+        x, target = _prim(ExpandDims)(x, 0), _prim(ExpandDims)(target, 0)
+    classes, dtype = shape[-1], x.dtype
+    one = const(1.0, dtype)
+    # 1 for the entries before the first -1 (the sample's targets), 0 from it on
+    listed = _prim(CumProd)(_prim(Cast)(_prim(NotEqual)(target, const(-1, mstype.int32)),
+                                        dtype), 1)
+    hot = _prim(Mul)(_prim(OneHot, -1)(target, classes, one, const(0.0, dtype)),
+                     _prim(ExpandDims)(listed, 2))                  # (N, S, C)
+    is_target = _prim(Minimum)(_prim(ReduceSum)(hot, 1), one)      # (N, C)
+    picked = _prim(ReduceSum)(_prim(Mul)(hot, _prim(ExpandDims)(x, 1)), 2)   # x[j], (N, S)
+    gaps = _prim(ReLU)(_prim(Add)(_prim(Sub)(_prim(ExpandDims)(x, 1),
+                                             _prim(ExpandDims)(picked, 2)), one))
+    counted = _prim(Mul)(_prim(ExpandDims)(listed, 2),
+                         _prim(ExpandDims)(_prim(Sub)(one, is_target), 1))
+    loss = _prim(Mul)(_prim(ReduceSum)(_prim(Mul)(gaps, counted), (1, 2)), 1.0 / classes)
+    if len(shape) == 1:
+        loss = _prim(Squeeze, 0)(loss)
+    return reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """The multi-label hinge loss of input (C,) or (N, C) against int32 targets of its shape
+    (class indices, the first -1 ending them): per sample, the sum over its targets j and
+    its other classes i of max(0, 1 - (input[j] - input[i])), over C; then `reduction`, as
+    `mindspore.ops.multilabel_margin_loss`. Indices outside [0, C) before the first -1
+    count as no class."""
+    name = "multilabel_margin_loss"
+    return multilabel_margin_loss_of(name, ("input", "target"), input, target,
+                                     check_reduction(name, reduction))
+
+
+def euclidean_distance(a: Any, b: Any) -> Any:
+    """||a - b||_2 over the last dim, with a 0 gradient where a == b (no NaN)."""
+    squares = _prim(ReduceSum)(_prim(Square)(_prim(Sub)(a, b)), -1)
+    apart = _prim(Greater)(squares, const(0.0, squares.dtype))
+    safe = _prim(Select)(apart, squares, _prim(OnesLike)(squares))
+    return _prim(Select)(apart, _prim(Sqrt)(safe), _prim(ZerosLike)(squares))
+
+
+def triplet_margin_with_distance_loss_of(name: str, names: tuple, a: Any, pos: Any, neg: Any,
+                                         distance: Any, margin: float, swap: bool,
+                                         reduction: str) -> Any:
+    """max(d(a, pos) - d(a, neg) + margin, 0) with d `distance` (None: the Euclidean
+    distance over the last dim; `swap`: d(a, neg) replaced by d(pos, neg) where smaller),
+    reduced."""
+    for arg, t in zip(names, (a, pos, neg)):
+        check_tensor(name, arg, t)
+    distance = euclidean_distance if distance is None else distance
+    if distance is euclidean_distance:
+        check_pair(name, names[:2], a, pos)
+        check_pair(name, (names[0], names[2]), a, neg)
+        if not a.shape:
+            raise ValueError(f"For '{name}', the '{names[0]}' should have at least 1 dim, but "
+                             f"got shape [].")
+    d_pos, d_neg = distance(a, pos), distance(a, neg)
+    if swap:
+        d_neg = _prim(Minimum)(d_neg, distance(pos, neg))
+    return reduce(_prim(ReLU)(_prim(Add)(_prim(Sub)(d_pos, d_neg), margin)), reduction)
+
+
+def check_distance_loss(name: str, distance_function: Any, swap: Any, margin: Any) -> tuple:
+    if distance_function is not None and not callable(distance_function):
+        raise TypeError(f"For '{name}', the 'distance_function' should be None or a callable "
+                        f"of two Tensors, but got {type(distance_function).__name__}.")
+    validator.check_bool("swap", swap, name)
+    margin = check_number(name, "margin", margin)
+    if margin < 0:
+        raise ValueError(f"For '{name}', the 'margin' should be >= 0, but got {margin}.")
+    return distance_function, swap, margin

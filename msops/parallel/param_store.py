@@ -11,6 +11,8 @@ executor (a lower layer) calls.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from msops.common import tensor as _tensor
@@ -78,11 +80,12 @@ def relayout(param: Parameter, layout: TensorLayout | None) -> None:
 _tensor._RELAYOUT[0] = relayout
 
 
-def state_like(param: Parameter, fill: float, name: str) -> Parameter:
+def state_like(param: Parameter, fill: float, name: str, dtype: Any = None) -> Parameter:
     """A state Parameter (an optimizer's moment, an accumulation buffer) of `param`'s whole
-    shape and dtype filled with `fill`, held in `param`'s layout (its slice, if it holds
-    one): a compile lays the state out like its Parameter, so nothing moves then."""
-    state = Parameter(np.full(param.shape, fill, param.asnumpy().dtype), name,
+    shape and dtype (or numpy `dtype`) filled with `fill`, held in `param`'s layout (its
+    slice, if it holds one): a compile lays the state out like its Parameter, so nothing
+    moves then."""
+    state = Parameter(np.full(param.shape, fill, dtype or param.asnumpy().dtype), name,
                       requires_grad=False)
     if param._layout is not None:
         state._hold(state._data, param._layout, param._slice)

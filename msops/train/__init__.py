@@ -46,3 +46,8 @@ __all__ += ["ckpt_to_safetensors", "safetensors_to_ckpt", "load_checkpoint_async
             "get_ckpt_path_with_strategy"]
 from msops.train.dataset_helper import DatasetHelper, connect_network_with_dataset  # noqa: E402
 __all__ += ["DatasetHelper", "connect_network_with_dataset"]
+from msops.nn import (BleuScore, ConfusionMatrixMetric, HausdorffDistance,  # noqa: E402
+                      MeanSurfaceDistance, OcclusionSensitivity, RootMeanSquareDistance,
+                      rearrange_inputs)
+__all__ += ["rearrange_inputs", "BleuScore", "ConfusionMatrixMetric", "HausdorffDistance",
+            "MeanSurfaceDistance", "RootMeanSquareDistance", "OcclusionSensitivity"]

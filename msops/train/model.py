@@ -299,8 +299,9 @@ class Model:
     def _update_metrics(self, outputs: Any) -> None:
         outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
         for m in self._metric_fns.values():
-            if m.indexes is not None:
-                m.update(*[outs[i] for i in m.indexes])
+            if m.indexes is not None:        # a rearranging update picks them itself
+                rearranges = getattr(type(m).update, "rearranges_inputs", False)
+                m.update(*(outs if rearranges else [outs[i] for i in m.indexes]))
             elif self._eval_indexes is None:
                 m.update(*outs)
             elif isinstance(m, Loss):
