@@ -37,6 +37,9 @@ from msops.train import (BackupAndRestore, History, LambdaCallback,  # noqa: E40
                          LearningRateScheduler, OnRequestExit, ReduceLROnPlateau)
 from msops.train import (ROC, ConfusionMatrix, CosineSimilarity, Dice,  # noqa: E402
                          Perplexity, auc, names)
+from msops.train import (BleuScore, ConfusionMatrixMetric, HausdorffDistance,  # noqa: E402
+                         MeanSurfaceDistance, OcclusionSensitivity, RootMeanSquareDistance,
+                         get_metric_fn, rearrange_inputs)
 from msops import amp  # noqa: E402  (mindspore.amp: the loss-scale managers, all_finite)
 from msops.train import build_train_network  # noqa: E402
 
