@@ -98,6 +98,8 @@ from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E40
                               AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
 __all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+from msops.nn.conv import Conv1dTranspose, Conv3d, Conv3dTranspose  # noqa: E402
+__all__ += ["Conv3d", "Conv3dTranspose", "Conv1dTranspose"]
 __all__ += ["Vjp", "Jvp", "ForwardValueAndGrad"]
 from msops.nn.loss_scale import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
                                  TrainOneStepWithLossScaleCell)
