@@ -12,7 +12,7 @@ from msops.common import validator
 from msops.common.tensor import Parameter
 from msops.nn.cell import Cell
 from msops.nn.initializer import initializer
-from msops.primitives.conv_ops import (Conv2DBackpropInput, ntuple, output_paddings, pad_list, pair,
+from msops.primitives.conv_ops import (Conv2DBackpropInput, ntuple, output_paddings, pad_list,
                                        transposed_length)
 
 __all__ = ["Conv2d", "Conv1d", "Conv2dTranspose", "Conv3d", "Conv3dTranspose", "Conv1dTranspose"]
@@ -62,6 +62,8 @@ class Conv2d(_Conv):
     convolution and the bias add alike (one entry: the weight's output channels stay whole).
     """
 
+    _nd, _op_name, _prim = 2, "conv2d", ops.Conv2D
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple,
                  stride: int | tuple = 1, pad_mode: str = "same", padding: int | tuple = 0,
                  dilation: int | tuple = 1, group: int = 1, has_bias: bool = False,
@@ -75,26 +77,55 @@ class Conv2d(_Conv):
         if in_channels % group:
             raise ValueError(f"For '{name}', the 'in_channels' should be divisible by 'group': "
                              f"{group}, but got {in_channels}.")
-        self.kernel_size = pair(name, "kernel_size", kernel_size, allow_nchw4=False)
+        self.kernel_size = ntuple(name, "kernel_size", kernel_size, self._nd, allow_nc=False)
         self.pad_mode, self.padding = pad_mode, padding
-        self.conv2d = ops.Conv2D(out_channels, self.kernel_size, mode=1, pad_mode=pad_mode,
-                                 pad=padding, stride=stride, dilation=dilation, group=group,
-                                 data_format=data_format)
+        setattr(self, self._op_name, type(self)._prim(
+            out_channels, self.kernel_size, mode=1, pad_mode=pad_mode, pad=padding,
+            stride=stride, dilation=dilation, group=group, data_format=data_format))
         self._parameters((out_channels, in_channels // group) + self.kernel_size, has_bias,
                          weight_init, bias_init, dtype)
 
     def construct(self, x):
-        return self._biased(self.conv2d(x, self.weight))
+        return self._biased(getattr(self, self._op_name)(x, self.weight))
 
     def _shard_primitives(self, in_strategy, out_strategy) -> None:
         if in_strategy is None:
             return
         x = tuple(in_strategy[0])
-        w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1], 1, 1)
-        self._shard_with_bias(self.conv2d, x, w, w[0], x[2:])
+        w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1]) + (1,) * self._nd
+        self._shard_with_bias(getattr(self, self._op_name), x, w, w[0], x[2:])
 
 
-class Conv1d(Conv2d):
+class _OverLength:
+    """A 1-D layer as its 2-D base over an inserted height of 1: x (N, C, L) is run as
+    (N, C, 1, L) and the height removed; strategies of 3 entries become the base's of 4."""
+
+    @staticmethod
+    def check_ints(name: str, kernel_size: Any, stride: Any, padding: Any,
+                   dilation: Any) -> None:
+        """The 1-D arguments are ints: kernel_size, stride, dilation >= 1, padding >= 0."""
+        for arg, value in (("kernel_size", kernel_size), ("stride", stride),
+                           ("padding", padding), ("dilation", dilation)):
+            validator.check_value_type(arg, value, int, name)
+        validator.check_positive_int(kernel_size, "kernel_size", name)
+        validator.check_positive_int(stride, "stride", name)
+        validator.check_non_negative_int(padding, "padding", name)
+        validator.check_positive_int(dilation, "dilation", name)
+
+    def construct(self, x):
+        if len(x.shape) != 3:
+            raise ValueError(f"For '{self.cls_name}', the 'x' should be 3-D (N, C, L), but got "
+                             f"shape {list(x.shape)}.")
+        return self.squeeze(super().construct(self.expand_dims(x, 2)))
+
+    def _shard_primitives(self, in_strategy, out_strategy) -> None:
+        if in_strategy is None:
+            return
+        with_height = tuple(tuple(s[:2]) + (1,) + tuple(s[2:]) for s in in_strategy)
+        super()._shard_primitives(with_height, out_strategy)
+
+
+class Conv1d(_OverLength, Conv2d):
     """y = Conv2D(x, weight) (+ bias per output channel) over x (N, C, L), as
     `mindspore.nn.Conv1d`: x is given a height of 1 (N, C, 1, L), convolved by Conv2d with
     kernel (1, kernel_size), stride (1, stride), dilation (1, dilation) and padding
@@ -110,13 +141,7 @@ class Conv1d(Conv2d):
                  has_bias: bool = False, weight_init: Any = "normal", bias_init: Any = "zeros",
                  dtype: mstype.Type = mstype.float32) -> None:
         name = type(self).__name__
-        for arg, value in (("kernel_size", kernel_size), ("stride", stride),
-                           ("padding", padding), ("dilation", dilation)):
-            validator.check_value_type(arg, value, int, name)
-        validator.check_positive_int(kernel_size, "kernel_size", name)
-        validator.check_positive_int(stride, "stride", name)
-        validator.check_non_negative_int(padding, "padding", name)
-        validator.check_positive_int(dilation, "dilation", name)
+        _OverLength.check_ints(name, kernel_size, stride, padding, dilation)
         validator.check_value_type("pad_mode", pad_mode, str, name)
         validator.check_string("pad_mode", pad_mode.lower(), ("same", "valid", "pad"), name)
         if padding and pad_mode.lower() != "pad":
@@ -126,19 +151,6 @@ class Conv1d(Conv2d):
                          (0, 0, padding, padding), (1, dilation), group, has_bias, weight_init,
                          bias_init, "NCHW", dtype)
         self.expand_dims, self.squeeze = ops.ExpandDims(), ops.Squeeze(2)
-
-    def construct(self, x):
-        if len(x.shape) != 3:
-            raise ValueError(f"For '{self.cls_name}', the 'x' should be 3-D (N, C, L), but got "
-                             f"shape {list(x.shape)}.")
-        return self.squeeze(super().construct(self.expand_dims(x, 2)))
-
-    def _shard_primitives(self, in_strategy, out_strategy) -> None:
-        """Conv1d's (x, weight) strategies of 3 entries as Conv2d's of 4 (height 1)."""
-        if in_strategy is None:
-            return
-        with_height = tuple(tuple(s[:2]) + (1,) + tuple(s[2:]) for s in in_strategy)
-        super()._shard_primitives(with_height, out_strategy)
 
 
 class Conv2dTranspose(_Conv):
@@ -222,7 +234,7 @@ class Conv2dTranspose(_Conv):
         return self.conv2d_transpose
 
 
-class Conv1dTranspose(Conv2dTranspose):
+class Conv1dTranspose(_OverLength, Conv2dTranspose):
     """The transposed 1-D convolution of x (N, in_channels, L) -> (N, out_channels, L'), as
     `mindspore.nn.Conv1dTranspose`: Conv2dTranspose over an inserted height of 1 (kernel
     (1, kernel_size), stride (1, stride), dilation (1, dilation), padding (0, 0, padding,
@@ -234,70 +246,32 @@ class Conv1dTranspose(Conv2dTranspose):
                  pad_mode: str = "same", padding: int = 0, dilation: int = 1, group: int = 1,
                  has_bias: bool = False, weight_init: Any = "normal", bias_init: Any = "zeros",
                  dtype: mstype.Type = mstype.float32) -> None:
-        name = type(self).__name__
-        for arg, value in (("kernel_size", kernel_size), ("stride", stride),
-                           ("padding", padding), ("dilation", dilation)):
-            validator.check_value_type(arg, value, int, name)
-        validator.check_non_negative_int(padding, "padding", name)
+        _OverLength.check_ints(type(self).__name__, kernel_size, stride, padding, dilation)
         super().__init__(in_channels, out_channels, (1, kernel_size), (1, stride), pad_mode,
                          (0, 0, padding, padding) if isinstance(pad_mode, str) and
                          pad_mode.lower() == "pad" else padding, 0, (1, dilation), group,
                          has_bias, weight_init, bias_init, dtype)
         self.expand_dims, self.squeeze = ops.ExpandDims(), ops.Squeeze(2)
 
-    def construct(self, x):
-        if len(x.shape) != 3:
-            raise ValueError(f"For '{self.cls_name}', the 'x' should be 3-D (N, C, L), but got "
-                             f"shape {list(x.shape)}.")
-        return self.squeeze(super().construct(self.expand_dims(x, 2)))
 
-    def _shard_primitives(self, in_strategy, out_strategy) -> None:
-        """Conv1dTranspose's strategies of 3 entries as Conv2dTranspose's of 4 (height 1)."""
-        if in_strategy is None:
-            return
-        with_height = tuple(tuple(s[:2]) + (1,) + tuple(s[2:]) for s in in_strategy)
-        super()._shard_primitives(with_height, out_strategy)
-
-
-class Conv3d(_Conv):
+class Conv3d(Conv2d):
     """y = Conv3D(x, weight) (+ bias per output channel), NCDHW, as `mindspore.nn.Conv3d`:
     pad_mode 'same' by default, `padding` an int or (head, tail, top, bottom, left, right)
     for pad_mode 'pad', `stride` and `dilation` an int or (d, h, w), weight (out_channels,
     in_channels / group, kd, kh, kw), no bias unless `has_bias`; `weight_init` 'normal' and
-    `bias_init` 'zeros' as Conv2d's. `shard(((n, c, 1, 1, 1), (o, c, 1, 1, 1)))` shards the
-    Conv3D and the bias add (the spatial dims stay whole).
+    `bias_init` 'zeros' as Conv2d's. The primitives are `conv3d` and `bias_add`;
+    `shard(((n, c, 1, 1, 1), (o, c, 1, 1, 1)))` shards both (the spatial dims stay whole).
     """
+
+    _nd, _op_name, _prim = 3, "conv3d", ops.Conv3D
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple,
                  stride: int | tuple = 1, pad_mode: str = "same", padding: int | tuple = 0,
                  dilation: int | tuple = 1, group: int = 1, has_bias: bool = False,
                  weight_init: Any = "normal", bias_init: Any = "zeros",
                  data_format: str = "NCDHW", dtype: mstype.Type = mstype.float32) -> None:
-        super().__init__()
-        name = self.cls_name
-        self.in_channels = validator.check_positive_int(in_channels, "in_channels", name)
-        self.out_channels = validator.check_positive_int(out_channels, "out_channels", name)
-        self.group = validator.check_positive_int(group, "group", name)
-        if in_channels % group:
-            raise ValueError(f"For '{name}', the 'in_channels' should be divisible by 'group': "
-                             f"{group}, but got {in_channels}.")
-        self.kernel_size = ntuple(name, "kernel_size", kernel_size, 3, allow_nc=False)
-        self.pad_mode, self.padding = pad_mode, padding
-        self.conv3d = ops.Conv3D(out_channels, self.kernel_size, mode=1, pad_mode=pad_mode,
-                                 pad=padding, stride=stride, dilation=dilation, group=group,
-                                 data_format=data_format)
-        self._parameters((out_channels, in_channels // group) + self.kernel_size, has_bias,
-                         weight_init, bias_init, dtype)
-
-    def construct(self, x):
-        return self._biased(self.conv3d(x, self.weight))
-
-    def _shard_primitives(self, in_strategy, out_strategy) -> None:
-        if in_strategy is None:
-            return
-        x = tuple(in_strategy[0])
-        w = tuple(in_strategy[1]) if len(in_strategy) > 1 else (1, x[1], 1, 1, 1)
-        self._shard_with_bias(self.conv3d, x, w, w[0], x[2:])
+        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                         dilation, group, has_bias, weight_init, bias_init, data_format, dtype)
 
 
 class Conv3dTranspose(Conv2dTranspose):
