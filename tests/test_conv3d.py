@@ -185,7 +185,8 @@ def test_layers_equal_the_references():
     pads = fwd_pads((4, 5, 4), (3, 2, 3), (1, 2, 1), (1, 1, 1), "same", 0)
     want = conv_ref(x.astype(np.float64), w, (1, 2, 1), (1, 1, 1), pads) + \
         b[:, None, None, None]
-    np.testing.assert_allclose(conv(Tensor(x)).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    for got in eager_and_compiled(conv, Tensor(x)):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-4)
 
     deconv = nn.Conv3dTranspose(3, 4, 3, stride=2, pad_mode="pad", padding=1, output_padding=1,
                                 group=1, has_bias=True, bias_init="normal")
@@ -193,7 +194,8 @@ def test_layers_equal_the_references():
     w, b = deconv.weight.asnumpy().astype(np.float64), deconv.bias.asnumpy().astype(np.float64)
     want = transpose_ref(x.astype(np.float64), w, (2,) * 3, (1,) * 3, (1,) * 6, (8, 10, 8)) + \
         b[:, None, None, None]
-    np.testing.assert_allclose(deconv(Tensor(x)).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    for got in eager_and_compiled(deconv, Tensor(x)):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-4)
 
     x1 = r(2, 4, 5, dtype=np.float32)
     deconv1 = nn.Conv1dTranspose(4, 6, 3, stride=2, pad_mode="pad", padding=1, dilation=2,
@@ -201,7 +203,8 @@ def test_layers_equal_the_references():
     assert deconv1.weight.shape == (4, 3, 1, 3)
     w = deconv1.weight.asnumpy().astype(np.float64)[:, :, 0]
     want = transpose_ref(x1.astype(np.float64), w, (2,), (2,), (1, 1), (11,), group=2)
-    np.testing.assert_allclose(deconv1(Tensor(x1)).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    for got in eager_and_compiled(deconv1, Tensor(x1)):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-4)
     same = nn.Conv1dTranspose(4, 2, 4, stride=3)
     w = same.weight.asnumpy().astype(np.float64)[:, :, 0]
     pads = fwd_pads((15,), (4,), (3,), (1,), "same", 0)
@@ -214,7 +217,8 @@ def test_layers_equal_the_references():
                                  output_padding=(1, 0))
     w = deconv2.weight.asnumpy().astype(np.float64)
     want = transpose_ref(x2.astype(np.float64), w, (2, 2), (1, 1), (1, 0, 1, 1), (7, 7))
-    np.testing.assert_allclose(deconv2(Tensor(x2)).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    for got in eager_and_compiled(deconv2, Tensor(x2)):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-4)
 
 
 # -- backward against finite differences (float64) -----------------------------------------

@@ -236,8 +236,6 @@ class _ConvBase(PrimitiveWithInfer):
         the same geometry)."""
         return {**self.init_attrs, **changes}
 
-    attrs_for = conv_attrs
-
     def grouped(self, a: np.ndarray, axis: int) -> list[np.ndarray]:
         """`a` split into the `group` equal blocks of `axis` (views)."""
         return np.split(a, self._group, axis=axis) if self._group > 1 else [a]
