@@ -345,11 +345,17 @@ def _compile(sim, net):
 
 
 @pytest.mark.parametrize("make,match", [
-    (lambda: Conv3dNet(((1, 1, 2, 1, 1), (1, 1, 1, 1, 1))),
+    (lambda: Conv3dNet(((1, 1, 2, 1, 1), (1, 1, 1, 1, 1)), stride=2),
      r"For 'Conv3D', input 0 dim 2 cannot be split \(a window straddles the slices' border.*"
-     r"Conv3D splits no spatial dim \(its halo is not built\)"),
+     r"D may split only when the output keeps x's depth \(stride 1 and 'same' padding\)"),
+    (lambda: Conv3dNet(((1, 1, 1, 2, 1), (1, 1, 1, 1, 1))),
+     r"For 'Conv3D', input 0 dim 3 cannot be split .*only D may split \(a halo in more dims "
+     r"is not built\)"),
     (lambda: Conv3dNet(((1, 1, 1, 1, 2), (1, 1, 1, 1, 1))),
      r"For 'Conv3D', input 0 dim 4 cannot be split"),
+    (lambda: Conv3dNet(((1, 1, 4, 1, 1), (1, 1, 1, 1, 1)), k=5),
+     r"For 'Conv3D', each rank's slice of D should hold at least the halo rows its neighbours "
+     r"need \(2\), but got 1 rows"),
     (lambda: Conv3dNet(((1, 1, 1, 1, 1), (1, 1, 2, 1, 1)), k=2),
      r"For 'Conv3D', input 1 dim 2 cannot be split \(it is the kernel's depth\)"),
     (lambda: Conv3dNet(((1, 1, 1, 1, 1), (2, 1, 1, 1, 1)), group=2),
@@ -360,6 +366,18 @@ def _compile(sim, net):
 def test_spatial_and_group_splits_are_refused(sim, make, match):
     with pytest.raises(ValueError, match=match):
         _compile(sim, make)
+
+
+def test_depth_split_plans_a_halo_exchange_of_planes_then_an_unpadded_conv(sim):
+    graph = _compile(sim, lambda: Conv3dNet(((1, 1, 4, 1, 1), (1, 1, 1, 1, 1)),
+                                            pad_mode="pad", pad=(1, 1, 0, 2, 1, 0)))
+    halo = [n for n in graph.nodes if n.is_communication]
+    assert [n.op for n in halo] == ["NeighborExchangeV2"]
+    assert halo[0].prim.send_rank_ids == [0, -1, -1, -1, 2, -1, -1, -1]     # rank 1 of 4
+    assert halo[0].shape == (4, 4, 3, 16)          # 1 plane + 1 from each neighbour, H x W
+    conv = [n for n in graph.nodes if n.op == "Conv3D"][0]
+    assert conv.prim.pad_mode == "pad" and conv.prim.pad == (0, 0, 0, 2, 1, 0)
+    assert graph.outputs[0].shape == (4, 4, 1, 4, 3)
 
 
 def test_channel_splits_plan_local_ops_of_their_channels(sim):

@@ -18,6 +18,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.communication import get_group
+from msops.primitives.array_ops import Reshape
 from msops.primitives.lowering import out_spec, run_lowered
 from msops.primitives.math_ops import check_rank, check_same_dtype, compute_dtype
 from msops.primitives.neighbor_exchange import NeighborExchangeV2
@@ -546,11 +547,9 @@ FAMILIES = {2: ConvFamily(Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter),
 
 # -- sharding --------------------------------------------------------------------------------
 def same_height(prim: _ConvBase, x_shape: Sequence[int]) -> tuple[int, int] | None:
-    """(pad top, pad bottom) when a Conv2D keeps x's height (stride 1, the padding adding
-    the kernel's extent - 1), so an H split carries to the output with halo rows; else None
-    (and always None for Conv3D: NeighborExchangeV2 exchanges NCHW rows only)."""
-    if prim.nd != 2:
-        return None
+    """(pad before, pad after) of the first spatial dim (Conv2D's H, Conv3D's D) when the
+    convolution keeps its size (stride 1, the padding adding the kernel's extent - 1), so
+    a split of it carries to the output with halo rows; else None."""
     sizes, pads = prim.geometry(x_shape)
     return (pads[0], pads[1]) if prim._stride[0] == 1 and sizes[0] == x_shape[2] else None
 
@@ -574,20 +573,23 @@ def group_refusals(prim: _ConvBase) -> list:
 def conv_spec(prim: _ConvForward, ins: list, outs: list, consts: dict) -> DimSpec:
     """x "nc" + spatial, weight "oc" + kernel -> "no" + output spatial. The batch and
     (group 1) the output channels split freely; a split input channel (group 1) leaves
-    partial sums (AllReduced). A Conv2D's H splits when the output keeps x's height
-    (stride 1, 'same' padding): each rank gets its neighbours' halo rows (the expansion);
-    the other spatial dims (all of Conv3D's) and the kernel dims stay whole."""
+    partial sums (AllReduced). The first spatial dim (Conv2D's H, Conv3D's D) splits when
+    the output keeps its size (stride 1, 'same' padding): each rank gets its neighbours'
+    halo rows (the expansion); the other spatial dims and the kernel dims stay whole."""
     c_w = "cg" if prim._group > 1 else "c"     # with groups, weight dim 1 holds C / group
     spatial, out_sp, kernel, unsplittable = conv_letters(prim, "", "o")
-    keeps_h = same_height(prim, ins[0]) is not None
-    why = SPATIAL_SPLIT + ("; H may split only when the output keeps x's height (stride 1 "
-                           "and 'same' padding)" if prim.nd == 2 else
-                           f"; {prim.name} splits no spatial dim (its halo is not built)")
+    keeps = same_height(prim, ins[0]) is not None
+    first = "H" if prim.nd == 2 else "D"
     for k, letter in enumerate(spatial):
-        if k == 0 and keeps_h:
+        if k == 0 and keeps:
             out_sp = (letter,) + out_sp[1:]
+        elif k == 0:
+            unsplittable.append((letter, SPATIAL_SPLIT + f"; {first} may split only when the "
+                                 f"output keeps x's {DIM_NAMES[prim.nd][0]} (stride 1 and "
+                                 f"'same' padding)"))
         else:
-            unsplittable.append((letter, why))
+            unsplittable.append((letter, SPATIAL_SPLIT + f"; only {first} may split (a halo "
+                                 f"in more dims is not built)"))
     return DimSpec((("n", "c") + spatial, ("o", c_w) + kernel), (("n", "o") + out_sp,),
                    unsplittable=tuple(unsplittable + group_refusals(prim)),
                    reduction_name="input-channel dim")
@@ -596,9 +598,10 @@ def conv_spec(prim: _ConvForward, ins: list, outs: list, consts: dict) -> DimSpe
 @expansion_rule(_ConvForward)
 def conv_local(prim: _ConvForward, call: ShardedCall) -> Any:
     """A split out_channel: each rank runs the convolution of its own channel count. A
-    split H (Conv2D): each rank receives its neighbours' halo rows (NeighborExchangeV2 over
-    the H group, zeros beyond the image's border: its padding), then convolves them
-    unpadded in H."""
+    split first spatial dim (H, or Conv3D's D): each rank receives its neighbours' halo
+    rows (NeighborExchangeV2 over that dim's group, zeros beyond the image's border: its
+    padding; a Conv3D's x is exchanged as (N, C, D, H * W), a row a whole H x W plane),
+    then convolves them unpadded in that dim."""
     h_axes = call.in_axes[0][2]
     if not call.in_axes[1][0] and not h_axes:
         return None
@@ -606,9 +609,11 @@ def conv_local(prim: _ConvForward, call: ShardedCall) -> Any:
     changes = {"out_channel": call.nodes[1].shape[0]}
     if h_axes:
         top, bottom = same_height(prim, call.in_shapes[0])
-        rows = call.nodes[0].shape[2]
+        local = tuple(call.nodes[0].shape)
+        rows = local[2]
         if max(top, bottom) > rows:
-            raise ValueError(f"For '{prim.name}', each rank's slice of H should hold at least "
+            raise ValueError(f"For '{prim.name}', each rank's slice of "
+                             f"{'H' if prim.nd == 2 else 'D'} should hold at least "
                              f"the halo rows its neighbours need ({max(top, bottom)}), but got "
                              f"{rows} rows (x shape {tuple(call.in_shapes[0])} split "
                              f"{call.in_shapes[0][2] // rows} ways).")
@@ -621,9 +626,14 @@ def conv_local(prim: _ConvForward, call: ShardedCall) -> Any:
             halo = NeighborExchangeV2(send_rank_ids=ids, send_lens=[bottom, top, 0, 0],
                                       recv_rank_ids=ids, recv_lens=[top, bottom, 0, 0],
                                       group=group.name)
-            x = call.apply(halo, [x])
-        _, (_, _, left, right) = prim.geometry(call.in_shapes[0])
-        changes.update(pad_mode="pad", pad=(0, 0, left, right))
+            if prim.nd == 2:
+                x = call.apply(halo, [x])
+            else:                                   # rows of whole H x W planes
+                flat = call.apply(Reshape(), [x, call.const(local[:3] + (-1,))])
+                x = call.apply(Reshape(), [call.apply(halo, [flat]), call.const(
+                    local[:2] + (rows + top + bottom,) + local[3:])])
+        _, pads = prim.geometry(call.in_shapes[0])
+        changes.update(pad_mode="pad", pad=(0, 0) + tuple(pads[2:]))
     return call.apply(type(prim)(**prim.conv_attrs(**changes)), [x, w])
 
 

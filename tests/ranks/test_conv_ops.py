@@ -245,6 +245,23 @@ def test_conv3d_sharded_equals_serial(strategy, group, attrs, what):
     assert "AllGather" not in comm_ops(graph)
 
 
+DEPTH_CASES = [  # D split: each rank gets its neighbours' halo planes (NeighborExchangeV2)
+    (((1, 1, N, 1, 1), (1, 1, 1, 1, 1)), dict(pad_mode="same"), "depth"),
+    (((1, 1, N, 1, 1), (1, 1, 1, 1, 1)), dict(pad_mode="pad", pad=(1, 1, 0, 2, 1, 0)),
+     "depth, pad"),
+    (((2, 1, H, 1, 1), (1, 1, 1, 1, 1)), dict(pad_mode="same", dilation=2), "batch x depth"),
+    (((1, 1, 2, 1, 1), (H, 1, 1, 1, 1)), dict(pad_mode="same"), "depth x out"),
+    (((1, 2, H, 1, 1), (1, 2, 1, 1, 1)), dict(pad_mode="same"), "in x depth"),
+]
+
+
+@pytest.mark.parametrize("strategy,attrs,what", DEPTH_CASES, ids=[c[2] for c in DEPTH_CASES])
+def test_conv3d_depth_split_equals_serial(strategy, attrs, what):
+    graph = serial_and_sharded(lambda: Conv3dNet(strategy, **attrs), data(4, 8, 16, 3, 4))
+    if strategy[0][2] > 1:              # the halo exchange, and its transpose
+        assert {"NeighborExchangeV2", "NeighborExchangeV2Grad"} <= set(comm_ops(graph))
+
+
 class Conv3dTransposeNet(nn.Cell):
     def __init__(self, strategy, **attrs):
         super().__init__()
