@@ -412,3 +412,10 @@ def test_every_kernel_position_is_visited():
         for k in itertools.product(range(2), repeat=3):
             want[tuple(2 * a + b for a, b in zip(o, k))] += 1
     np.testing.assert_array_equal(dxp[0, 0], want)
+
+
+def test_docstring_examples():
+    import doctest
+    from msops.primitives import conv_ops
+    res = doctest.testmod(conv_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 3 and res.failed == 0

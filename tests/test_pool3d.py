@@ -327,3 +327,10 @@ def test_tiling_windows_split_locally(sim):
     graph = _compile(sim, lambda x: ops.MaxPool3D(2, 2).shard(((1, 1, 2, 2, 1),))(x))
     assert not [n for n in graph.nodes if n.is_communication]
     assert graph.outputs[0].shape == (4, 4, 2, 2, 4)
+
+
+def test_docstring_examples():
+    import doctest
+    from msops.primitives import pool_ops
+    res = doctest.testmod(pool_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 4 and res.failed == 0
