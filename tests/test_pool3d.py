@@ -94,17 +94,25 @@ X = distinct(2, 3, 5, 6, 4)
      pool_ref(X, (3,) * 3, (2,) * 3, (1,) * 6, kind="avg")[0]),
     ("AvgPool3D divisor", lambda t: ops.AvgPool3D(2, 1, divisor_override=3)(t),
      pool_ref(X, (2,) * 3, (1,) * 3, kind="avg", divisor=3)[0]),
-    ("avg_pool3d", lambda t: ops.avg_pool3d(t, (2, 3, 2), padding=(1, 1, 0), ceil_mode=True,
+    ("avg_pool3d default stride 1", lambda t: ops.avg_pool3d(t, 2),
+     pool_ref(X, (2,) * 3, (1,) * 3, kind="avg")[0]),
+    ("avg_pool3d", lambda t: ops.avg_pool3d(t, (2, 3, 2), None, (1, 1, 0), ceil_mode=True,
                                             count_include_pad=False),
      pool_ref(X, (2, 3, 2), (2, 3, 2), (1, 1, 1, 1, 0, 0), ceil=True, kind="avg")[0]),
     ("max_pool3d dilation", lambda t: ops.max_pool3d(t, 2, 1, 1, (2, 1, 1)),
      pool_ref(X, (2,) * 3, (1,) * 3, (1,) * 6, (2, 1, 1))[0]),
     ("max_pool3d unbatched", lambda t: ops.max_pool3d(t[0], 2, 2),
      pool_ref(X, (2,) * 3, (2,) * 3)[0][0]),
-    ("nn.AvgPool3d", lambda t: nn.AvgPool3d(3, 1, 1, divisor_override=2)(t),
+    ("nn.AvgPool3d", lambda t: nn.AvgPool3d(3, 1, "pad", 1, divisor_override=2)(t),
      pool_ref(X, (3,) * 3, (1,) * 3, (1,) * 6, kind="avg", divisor=2)[0]),
-    ("nn.MaxPool3d", lambda t: nn.MaxPool3d(3, 2, 1, ceil_mode=True)(t),
+    ("nn.MaxPool3d", lambda t: nn.MaxPool3d(3, 2, "PAD", (1, 1, 1), ceil_mode=True)(t),
      pool_ref(X, (3,) * 3, (2,) * 3, (1,) * 6, ceil=True)[0]),
+    ("nn.MaxPool3d same", lambda t: nn.MaxPool3d(3, 2, "same")(t[0]),
+     pool_ref(X, (3,) * 3, (2,) * 3, same3((5, 6, 4), (3,) * 3, (2,) * 3))[0][0]),
+    ("nn.AvgPool3d same", lambda t: nn.AvgPool3d((2, 3, 2), 2, "same", count_include_pad=True)(t),
+     pool_ref(X, (2, 3, 2), (2,) * 3, same3((5, 6, 4), (2, 3, 2), (2,) * 3), kind="avg")[0]),
+    ("nn.MaxPool3d dilation", lambda t: nn.MaxPool3d(2, 1, "valid", 0, (1, 2, 1))(t),
+     pool_ref(X, (2,) * 3, (1,) * 3, dilation=(1, 2, 1))[0]),
     ("adaptive_avg_pool3d", lambda t: ops.adaptive_avg_pool3d(t, (2, None, 3)),
      adaptive_np(X, (2, 6, 3), "avg")),
     ("nn.AdaptiveMaxPool3d", lambda t: nn.AdaptiveMaxPool3d(3)(t[1]),
@@ -131,7 +139,7 @@ def test_argmax_pools_return_the_first_maximum_and_its_flat_index():
     close(got[0], want)
     assert got[1].dtype == ms.int32
     np.testing.assert_array_equal(got[1].asnumpy(), arg)
-    values, index = nn.MaxPool3d(2, return_indices=True)(Tensor(X))
+    values, index = nn.MaxPool3d(2, 2, return_indices=True)(Tensor(X))
     np.testing.assert_array_equal(index.asnumpy(), pool_ref(X, (2,) * 3, (2,) * 3)[1])
 
 
@@ -244,6 +252,11 @@ def test_unpool_gradient_reaches_the_written_values_only():
      r"mindspore.int64"),
     (lambda: ops.MaxUnpool2D(2, output_shape=(1, 2, 3)), ValueError,
      r"For 'MaxUnpool2D', the 'output_shape' should be empty or hold 2 or 4 sizes"),
+    (lambda: nn.MaxPool3d(2, 2, "same", return_indices=True), ValueError,
+     r"For 'MaxPool3d', the 'pad_mode' should be 'valid' or 'pad' with return_indices or a "
+     r"dilation"),
+    (lambda: nn.AvgPool3d(2, 2, "valid", 1), ValueError,
+     r"For 'AvgPool3d', the 'padding' should be 0 unless pad_mode is 'pad'"),
     (lambda: nn.AvgPool3d(2, divisor_override=0), ValueError,
      r"For 'AvgPool3d', the 'divisor_override'"),
     (lambda: nn.MaxPool3d((2, 2)), TypeError,

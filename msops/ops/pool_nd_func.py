@@ -48,12 +48,12 @@ def batched(name: str, arg: str, x: Any, nd: int) -> tuple[Any, Callable]:
                      f"shape {list(shape)}.")
 
 
-def avg_pool3d(input_x: Any, kernel_size: Any = 1, stride: Any = None, padding: Any = 0,
+def avg_pool3d(input_x: Any, kernel_size: Any = 1, stride: Any = 1, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int = 0) -> Any:
     """The mean of each window of input_x (N, C, D, H, W), as `mindspore.ops.avg_pool3d`:
     `padding` an int, 3 or 6 ints of zeros (counted when count_include_pad), stride None
-    the kernel, divisor_override > 0 the divisor of every window."""
+    the kernel (MindSpore's default 1), divisor_override > 0 the divisor of every window."""
     name = "avg_pool3d"
     k = ints(name, "kernel_size", kernel_size, 3, 1)
     s = k if stride is None else ints(name, "stride", stride, 3, 1)

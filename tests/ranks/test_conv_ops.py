@@ -375,3 +375,25 @@ class IndicesNet(nn.Cell):
 def test_argmax_indices_sharded_equal_serial(strategy):
     x = np.random.default_rng(7).permutation(8 * 8 * 7 * 6).reshape(8, 8, 7, 6).astype(np.float32)
     check(lambda: IndicesNet(strategy), Tensor(x))
+
+
+class Pool3dLayers(nn.Cell):
+    """nn.AvgPool3d then nn.MaxPool3d (with indices: its MaxPool3DWithArgmax), each sharded."""
+
+    def __init__(self, strategy):
+        super().__init__()
+        self.avg = nn.AvgPool3d(3, 1, "pad", 1, count_include_pad=False)
+        self.avg.shard(strategy)
+        self.max = nn.MaxPool3d(2, 1, "pad", 1, (1, 2, 1), return_indices=True, ceil_mode=True)
+        self.max.shard(strategy)
+
+    def construct(self, x):
+        return self.max(self.avg(x))[0]
+
+
+@pytest.mark.parametrize("strategy", [((N, 1, 1, 1, 1),), ((2, H, 1, 1, 1),)],
+                         ids=["batch", "batch x channels"])
+def test_pool3d_layers_sharded_equal_serial(strategy):
+    x = np.random.default_rng(8).permutation(8 * 8 * 4 * 5 * 3).reshape(8, 8, 4, 5, 3) / 100.0
+    graph = serial_and_sharded(lambda: Pool3dLayers(strategy), x.astype(np.float32))
+    assert "AllGather" not in comm_ops(graph)      # each rank pools its own batch and channels
