@@ -11,7 +11,7 @@ import pytest
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.primitives.conv_ops import Conv3DBackpropFilter, Conv3DBackpropInput
-from test_conv_ops import check_gradients
+from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(23)
@@ -222,6 +222,31 @@ def test_layers_equal_the_references():
 
 
 # -- backward against finite differences (float64) -----------------------------------------
+def check_gradients(call, args, rtol=1e-6):
+    """ms.grad of sum(call(*args) * R) for a fixed R, eager and compiled, against central
+    differences (numeric.finite_differences) of each input."""
+    tensors = [Tensor(a) for a in args]
+    weights = Tensor(np.random.default_rng(5).standard_normal(call(*tensors).shape))
+
+    def loss(*xs):
+        return ops.ReduceSum()(ops.Mul()(call(*xs), weights), ())
+
+    f = ms.grad(loss, tuple(range(len(args))))
+    eager = f(*tensors)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        compiled = f(*tensors)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    for i, a in enumerate(args):
+        want = finite_differences(lambda v: loss(*[Tensor(v) if j == i else t for j, t in
+                                                   enumerate(tensors)]).asnumpy(), a)
+        np.testing.assert_allclose(compiled[i].asnumpy(), eager[i].asnumpy(), rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(eager[i].asnumpy(), want, rtol=rtol, atol=rtol * 1e-2,
+                                   err_msg=f"input {i}")
+
+
 @pytest.mark.parametrize("x_shape,o,k,attrs", [
     ((1, 2, 4, 4, 3), 2, (2, 3, 2), dict(pad_mode="pad", pad=1, stride=2)),
     ((1, 4, 3, 3, 3), 2, 2, dict(pad_mode="same", group=2, dilation=(1, 2, 1))),

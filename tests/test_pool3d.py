@@ -10,7 +10,7 @@ import pytest
 
 import msops as ms
 from msops import Tensor, nn, ops
-from test_conv_ops import check_gradients
+from test_conv3d import check_gradients
 from test_functional_forms import eager_and_compiled
 from test_pool_func import adaptive_np
 

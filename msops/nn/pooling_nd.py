@@ -1,5 +1,6 @@
 """3-D, Lp and unpooling layers with MindSpore's arguments: nn.AvgPool3d and nn.MaxPool3d
-(the AvgPool3D / MaxPool3D primitives, MaxPool3DWithArgmax for a dilation or the indices), nn.LPPool1d/2d (`ops.lp_pool1d/2d`) and
+(the AvgPool3D / MaxPool3D primitives, MaxPool3DWithArgmax for a dilation or the indices),
+nn.LPPool1d/2d (`ops.lp_pool1d/2d`) and
 nn.MaxUnpool1d/2d/3d (`ops.max_unpool*`). The primitives carry the sharding (batch and
 channel splits, nn.AvgPool3d's `shard` its pool's); these layers check their arguments once."""
 from __future__ import annotations

@@ -26,7 +26,8 @@ from msops.primitives.gather_ops import GatherDGrad
 from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec
 
-__all__ = ["MaxPool", "AvgPool", "MaxPool3D", "AvgPool3D", "MaxPoolWithArgmaxV2", "MaxPool3DWithArgmax"]
+__all__ = ["MaxPool", "AvgPool", "MaxPool3D", "AvgPool3D", "MaxPoolWithArgmaxV2",
+           "MaxPool3DWithArgmax"]
 
 float_types = mstype.float_type
 
@@ -454,15 +455,16 @@ def pool_spec(prim: _Pool, ins: list, outs: list, consts: dict) -> DimSpec:
     dim splits when the windows tile it (stride == kernel, no padding: no window straddles
     two slices)."""
     letters = LETTERS[prim.nd]
+    dims = "H or W" if prim.nd == 2 else "D, H or W"
+    why = SPATIAL_SPLIT + f"; {dims} may split only when the windows tile it (stride == " \
+        "kernel, no padding)"
     out, unsplittable = ["n", "c"], []
     for k, letter in enumerate(letters):
         if tiles(prim, ins[0], k):
             out.append(letter)
         else:
             out.append("o" + letter)
-            unsplittable.append((letter, SPATIAL_SPLIT + f"; {'H or W' if prim.nd == 2 else 'D, H or W'} "
-                                         "may split only when the windows tile it (stride == "
-                                         "kernel, no padding)"))
+            unsplittable.append((letter, why))
     return DimSpec((("n", "c") + tuple(letters),), (tuple(out),),
                    unsplittable=tuple(unsplittable))
 
