@@ -13,6 +13,7 @@ from msops import Parameter, Tensor, nn, ops
 from msops.primitives.conv_ops import Conv3DBackpropFilter, Conv3DBackpropInput
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
+from test_mint_api import both_modes
 
 RNG = np.random.default_rng(23)
 
@@ -231,13 +232,7 @@ def check_gradients(call, args, rtol=1e-6):
     def loss(*xs):
         return ops.ReduceSum()(ops.Mul()(call(*xs), weights), ())
 
-    f = ms.grad(loss, tuple(range(len(args))))
-    eager = f(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = f(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager, compiled = both_modes(ms.grad(loss, tuple(range(len(args)))), *tensors)
     for i, a in enumerate(args):
         want = finite_differences(lambda v: loss(*[Tensor(v) if j == i else t for j, t in
                                                    enumerate(tensors)]).asnumpy(), a)
