@@ -97,6 +97,16 @@ CASES = [
                                                                r(2, 3, 2, 3, dtype=F16))),
     (ops.MaxPool(3, 2, "same"), (r(2, 3, 5, 4),)),
     (ops.AvgPool(2, 1), (r(1, 2, 3, 3, dtype=F16),)),
+    (ops.Conv3D(2, 2, pad_mode="same", group=2), (r(1, 2, 3, 4, 3), r(2, 1, 2, 2, 2))),
+    (ops.Conv3DTranspose(2, 4, 2, stride=2), (r(1, 2, 2, 2, 3, dtype=F16),
+                                              r(2, 4, 2, 2, 2, dtype=F16))),
+    (ops.MaxPool3D(2, 2, "same"), (r(1, 2, 3, 4, 5),)),
+    (ops.AvgPool3D(2, 1, ceil_mode=True, divisor_override=3), (r(1, 2, 3, 3, 3, dtype=F16),)),
+    (ops.MaxPoolWithArgmaxV2(2, 1, dilation=2), (r(2, 1, 4, 5),)),
+    (ops.MaxPool3DWithArgmax(2, 2, 1, ceil_mode=True), (r(1, 2, 3, 4, 3),)),
+    (ops.MaxUnpool2D(2, 2, output_shape=(3, 3)), (r(1, 2, 1, 2), np.array(
+        [[[[0, 8]], [[4, 4]]]], np.int64))),
+    (ops.MaxUnpool3D(2), (r(1, 1, 1, 1, 2), np.array([[[[[1, 15]]]]], np.int32))),
     (ops.PReLU(), (r(2, 3, 4), r(3))),
     # unary_ops and the index reductions
     (ops.Abs(), (np.array([-3, 0, 2], np.int32),)),

@@ -168,6 +168,22 @@ CASES = [
          [r(1, 4, 4, 4), r(4, 2, 2, 2)]),
     Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
     Case("AvgPool", lambda x: ops.AvgPool(3, 1, "same")(x), [r(1, 2, 4, 5)]),
+    Case("Conv3D", lambda x, w: ops.Conv3D(2, 2, pad_mode="same", stride=(2, 1, 2))(x, w),
+         [r(1, 2, 3, 3, 4), r(2, 2, 2, 2, 2)]),
+    Case("Conv3DTranspose", lambda x, w: ops.Conv3DTranspose(2, 2, 2, stride=2, pad_mode="pad",
+                                                             pad=1, output_padding=1)(x, w),
+         [r(1, 2, 2, 3, 2), r(2, 2, 2, 2, 2)]),
+    Case("MaxPool3D", lambda x: ops.MaxPool3D(2, 1, "pad", 1, True)(x), [r(1, 2, 3, 3, 4)]),
+    Case("AvgPool3D", lambda x: ops.AvgPool3D(3, 2, "pad", 1, True, False)(x),
+         [r(1, 2, 4, 3, 5)]),
+    Case("MaxPoolWithArgmaxV2", lambda x: ops.MaxPoolWithArgmaxV2(3, 2, 1, 2)(x)[0],
+         [r(1, 2, 5, 6)]),
+    Case("MaxPool3DWithArgmax", lambda x: ops.MaxPool3DWithArgmax(2, 1, 0)(x)[0],
+         [r(1, 2, 3, 3, 3)]),
+    Case("MaxUnpool2D", lambda x: ops.MaxUnpool2D(2)(x, Tensor(np.array(
+        [[[[0, 3], [9, 14]]]], np.int64))), [r(1, 1, 2, 2)]),
+    Case("MaxUnpool3D", lambda x: ops.MaxUnpool3D(2, 2)(x, Tensor(np.array(
+        [[[[[7]]], [[[0]]]]], np.int64))), [r(1, 2, 1, 1, 1)]),
     Case("PReLU", lambda x, w: ops.PReLU()(x, w), [away_from_zero(2, 3, 4), r(3)]),
     # unary_ops (inputs kept off the kinks, where finite differences straddle two pieces)
     Case("Abs", lambda x: ops.Abs()(x), [away_from_zero(M, N)]),

@@ -359,12 +359,13 @@ def test_conv2d_transpose_errors():
     with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'out_channels' should "
                                          r"be divisible by 'group': 2, but got 3"):
         nn.Conv2dTranspose(4, 3, 3, group=2)
-    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'output_padding' should "
-                                         r"be 0"):
-        nn.Conv2dTranspose(4, 3, 3, stride=2, pad_mode="pad", output_padding=1)
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', every value of "
+                                         r"'output_padding' should be a non-negative int less "
+                                         r"than its stride \(2, 2\), but got 2"):
+        nn.Conv2dTranspose(4, 3, 3, stride=2, pad_mode="pad", output_padding=2)
     with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'pad_mode'"):
         nn.Conv2dTranspose(4, 3, 3, pad_mode="full")
-    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'pad' should be 0 when"):
+    with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'padding' should be 0 when"):
         nn.Conv2dTranspose(4, 3, 3, padding=1)
     with pytest.raises(ValueError, match=r"For 'Conv2dTranspose', the 'x' should be \(N, "
                                          r"in_channels, H, W\) with in_channels 4, but got "

@@ -100,6 +100,12 @@ from msops.nn.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E40
                               AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
 __all__ += ["AvgPool1d", "MaxPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
             "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+from msops.nn.conv import Conv1dTranspose, Conv3d, Conv3dTranspose  # noqa: E402
+from msops.nn.pooling import AdaptiveAvgPool3d, AdaptiveMaxPool3d  # noqa: E402
+from msops.nn.pooling_nd import *  # noqa: F401,F403,E402
+from msops.nn.pooling_nd import __all__ as _pooling_nd_all  # noqa: E402
+__all__ += ["Conv3d", "Conv3dTranspose", "Conv1dTranspose", "AdaptiveAvgPool3d",
+            "AdaptiveMaxPool3d"] + list(_pooling_nd_all)
 __all__ += ["Vjp", "Jvp", "ForwardValueAndGrad"]
 from msops.nn.loss_scale import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
                                  TrainOneStepWithLossScaleCell)

@@ -1,6 +1,6 @@
 """Pooling layers with MindSpore's arguments: nn.MaxPool2d and nn.AvgPool2d (the MaxPool /
 AvgPool primitives), nn.MaxPool1d and nn.AvgPool1d (the same over an (N, C, 1, L) view),
-nn.AdaptiveAvgPool1d/2d and nn.AdaptiveMaxPool1d/2d (`ops.adaptive_*`)."""
+nn.AdaptiveAvgPool1d/2d/3d and nn.AdaptiveMaxPool1d/2d/3d (`ops.adaptive_*`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +11,8 @@ from msops.nn.cell import Cell
 from msops.ops import pool_func
 
 __all__ = ["MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool3d"]
 
 
 class _Pool2d(Cell):
@@ -169,7 +170,18 @@ class AdaptiveMaxPool2d(_Adaptive):
 
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__(output_size)
-        validator.check_bool("return_indices", return_indices, self.cls_name)
-        if return_indices:
-            raise ValueError(f"For '{self.cls_name}', the 'return_indices' should be False "
-                             f"(msops does not return the argmax indices), but got True.")
+        pool_func.no_indices(self.cls_name, return_indices)
+
+
+class AdaptiveAvgPool3d(_Adaptive):
+    """`AdaptiveAvgPool3d(output_size)`: x (N, C, D, H, W) or (C, D, H, W) to (..., OD, OH,
+    OW) (`output_size` an int or 3, None keeping a dim)."""
+
+    kind, dims, ranks = "avg", 3, (4, 5)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """`AdaptiveMaxPool3d(output_size, return_indices=False)`: x (N, C, D, H, W) or (C, D,
+    H, W) to (..., OD, OH, OW) (return_indices=True is not supported)."""
+
+    kind, dims, ranks = "max", 3, (4, 5)

@@ -52,6 +52,10 @@ from msops.ops.channel_func import *  # noqa: F401,F403
 from msops.ops.channel_func import __all__ as _channel_func_all
 from msops.ops.pool_func import *  # noqa: F401,F403
 from msops.ops.pool_func import __all__ as _pool_func_all
+from msops.ops.conv_func import *  # noqa: F401,F403
+from msops.ops.conv_func import __all__ as _conv_func_all
+from msops.ops.pool_nd_func import *  # noqa: F401,F403
+from msops.ops.pool_nd_func import __all__ as _pool_nd_func_all
 from msops.ops.stats_func import *  # noqa: F401,F403
 from msops.ops.stats_func import __all__ as _stats_func_all
 from msops.ops.pointwise_func import *  # noqa: F401,F403
@@ -91,6 +95,7 @@ __all__ += list(_loss_func_all) + list(_class_loss_func_all) + list(_nn_func_all
     list(_matrix_func_all) + list(_resize_func_all) + list(_value_shape_func_all)
 __all__ += list(_reshard_func_all)
 __all__ += list(_channel_func_all) + list(_pool_func_all)
+__all__ += list(_conv_func_all) + list(_pool_nd_func_all)
 __all__ += list(_stats_func_all) + list(_pointwise_func_all) + list(_shape_func_all)
 __all__ += list(_scatter_func_all) + list(_margin_loss_func_all)
 __all__ += list(_view_func_all) + list(_diag_func_all) + list(_spatial_func_all)

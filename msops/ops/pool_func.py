@@ -1,10 +1,10 @@
 """1-D and adaptive pooling, as `mindspore.ops`: avg_pool1d, max_pool1d (the 2-D MaxPool /
-AvgPool primitives over an (N, C, 1, L) view), adaptive_avg_pool1d/2d and
-adaptive_max_pool1d/2d. Adaptive bin i of a dim of size L covers [floor(i L / out),
+AvgPool primitives over an (N, C, 1, L) view), adaptive_avg_pool1d/2d/3d and
+adaptive_max_pool1d/2d/3d. Adaptive bin i of a dim of size L covers [floor(i L / out),
 ceil((i + 1) L / out)); an average over bins is a product with a constant matrix of
 1 / bin length (`resize_func.resample_dim`, shared with interpolate's 'area'), a max a Gather of each bin's indices (short bins
-padded with an index of a -inf column) and a ReduceMax; 2-D pools one dim after the other
-(both are separable). So all trace, shard and differentiate as their primitives do."""
+padded with an index of a -inf column) and a ReduceMax; 2-D and 3-D pool one dim after the
+other (both are separable). So all trace, shard and differentiate as their primitives do."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -23,7 +23,8 @@ from msops.primitives.math_ops import RealDiv, ReduceMax
 from msops.primitives.pool_ops import AvgPool, MaxPool
 
 __all__ = ["avg_pool1d", "max_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d"]
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool3d"]
 
 
 def one_int(name: str, arg: str, value: Any, low: int) -> int:
@@ -158,6 +159,14 @@ def adaptive_pool(name: str, input: Any, output_size: Any, kind: str, n: int,
     return y
 
 
+def no_indices(name: str, return_indices: Any) -> None:
+    """return_indices must be False (the adaptive max pools return no argmax)."""
+    validator.check_bool("return_indices", return_indices, name)
+    if return_indices:
+        raise ValueError(f"For '{name}', the 'return_indices' should be False (msops does not "
+                         f"return the argmax indices), but got True.")
+
+
 def adaptive_avg_pool1d(input: Any, output_size: int) -> Any:
     """input (N, C, L) to (N, C, output_size): each bin's mean, as
     `mindspore.ops.adaptive_avg_pool1d`."""
@@ -182,8 +191,19 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
     """input (N, C, H, W) or (C, H, W) to (..., OH, OW): each bin's max, as
     `mindspore.ops.adaptive_max_pool2d` (return_indices=True is not supported)."""
     name = "adaptive_max_pool2d"
-    validator.check_bool("return_indices", return_indices, name)
-    if return_indices:
-        raise ValueError(f"For '{name}', the 'return_indices' should be False (msops does not "
-                         f"return the argmax indices), but got True.")
+    no_indices(name, return_indices)
     return adaptive_pool(name, input, output_size, "max", 2, (3, 4))
+
+
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:
+    """input (N, C, D, H, W) or (C, D, H, W) to (..., OD, OH, OW) (`output_size` an int or
+    3, None keeping a dim): each bin's mean, as `mindspore.ops.adaptive_avg_pool3d`."""
+    return adaptive_pool("adaptive_avg_pool3d", input, output_size, "avg", 3, (4, 5))
+
+
+def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """input (N, C, D, H, W) or (C, D, H, W) to (..., OD, OH, OW): each bin's max, as
+    `mindspore.ops.adaptive_max_pool3d` (return_indices=True is not supported)."""
+    name = "adaptive_max_pool3d"
+    no_indices(name, return_indices)
+    return adaptive_pool(name, input, output_size, "max", 3, (4, 5))

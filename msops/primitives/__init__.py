@@ -63,6 +63,9 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
 COMPUTE_FAMILIES += (_triangle, _scatter)
 COMPUTE_FAMILIES += (_linalg, _fft)
 COMPUTE_FAMILIES += (_ctc,)
+from msops.primitives.unpool_ops import *  # noqa: F401,F403,E402
+from msops.primitives import unpool_ops as _unpool  # noqa: E402
+COMPUTE_FAMILIES += (_unpool,)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]
