@@ -208,6 +208,7 @@ CASES = [
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
     (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    (ops.RmsNorm(), (r(2, 3, 4, dtype=F16), r(3, 4, dtype=F16))),
     # FlashAttentionScore's first input names its present optional inputs (its call adds it)
     (ops.FlashAttentionScore(2, input_layout="BNSD", sparse_mode=3),
      ((), r(1, 2, 3, 4, dtype=F16), r(1, 1, 5, 4, dtype=F16), r(1, 1, 5, 4, dtype=F16))),

@@ -169,6 +169,8 @@ CASES = [
     Case("Conv2D_group", lambda x, w: ops.Conv2D(4, 2, pad_mode="pad", pad=1, group=2)(x, w),
          [r(1, 4, 4, 4), r(4, 2, 2, 2)]),
     Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
+    Case("RmsNorm", lambda x, w: ops.RmsNorm(1e-3)(x, w), [r(B, M, N), r(N)], outputs=(0, 1)),
+    Case("RmsNorm_all", lambda x, w: ops.RmsNorm()(x, w), [r(M, N), r(M, N)], outputs=(0, 1)),
     Case("FlashAttentionScore", lambda q, k, v, s: ops.FlashAttentionScore(
         2, 1.0, 0.5, 2, 1, 0, "BSH", 0)(q, k, v, s, None, None, Tensor(ATTN_MASK)),
          [r(2, 3, 8), r(2, 4, 4), r(2, 4, 4), r(1, 2, 3, 4)], outputs=(3,)),
