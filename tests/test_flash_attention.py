@@ -272,3 +272,24 @@ def test_bad_inputs_name_the_op():
         prim(Tensor(q), Tensor(k.astype(np.float16)), Tensor(v))
     with pytest.raises(ValueError, match="the 'attn_mask' should be given with sparse_mode 1"):
         ops.FlashAttentionScore(4, sparse_mode=1)(Tensor(q), Tensor(k), Tensor(v))
+
+
+# -- vmap ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout,in_axes,with_mask", [
+    ("BNSD", (0, 0, 0), True), ("BSH", (1, None, 0), False), ("SBH", (0, 0, 0), True),
+    ("BSND", (2, 0, None), False)])
+def test_vmap_is_the_loop_over_the_batch(layout, in_axes, with_mask):
+    b, n1, n2, s1, s2, d = 2, 2, 1, 3, 5, 4
+    qs, ks = shapes(layout, b, n1, n2, s1, s2, d)
+    mask = RNG.random((s1, s2)) < 0.3 if with_mask else None
+    items = [[RNG.standard_normal(s).astype(np.float32) for _ in range(3)] for s in (qs, ks, ks)]
+    stacked = [np.stack(x, a) if a is not None else x[0]
+               for x, a in zip(items, in_axes)]
+    prim = ops.FlashAttentionScore(n1, 1.0, 0.5, input_layout=layout, sparse_mode=0)
+    tmask = Tensor(mask) if with_mask else None
+    fn = ms.vmap(lambda q, k, v: prim(q, k, v, None, None, None, tmask)[3], in_axes)
+    for out in eager_and_compiled(fn, *[Tensor(a) for a in stacked]):
+        for i in range(3):
+            q, k, v = (x[i] if a is not None else x[0] for x, a in zip(items, in_axes))
+            want, _, _ = reference(q, k, v, n1, layout, 0.5, mask=mask)
+            np.testing.assert_allclose(out.asnumpy()[i], want, rtol=2e-5, atol=2e-5)

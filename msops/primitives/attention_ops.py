@@ -20,7 +20,9 @@ from msops.primitives.attention_kernel import (INF, LAYOUTS, Masks, attention_ba
                                                to_bnsd)
 from msops.primitives.math_ops import Cast, compute_dtype
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import bprop, declare_without, expansion_rule, sharding_rule
+from msops.primitives.batching import broadcast_front, per_element
+from msops.primitives.rules import (batch_rule, bprop, declare_without, expansion_rule,
+                                    sharding_rule)
 from msops.primitives.sharding import DimSpec, ShardedCall
 
 __all__ = ["FlashAttentionScore"]
@@ -401,3 +403,28 @@ def flash_attention_score_local(prim: FlashAttentionScore, call: ShardedCall) ->
         return None
     attrs = {**prim.init_attrs, **changes}
     return call.apply(FlashAttentionScore(**attrs), [call.const(present)] + args[1:])
+
+
+@batch_rule(FlashAttentionScore)
+def flash_attention_score_batch(prim: FlashAttentionScore, args: list, dims: list,
+                                size: int) -> tuple:
+    """query, key and value batched (the optional inputs not, and none of them per batch
+    item: a real_shift or attn_mask with a leading 1, a 2-D or compressed mask): the vmap
+    axis folded into B (BSH, BNSD, BSND), the op once, the outputs unfolded; otherwise
+    (SBH, a drop_mask, a batched optional input) per element."""
+    from msops.primitives.array_ops import Reshape
+    present = prim_present(args[0])
+    shared = all(d is None for d in dims[4:]) and all(
+        name != "drop_mask" and (len(a.shape) == 2 or a.shape[0] == 1)
+        for name, a in zip(present, args[4:]))
+    if prim.input_layout == "SBH" or not shared:
+        return per_element(prim, args, dims, size)
+    call = list(args)
+    for i in (1, 2, 3):
+        x = broadcast_front(args[i], dims[i], size)
+        call[i] = Reshape()(x, (size * x.shape[1],) + tuple(x.shape[2:]))
+    out = prim(*call)
+
+    def unfold(o: Any) -> Any:
+        return Reshape()(o, (size, o.shape[0] // size) + tuple(o.shape[1:]))
+    return (unfold(out[0]), unfold(out[1]), out[2], unfold(out[3])), (0, 0, None, 0)
