@@ -5,12 +5,11 @@ split (context parallel: keys and values whole, causal / band masks moved to eac
 rows), with no collective inside the op; a split key sequence is refused naming the op."""
 import numpy as np
 import pytest
-from parallel_oracle import check, comm_ops
+from parallel_oracle import check, check_grads, comm_ops
 
 import msops as ms
 from msops import Tensor, nn, ops
 from msops.communication import get_group_size
-from msops.parallel import gather_full
 
 RANKS = (2, 4)
 N = get_group_size()
@@ -43,23 +42,6 @@ def shapes(layout, b, n1, n2, s1, s2, d):
     return {"BSH": ((b, s1, n1 * d), (b, s2, n2 * d)), "SBH": ((s1, b, n1 * d), (s2, b, n2 * d)),
             "BNSD": ((b, n1, s1, d), (b, n2, s2, d)),
             "BSND": ((b, s1, n1, d), (b, s2, n2, d))}[layout]
-
-
-def check_grads(make_net, inputs, positions, rtol=1e-4, atol=1e-5):
-    def grads():
-        return ms.grad(make_net(), positions)(*inputs)
-
-    ms.reset_auto_parallel_context()
-    ms.set_context(mode=ms.GRAPH_MODE)
-    want = grads()
-    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
-                                 full_batch=True)
-    try:
-        got = [gather_full(g).asnumpy() for g in grads()]
-    finally:
-        ms.reset_auto_parallel_context()
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w.asnumpy(), rtol=rtol, atol=atol)
 
 
 # (layout, sparse_mode, which dim is split: "b" batch, "n" heads, "s" query rows)
@@ -101,7 +83,7 @@ def test_split_equals_serial_with_no_communication(layout, mode, split):
     local_q = tuple(n // c for n, c in zip(qs, q_strategy))
     ops_run = [n for n in graph.nodes if n.op == "FlashAttentionScore"]
     assert [tuple(n.inputs[1].shape) for n in ops_run] == [local_q]       # each rank its slice
-    check_grads(lambda: make(True), inputs, (0, 1, 2, 3))
+    check_grads(lambda: ms.grad(make(True), (0, 1, 2, 3))(*inputs))
 
 
 def test_dropout_bits_split_with_the_rows():
@@ -115,7 +97,7 @@ def test_dropout_bits_split_with_the_rows():
         return FANet(prim, ["drop_mask"], scalar)
     inputs = [Tensor(q), Tensor(k), Tensor(v), Tensor(drop)]
     check(make, *inputs)
-    check_grads(lambda: make(True), inputs, (0, 1, 2))
+    check_grads(lambda: ms.grad(make(True), (0, 1, 2))(*inputs))
 
 
 def test_a_split_key_sequence_is_refused_naming_the_op():

@@ -3,12 +3,11 @@ equal the serial run (outputs and gradients): leading dims split with no collect
 op; a split normalised dim of RmsNorm is refused naming the op."""
 import numpy as np
 import pytest
-from parallel_oracle import check, comm_ops
+from parallel_oracle import check, check_grads, comm_ops
 
 import msops as ms
 from msops import Tensor, nn, ops
 from msops.communication import get_group_size
-from msops.parallel import gather_full
 
 RANKS = (2, 4)
 N = get_group_size()
@@ -48,34 +47,20 @@ class FusedNet(nn.Cell):
         return s, rstd, mean, rstd2
 
 
-def grads_equal(make, inputs, positions):
-    ms.reset_auto_parallel_context()
-    ms.set_context(mode=ms.GRAPH_MODE)
-    want = ms.grad(make(), positions)(*inputs)
-    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
-                                 full_batch=True)
-    try:
-        got = [gather_full(g).asnumpy() for g in ms.grad(make(), positions)(*inputs)]
-    finally:
-        ms.reset_auto_parallel_context()
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w.asnumpy(), rtol=1e-4, atol=1e-5)
-
-
 @pytest.mark.parametrize("strategy", [((N, 1, 1), (1,)), ((1, N, 1), (1,)),
                                       ((2, N // 2, 1), (1,))], ids=str)
 def test_rms_norm_leading_splits_equal_serial(strategy):
     inputs = [Tensor(data(2 * N, 2 * N, 6)), Tensor(data(6, seed=1))]
     graph = check(lambda: RmsNet(strategy), *inputs)
     assert comm_ops(graph) == []
-    grads_equal(lambda: RmsNet(strategy, True), inputs, (0, 1))
+    check_grads(lambda: ms.grad(RmsNet(strategy, True), (0, 1))(*inputs))
 
 
 def test_fused_norms_and_swiglu_data_parallel_equal_serial():
     inputs = [Tensor(data(2 * N, 8)), Tensor(data(2 * N, 8, seed=1)), Tensor(data(8, seed=2)),
               Tensor(data(8, seed=3))]
     check(FusedNet, *inputs)
-    grads_equal(lambda: FusedNet(True), inputs, (0, 1, 2, 3))
+    check_grads(lambda: ms.grad(FusedNet(True), (0, 1, 2, 3))(*inputs))
 
 
 def test_a_split_normalised_dim_is_refused_naming_the_op():
