@@ -71,14 +71,12 @@ def band_masked(mode: int, rows: np.ndarray, cols: np.ndarray, s1: int, s2: int,
 class Masks(NamedTuple):
     """What decides which scores are discarded, and the dropout: `attn_mask` broadcastable
     to (B, N, S1, S2) or None; `mode` with its tokens (mode 0's band applies only with an
-    attention mask); `row0` the global index of the first query row (a split query
-    sequence); `drop_mask` (B, N, S1, S2 / 8) packed keep-bits or None; `keep_prob`."""
+    attention mask); `drop_mask` (B, N, S1, S2 / 8) packed keep-bits or None; `keep_prob`.
+    (A split query sequence reaches the kernel with its rows' band as an explicit mask.)"""
     attn_mask: np.ndarray | None
     mode: int
     pre_tokens: int
     next_tokens: int
-    s1_global: int
-    row0: int
     drop_mask: np.ndarray | None
     keep_prob: float
 
@@ -88,8 +86,7 @@ class Masks(NamedTuple):
         if self.attn_mask is not None and self.mode in (0, 1):
             out = self.attn_mask[..., j0:j1].astype(bool)
         if self.mode != 1 and (self.mode != 0 or self.attn_mask is not None):
-            rows = np.arange(self.row0, self.row0 + s1)
-            band = band_masked(self.mode, rows, np.arange(j0, j1), self.s1_global, s2,
+            band = band_masked(self.mode, np.arange(s1), np.arange(j0, j1), s1, s2,
                                self.pre_tokens, self.next_tokens)
             if band is not None:
                 out = band if out is None else out | band

@@ -174,7 +174,7 @@ class _Attention(PrimitiveWithInfer):
         shift = given.get("real_shift")
         shift = None if shift is None else shift.astype(ct, copy=False)
         masks = Masks(given.get("attn_mask"), self.sparse_mode, self.pre_tokens,
-                      self.next_tokens, qb.shape[2], 0, given.get("drop_mask"),
+                      self.next_tokens, given.get("drop_mask"),
                       float(self.keep_prob))
         return qb, kb, vb, shift, masks
 

@@ -12,7 +12,6 @@ from parallel_oracle import check_grads as sharded_grads_equal
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size
-from msops.parallel import gather_full
 
 RANKS = (2, 4, 8)
 N = get_group_size()
