@@ -107,14 +107,23 @@ class _Attention(PrimitiveWithInfer):
                              f"query's {n1}, but got {n2}.")
         return b, n1, n2, s1, s2, d
 
+    def check_present(self, present: Any, optional: Sequence[Any]) -> None:
+        """The first input: the names of the optional inputs given, in MindSpore's order,
+        one for each optional tensor that follows."""
+        ok = isinstance(present, tuple) and len(present) == len(optional) and all(
+            isinstance(n, str) and n in OPTIONAL for n in present) and \
+            list(present) == sorted(present, key=OPTIONAL.index) and \
+            len(set(present)) == len(present)
+        if not ok:
+            raise ValueError(f"For '{self.name}', the first input should be the names of the "
+                             f"{len(optional)} optional inputs given, in the order of "
+                             f"{list(OPTIONAL)}, but got {present!r}.")
+
     def check_optional(self, present: Sequence[str], shapes: dict, dims: tuple) -> None:
         """The optional inputs' shapes against the query's (B, N1, S1, S2)."""
         b, n1, _, s1, s2, _ = dims
         name, mode = self.name, self.sparse_mode
         for arg in present:
-            if arg not in OPTIONAL:
-                raise ValueError(f"For '{name}', the optional inputs should be named from "
-                                 f"{list(OPTIONAL)}, but got {arg!r}.")
             if arg in ("padding_mask", "prefix", "actual_seq_qlen", "actual_seq_kvlen"):
                 raise ValueError(f"For '{name}', the '{arg}' should be None (it serves "
                                  f"the prefix and variable-length modes, which are not "
@@ -205,7 +214,7 @@ class FlashAttentionScore(_Attention):
                  drop_mask: Any = None, padding_mask: Any = None, attn_mask: Any = None,
                  prefix: Any = None, actual_seq_qlen: Any = None,
                  actual_seq_kvlen: Any = None) -> Any:
-        if isinstance(query, tuple) and all(isinstance(n, str) for n in query):
+        if not hasattr(query, "shape"):   # the internal form: the names first (checked)
             return Primitive.__call__(self, query, key, value, *(
                 a for a in (real_shift, drop_mask, padding_mask, attn_mask, prefix,
                             actual_seq_qlen, actual_seq_kvlen) if a is not None))
@@ -216,6 +225,7 @@ class FlashAttentionScore(_Attention):
                                   *(given[n] for n in present))
 
     def infer_shape(self, present: tuple, q: list, k: list, v: list, *optional: list) -> tuple:
+        self.check_present(present, optional)
         if list(v) != list(k):
             raise ValueError(f"For '{self.name}', the 'value shape' should be == the key's "
                              f"{list(k)}, but got {list(v)}.")
@@ -225,6 +235,7 @@ class FlashAttentionScore(_Attention):
         return [b, n1, s1, 8], [b, n1, s1, 8], [], list(q)
 
     def infer_dtype(self, present: tuple, q: Any, k: Any, v: Any, *optional: Any) -> tuple:
+        self.check_present(present, optional)
         t = self.check_dtypes(present, q, k, v, optional)
         stats = self.stats_dtype(t)
         return stats, stats, t, t
