@@ -2,12 +2,14 @@
 (softmax(scale * q k^T + shift, masked) v per layout, sparse mode, mask shape, grouped
 heads, dropout bits), eagerly and compiled; the row statistics; gradients against central
 finite differences; the errors naming the op."""
+import doctest
+
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, ops
-from msops.primitives import attention_kernel
+from msops.primitives import attention_kernel, attention_ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
@@ -105,6 +107,11 @@ def pack(keep):
     pad = np.zeros(keep.shape[:-1] + (-(-s2 // 8) * 8 - s2,), keep.dtype)
     bits = np.concatenate([keep, pad], -1).reshape(keep.shape[:-1] + (-1, 8))
     return (bits * (1 << np.arange(8))).sum(-1).astype(np.uint8)
+
+
+def test_docstring_example():
+    res = doctest.testmod(attention_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 4 and res.failed == 0
 
 
 # -- forward -------------------------------------------------------------------------------

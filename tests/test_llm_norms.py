@@ -1,11 +1,14 @@
 """rms_norm / RmsNorm, add_rms_norm, add_layer_norm and swiglu against numpy written here,
 eagerly and compiled; gradients against central finite differences; vmap of RmsNorm;
 MindSpore's documented examples; errors naming the function."""
+import doctest
+
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, ops
+from msops.primitives import rms_norm_ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
@@ -30,6 +33,11 @@ def np_swiglu(x, dim):
     return a / (1 + np.exp(-a)) * b
 
 
+def test_docstring_example():
+    res = doctest.testmod(rms_norm_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 2 and res.failed == 0
+
+
 def test_mindspore_examples():
     x = Tensor(np.array([[1, 2, 3], [1, 2, 3]], np.float32))
     y, rstd = ops.rms_norm(x, Tensor(np.ones(3, np.float32)))
@@ -42,7 +50,8 @@ def test_mindspore_examples():
 
 @pytest.mark.parametrize("xshape,gshape", [((4, 6), (6,)), ((2, 3, 4), (3, 4)), ((5,), (5,))])
 def test_rms_norm_matches_numpy_eager_and_compiled(xshape, gshape):
-    x, g = RNG.standard_normal(xshape).astype(np.float32), RNG.standard_normal(gshape).astype(np.float32)
+    x = RNG.standard_normal(xshape).astype(np.float32)
+    g = RNG.standard_normal(gshape).astype(np.float32)
     want_y, want_r = np_rms(x, g, 1e-4)
     for y, rstd in eager_and_compiled(lambda x, g: ops.rms_norm(x, g, 1e-4), Tensor(x), Tensor(g)):
         assert rstd.dtype == ms.float32 and rstd.shape == want_r.shape

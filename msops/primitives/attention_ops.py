@@ -208,6 +208,13 @@ class FlashAttentionScore(_Attention):
     softmax_out a placeholder of shape (); attention_out like query. A row whose keys are
     all discarded gives zeros. float32 and float64 are accepted besides MindSpore's
     float16 and bfloat16 (computed in float32). The gradient flows through attention_out.
+
+    >>> q = Tensor(np.zeros((1, 2, 4), np.float32))          # equal scores: the mean of v
+    >>> kv = Tensor(np.array([[[1.0, 2, 3, 4], [3, 4, 5, 6]]], np.float32))
+    >>> out = FlashAttentionScore(head_num=1)(q, kv, kv)
+    >>> out[3].asnumpy(), out[1].shape
+    (array([[[2., 3., 4., 5.],
+            [2., 3., 4., 5.]]], dtype=float32), (1, 1, 2, 8))
     """
 
     def __call__(self, query: Any, key: Any = None, value: Any = None, real_shift: Any = None,

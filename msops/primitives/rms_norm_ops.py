@@ -27,9 +27,10 @@ class RmsNorm(PrimitiveWithInfer):
     x's trailing shape); y = x * rstd * gamma like x; rstd has x's leading dims then 1s,
     in float32 (float64 for float64 x). float16/bfloat16 are computed in float32.
 
-    >>> y, rstd = RmsNorm()(Tensor(np.array([[3.0, 4.0]], np.float32)), Tensor(np.ones(2, np.float32)))
-    >>> rstd.asnumpy().round(4)
-    array([[0.2828]], dtype=float32)
+    >>> x, gamma = Tensor(np.array([[3.0, 4.0]], np.float32)), Tensor(np.ones(2, np.float32))
+    >>> y, rstd = RmsNorm()(x, gamma)
+    >>> rstd.asnumpy().round(4), y.asnumpy().round(4)
+    (array([[0.2828]], dtype=float32), array([[0.8485, 1.1314]], dtype=float32))
     """
 
     @prim_attr_register

@@ -1,4 +1,4 @@
-"""FlashAttentionScore sharded under real MPI on 2 and 4 ranks equals the serial op, in its
+"""FlashAttentionScore sharded under real MPI on 2, 4 and 8 ranks equals the serial op, in its
 outputs and in the gradients of query, key, value and real_shift: the batch split, the
 head split (BSH's hidden dim at head boundaries, grouped key heads), the query sequence
 split (context parallel: keys and values whole, causal / band masks moved to each rank's
@@ -11,7 +11,7 @@ import msops as ms
 from msops import Tensor, nn, ops
 from msops.communication import get_group_size
 
-RANKS = (2, 4)
+RANKS = (2, 4, 8)
 N = get_group_size()
 
 

@@ -1,4 +1,4 @@
-"""RmsNorm, add_rms_norm, add_layer_norm and swiglu sharded under real MPI on 2 and 4 ranks
+"""RmsNorm, add_rms_norm, add_layer_norm and swiglu sharded under real MPI on 2, 4 and 8 ranks
 equal the serial run (outputs and gradients): leading dims split with no collective in the
 op; a split normalised dim of RmsNorm is refused naming the op."""
 import numpy as np
@@ -9,7 +9,7 @@ import msops as ms
 from msops import Tensor, nn, ops
 from msops.communication import get_group_size
 
-RANKS = (2, 4)
+RANKS = (2, 4, 8)
 N = get_group_size()
 
 
