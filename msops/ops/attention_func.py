@@ -49,7 +49,7 @@ def flash_attention_score(query: Any, key: Any, value: Any, head_num: int,
     """attention_out of `FlashAttentionScore` (`mindspore.ops.flash_attention_score`; the
     scale is MindSpore's `scalar_value`). With keep_prob < 1 and no drop_mask, the mask is
     drawn from the global seed's stream (`drop_mask_of`)."""
-    prim = _prim(FlashAttentionScore, head_num, float(keep_prob), float(scalar_value),
+    prim = _prim(FlashAttentionScore, head_num, keep_prob, scalar_value,
                  pre_tokens, next_tokens, inner_precise, input_layout, sparse_mode)
     if keep_prob < 1 and drop_mask is None:
         drop_mask = drop_mask_of(prim, query, key)
