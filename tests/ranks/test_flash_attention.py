@@ -2,10 +2,11 @@
 outputs and in the gradients of query, key, value and real_shift: the batch split, the
 head split (BSH's hidden dim at head boundaries, grouped key heads), the query sequence
 split (context parallel: keys and values whole, causal / band masks moved to each rank's
-rows), with no collective inside the op; a split key sequence is refused naming the op."""
+rows), with no collective inside the op; the functional's drawn dropout mask split with the
+batch (data parallel); a split key sequence or key head is refused naming the op."""
 import numpy as np
 import pytest
-from parallel_oracle import check, check_grads, comm_ops
+from parallel_oracle import check, check_grads, comm_ops, run_serial
 
 import msops as ms
 from msops import Tensor, nn, ops
@@ -126,3 +127,28 @@ def test_a_head_split_cutting_a_key_head_is_refused_naming_the_op():
             FANet(prim, [])(Tensor(q), Tensor(k), Tensor(k))
     finally:
         ms.reset_auto_parallel_context()
+
+
+class DropoutNet(nn.Cell):
+    """ops.flash_attention_score with keep_prob < 1: the drop mask drawn from the seed."""
+
+    def construct(self, q, k, v):
+        return ops.flash_attention_score(q, k, v, N, keep_prob=0.6, input_layout="BNSD")
+
+
+def test_drawn_dropout_data_parallel_equals_serial():
+    """The data-parallel default splits the batch of the drawn mask too: each rank draws its
+    block of the serial mask (the counter-based stream), so the outputs agree."""
+    q, k = data(2 * N, N, 3, 4), data(2 * N, N, 9, 4, seed=1)
+
+    def make():
+        ms.set_seed(7)
+        return DropoutNet()
+    graph = check(make, Tensor(q), Tensor(k), Tensor(k), mode="data_parallel")
+    ops_run = [n for n in graph.nodes if n.op == "FlashAttentionScore"]
+    assert [tuple(n.inputs[1].shape) for n in ops_run] == [(2, N, 3, 4)]     # batch split
+    serial = run_serial(make, Tensor(q), Tensor(k), Tensor(k))
+    s = np.einsum("bnid,bnjd->bnij", q, k)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    undropped = np.einsum("bnij,bnjd->bnid", p / p.sum(-1, keepdims=True), k)
+    assert not np.allclose(serial, undropped, atol=1e-3)                    # it did drop
