@@ -223,6 +223,10 @@ CASES = [
     # ctc_ops
     (ops.CTCLossV2(blank=1), (r(5, 2, 4), np.array([[2, 3], [0, 0]], np.int64),
                               np.array([5, 3], np.int64), np.array([2, 1], np.int64))),
+    (ops.RmsNorm(), (r(2, 3, 4, dtype=F16), r(3, 4, dtype=F16))),
+    # FlashAttentionScore's first input names its present optional inputs (its call adds it)
+    (ops.FlashAttentionScore(2, input_layout="BNSD", sparse_mode=3),
+     ((), r(1, 2, 3, 4, dtype=F16), r(1, 1, 5, 4, dtype=F16), r(1, 1, 5, 4, dtype=F16))),
 ]
 
 

@@ -65,6 +65,8 @@ def dropout(x):
     return ops.Dropout(0.6)(x)
 
 
+ATTN_MASK = np.array([[0, 1, 0, 0], [0, 0, 0, 1], [1, 0, 0, 0]], bool)
+
 CASES = [
     Case("MatMul", lambda a, b: ops.MatMul()(a, b), [r(M, K), r(K, N)]),
     Case("MatMul_ta", lambda a, b: ops.MatMul(transpose_a=True)(a, b), [r(K, M), r(K, N)]),
@@ -167,6 +169,11 @@ CASES = [
     Case("Conv2D_group", lambda x, w: ops.Conv2D(4, 2, pad_mode="pad", pad=1, group=2)(x, w),
          [r(1, 4, 4, 4), r(4, 2, 2, 2)]),
     Case("MaxPool", lambda x: ops.MaxPool(2, 2)(x), [r(2, 3, 4, 4)]),
+    Case("RmsNorm", lambda x, w: ops.RmsNorm(1e-3)(x, w), [r(B, M, N), r(N)], outputs=(0, 1)),
+    Case("RmsNorm_all", lambda x, w: ops.RmsNorm()(x, w), [r(M, N), r(M, N)], outputs=(0, 1)),
+    Case("FlashAttentionScore", lambda q, k, v, s: ops.FlashAttentionScore(
+        2, 1.0, 0.5, 2, 1, 0, "BSH", 0)(q, k, v, s, None, None, Tensor(ATTN_MASK)),
+         [r(2, 3, 8), r(2, 4, 4), r(2, 4, 4), r(1, 2, 3, 4)], outputs=(3,)),
     Case("AvgPool", lambda x: ops.AvgPool(3, 1, "same")(x), [r(1, 2, 4, 5)]),
     Case("Conv3D", lambda x, w: ops.Conv3D(2, 2, pad_mode="same", stride=(2, 1, 2))(x, w),
          [r(1, 2, 3, 3, 4), r(2, 2, 2, 2, 2)]),

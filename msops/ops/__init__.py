@@ -84,6 +84,8 @@ from msops.ops.activation_func import *  # noqa: F401,F403
 from msops.ops.activation_func import __all__ as _activation_func_all
 from msops.ops.patch_func import *  # noqa: F401,F403
 from msops.ops.patch_func import __all__ as _patch_func_all
+from msops.ops.attention_func import *  # noqa: F401,F403
+from msops.ops.attention_func import __all__ as _attention_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -106,6 +108,7 @@ __all__ += list(_activation_func_all) + list(_patch_func_all)
 from msops.ops.ctc_func import *  # noqa: E402,F401,F403
 from msops.ops.ctc_func import __all__ as _ctc_func_all  # noqa: E402
 __all__ += list(_ctc_func_all)
+__all__ += list(_attention_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -21,7 +21,7 @@ from msops.primitives.nn_ops import Softmax
 from msops.primitives.random_ops import UniformReal
 from msops.primitives.transcendental_ops import Expm1
 
-__all__ = ["celu", "glu", "softmin", "threshold", "rrelu", "lrn"]
+__all__ = ["celu", "glu", "swiglu", "softmin", "threshold", "rrelu", "lrn"]
 
 
 def _number(name: str, arg: str, value: Any) -> float:
@@ -64,19 +64,30 @@ def _half_slices(x: Any, axis: int) -> tuple:
     return first, second
 
 
+def _gate_halves(name: str, x: Any, arg: str, axis: int, x_name: str = "x") -> tuple:
+    """x's two halves along `axis` (checked: an int axis in range, an even size there)."""
+    check_float(name, x_name, x)
+    shape = tuple(x.shape)
+    validator.check_int(arg, axis, name)
+    ax = validator.check_axis_in_range(axis, len(shape), arg, name)
+    if shape[ax] % 2:
+        raise ValueError(f"For '{name}', the size of '{x_name}' along '{arg}' {axis} should "
+                         f"be even, but got shape {list(shape)}.")
+    return _half_slices(x, ax)
+
+
 def glu(x: Any, axis: int = -1) -> Any:
     """The gated linear unit, as `mindspore.ops.glu`: x split in halves a, b along `axis`
     (its size even), a * sigmoid(b)."""
-    name = "glu"
-    check_float(name, "x", x)
-    shape = tuple(x.shape)
-    validator.check_int("axis", axis, name)
-    ax = validator.check_axis_in_range(axis, len(shape), "axis", name)
-    if shape[ax] % 2:
-        raise ValueError(f"For '{name}', the size of 'x' along 'axis' {axis} should be even, "
-                         f"but got shape {list(shape)}.")
-    a, b = _half_slices(x, ax)
+    a, b = _gate_halves("glu", x, "axis", axis)
     return _prim(Mul)(a, _prim(Sigmoid)(b))
+
+
+def swiglu(input: Any, dim: int = -1) -> Any:  # noqa: A002 (MindSpore's name)
+    """The Swish-gated linear unit, as `mindspore.ops.swiglu`: input split in halves a, b
+    along `dim` (its size even), swish(a) * b = a * sigmoid(a) * b."""
+    a, b = _gate_halves("swiglu", input, "dim", dim, "input")
+    return _prim(Mul)(_prim(Mul)(a, _prim(Sigmoid)(a)), b)
 
 
 def softmin(x: Any, axis: Any = -1, *, dtype: Any = None) -> Any:

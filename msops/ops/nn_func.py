@@ -13,17 +13,19 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
-from msops.ops._tensor_args import check_float, check_like
+from msops.ops._tensor_args import check_float, check_like, const
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.conv_ops import Conv2D
 from msops.primitives.elementwise_ops import BiasAdd
-from msops.primitives.math_ops import Add, MatMul, Mul, ReduceMean, Square, Sub
+from msops.primitives.math_ops import Add, Cast, MatMul, Mul, ReduceMean, Square, Sub
 from msops.primitives.nn_ops import Dropout
 from msops.primitives.norm_ops import LayerNorm
+from msops.primitives.rms_norm_ops import RmsNorm
 from msops.primitives.shape_ops import ExpandDims, Squeeze
 from msops.primitives.unary_ops import Rsqrt
 
-__all__ = ["dropout", "dense", "conv1d", "conv2d", "layer_norm", "group_norm"]
+__all__ = ["dropout", "dense", "conv1d", "conv2d", "layer_norm", "group_norm", "rms_norm",
+           "add_rms_norm", "add_layer_norm"]
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, seed: int | None = None) -> Any:
@@ -154,6 +156,49 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
                                  f"{list(value.shape)}.")
         params.append(value)
     return _prim(LayerNorm, axis, axis, float(eps))(input, *params)[0]
+
+
+def rms_norm(x: Any, gamma: Any, epsilon: float = 1e-6) -> Any:
+    """(y, rstd) of the RmsNorm primitive, as `mindspore.ops.rms_norm`: x / sqrt(mean(x^2)
+    + epsilon) * gamma over x's last gamma.ndim dims; rstd = 1 / sqrt(mean(x^2) + epsilon)
+    in float32, for the backward."""
+    check_float("rms_norm", "x", x)
+    return _prim(RmsNorm, epsilon)(x, gamma)
+
+
+def add_rms_norm(x1: Any, x2: Any, gamma: Any, epsilon: float = 1e-6) -> Any:
+    """(y, rstd, x) with x = x1 + x2 and (y, rstd) = rms_norm(x, gamma, epsilon), as
+    `mindspore.ops.add_rms_norm` (the residual add fused before the norm)."""
+    name = "add_rms_norm"
+    check_float(name, "x1", x1)
+    check_like(name, "x2", x2, x1, "x1")
+    x = _prim(Add)(x1, x2)
+    y, rstd = _prim(RmsNorm, epsilon)(x, gamma)
+    return y, rstd, x
+
+
+def add_layer_norm(x1: Any, x2: Any, gamma: Any, beta: Any, epsilon: float = 1e-5,
+                   additional_output: bool = False) -> Any:
+    """(y, mean, rstd, x) with x = x1 + x2 layer-normalised over its last dim (gamma and
+    beta 1-D, of that size), as `mindspore.ops.add_layer_norm`: mean and rstd = 1 /
+    sqrt(var + epsilon) have x's shape with a last dim of 1, in float32. x is returned
+    whatever `additional_output` (MindSpore's kernel only skips writing it)."""
+    name = "add_layer_norm"
+    check_float(name, "x1", x1)
+    check_like(name, "x2", x2, x1, "x1")
+    validator.check_value_type("epsilon", epsilon, float, name)
+    validator.check_bool("additional_output", additional_output, name)
+    for arg, value in (("gamma", gamma), ("beta", beta)):
+        check_like(name, arg, value, x1, "x1")
+        if tuple(value.shape) != tuple(x1.shape)[-1:]:
+            raise ValueError(f"For '{name}', the '{arg}' shape should be x1's last dim "
+                             f"{list(x1.shape)[-1:]}, but got {list(value.shape)}.")
+    x = _prim(Add)(x1, x2)
+    y, mean, var = _prim(LayerNorm, -1, -1, float(epsilon))(x, gamma, beta)
+    rstd = _prim(Rsqrt)(_prim(Add)(var, const(epsilon, var.dtype)))
+    if mean.dtype != mstype.float32:
+        mean, rstd = (_prim(Cast)(t, mstype.float32) for t in (mean, rstd))
+    return y, mean, rstd, x
 
 
 def group_norm_of(name: str, x: Any, num_groups: int, weight: Any, bias: Any,

@@ -48,6 +48,10 @@ from msops.primitives.linalg_ops import *  # noqa: F401,F403
 from msops.primitives import linalg_ops as _linalg
 from msops.primitives.fft_ops import *  # noqa: F401,F403
 from msops.primitives import fft_ops as _fft
+from msops.primitives.attention_ops import *  # noqa: F401,F403
+from msops.primitives import attention_ops as _attention
+from msops.primitives.rms_norm_ops import *  # noqa: F401,F403
+from msops.primitives import rms_norm_ops as _rms_norm
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
 from msops.primitives.ctc_ops import *  # noqa: F401,F403
@@ -66,6 +70,7 @@ COMPUTE_FAMILIES += (_ctc,)
 from msops.primitives.unpool_ops import *  # noqa: F401,F403,E402
 from msops.primitives import unpool_ops as _unpool  # noqa: E402
 COMPUTE_FAMILIES += (_unpool,)
+COMPUTE_FAMILIES += (_attention, _rms_norm)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

@@ -50,6 +50,23 @@ def check(make_net, *inputs, train=False, rtol=1e-5, atol=1e-5, mode="semi_auto_
     return graph
 
 
+def check_grads(grads, rtol=1e-4, atol=1e-5):
+    """`grads()` (gradient Tensors, e.g. of ms.grad) run serially and sharded
+    (semi_auto_parallel, full_batch) agree, every sharded gradient gathered whole."""
+    ms.reset_auto_parallel_context()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    want = [g.asnumpy() for g in grads()]
+    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=get_group_size(),
+                                 full_batch=True)
+    try:
+        got = [gather_full(g).asnumpy() for g in grads()]
+    finally:
+        ms.reset_auto_parallel_context()
+    assert len(got) == len(want) > 0
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
 def comm_ops(graph):
     """Names of the communication nodes of a compiled graph, in execution order."""
     return [n.op for n in graph.nodes if n.is_communication]

@@ -7,11 +7,11 @@ AllReduces its two statistics; element-wise, shape and reduction ops keep their 
 import numpy as np
 import pytest
 from parallel_oracle import check, comm_ops, run_parallel, run_serial
+from parallel_oracle import check_grads as sharded_grads_equal
 
 import msops as ms
 from msops import Parameter, Tensor, nn, ops
 from msops.communication import get_group_size
-from msops.parallel import gather_full
 
 RANKS = (2, 4, 8)
 N = get_group_size()
@@ -34,18 +34,7 @@ def check_grads(make_net, *inputs, rtol=1e-4, atol=1e-5):
         _, g = ms.value_and_grad(net, grad_position=floats or None, weights=params)(*inputs)
         return list(g[0]) + list(g[1]) if floats and params else list(g)
 
-    ms.reset_auto_parallel_context()
-    ms.set_context(mode=ms.GRAPH_MODE)
-    want = grads()
-    ms.set_auto_parallel_context(parallel_mode="semi_auto_parallel", device_num=N,
-                                 full_batch=True)
-    try:
-        got = [gather_full(g).asnumpy() for g in grads()]
-    finally:
-        ms.reset_auto_parallel_context()
-    assert len(got) == len(want) > 0
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w.asnumpy(), rtol=rtol, atol=atol)
+    sharded_grads_equal(grads, rtol, atol)
 
 
 class OpNet(nn.Cell):
