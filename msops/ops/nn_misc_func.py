@@ -1,6 +1,7 @@
 """Small functions of `mindspore.ops`' nn family over msops' primitives and functional forms:
 prelu, pdist, mirror_pad, intopk, fliplr, flipud, msort, is_floating_point, and
-the aliases soft_shrink (softshrink) and mse_loss_ext (mse_loss)."""
+the aliases soft_shrink (softshrink), mse_loss_ext (mse_loss) and adaptive_avg_pool2d_ext
+(adaptive_avg_pool2d)."""
 from __future__ import annotations
 
 from typing import Any
@@ -15,6 +16,7 @@ from msops.ops._tensor_args import check_float, check_like
 from msops.ops.elementwise_func import softshrink
 from msops.ops.loss_func import mse_loss
 from msops.ops.norm_func import vector_norm
+from msops.ops.pool_func import adaptive_avg_pool2d
 from msops.ops.pad_func import pad_dims
 from msops.ops.slice_func import flip
 from msops.primitives.elementwise_ops import Greater, Less
@@ -27,7 +29,7 @@ from msops.primitives.sort_ops import Sort
 from msops.primitives.unary_ops import Abs
 
 __all__ = ["prelu", "pdist", "mirror_pad", "intopk", "fliplr", "flipud", "msort",
-           "is_floating_point", "soft_shrink", "mse_loss_ext"]
+           "is_floating_point", "soft_shrink", "mse_loss_ext", "adaptive_avg_pool2d_ext"]
 
 
 def prelu(input: Any, weight: Any) -> Any:
@@ -136,3 +138,9 @@ def mse_loss_ext(input: Any, target: Any, reduction: str = "mean") -> Any:
     """(input - target)**2 (broadcast) reduced by `reduction` (`ops.mse_loss`)."""
     return mse_loss(input, target, reduction)
 
+
+
+def adaptive_avg_pool2d_ext(input: Any, output_size: Any) -> Any:
+    """input (N, C, H, W) or (C, H, W) averaged over adaptive bins to output_size (an int or
+    (OH, OW), None keeping a dim) (`ops.adaptive_avg_pool2d`)."""
+    return adaptive_avg_pool2d(input, output_size)
