@@ -86,6 +86,8 @@ from msops.ops.bbox_func import *  # noqa: F401,F403
 from msops.ops.bbox_func import __all__ as _bbox_func_all
 from msops.ops.ctc_decode_func import *  # noqa: F401,F403
 from msops.ops.ctc_decode_func import __all__ as _ctc_decode_func_all
+from msops.ops.fractional_pool_func import *  # noqa: F401,F403
+from msops.ops.fractional_pool_func import __all__ as _fractional_pool_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -105,6 +107,7 @@ __all__ += list(_activation_func_all) + list(_patch_func_all)
 __all__ += list(_grid_sample_func_all) + list(_conv_pool2d_func_all)
 __all__ += list(_norm_embed_func_all) + list(_nn_misc_func_all)
 __all__ += list(_distribution_func_all) + list(_bbox_func_all) + list(_ctc_decode_func_all)
+__all__ += list(_fractional_pool_func_all)
 
 
 def stop_gradient(x: Any) -> Any:
