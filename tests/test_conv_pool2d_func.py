@@ -7,30 +7,11 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
+from compiled import compiled, eager_and_compiled
 from numeric import finite_differences
 
 RNG = np.random.default_rng(4242)
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
-def eager_and_compiled(fn, *arrays):
-    tensors = [Tensor(a) for a in arrays]
-    eager = fn(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled
 
 
 def conv_transpose_ref(x, w, b, s, p, op, g, d):

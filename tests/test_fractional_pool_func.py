@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
+from compiled import compiled
 from numeric import finite_differences
 
 RNG = np.random.default_rng(2718)
@@ -39,15 +40,6 @@ def frac_ref(x, k, out, samples):
     return y, idx
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 @pytest.mark.parametrize("k,size,ratio", [((2, 2), (4, 3), None), ((3, 2), None, (0.5, 0.6)),
                                           ((2, 3), (1, 5), None), ((1, 1), (9, 7), None)])
 def test_matches_interval_loop_eager_and_compiled(k, size, ratio):
@@ -62,11 +54,7 @@ def test_matches_interval_loop_eager_and_compiled(k, size, ratio):
     np.testing.assert_array_equal(y.asnumpy(), want)
     np.testing.assert_array_equal(idx.asnumpy(), want_idx)
     assert idx.dtype == ms.int64
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        cy, cidx = Call(fn)(Tensor(x), Tensor(samples))
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    cy, cidx = compiled(fn, Tensor(x), Tensor(samples))
     np.testing.assert_array_equal(cy.asnumpy(), want)
     np.testing.assert_array_equal(cidx.asnumpy(), want_idx)
 

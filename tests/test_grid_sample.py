@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
+from compiled import compiled
 from numeric import finite_differences
 
 RNG = np.random.default_rng(707)
@@ -65,15 +66,6 @@ def reference(x, grid, mode, padding, align):
     return out
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 CASES = [(m, p, a) for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
          for a in (False, True)]
 
@@ -90,12 +82,8 @@ def test_grid_sample_2d_matches_loop_eager_and_compiled(mode, padding, align):
         return ops.grid_sample(a, g, mode, padding, align)
     eager = fn(Tensor(x), Tensor(grid))
     np.testing.assert_allclose(eager.asnumpy(), want, rtol=1e-5, atol=1e-5)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(Tensor(x), Tensor(grid))
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    np.testing.assert_allclose(compiled.asnumpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(compiled(fn, Tensor(x), Tensor(grid)).asnumpy(), want, rtol=1e-5,
+                               atol=1e-5)
 
 
 @pytest.mark.parametrize("mode,padding,align", [("bilinear", "zeros", False),

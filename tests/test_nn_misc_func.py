@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
+from compiled import compiled
 from numeric import finite_differences
 
 RNG = np.random.default_rng(9090)
@@ -66,33 +67,20 @@ FORMS = [
 ]
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])
 def test_matches_numpy_eager_and_compiled(name, fn, inputs, want):
     tensors = [Tensor(v) for v in inputs]
     out = fn(*tensors)
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
     assert out.shape == np.shape(want)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    np.testing.assert_allclose(compiled.asnumpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(compiled(fn, *tensors).asnumpy(), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("fn,ref", [
     (lambda x: ops.pdist(x, 2.0), lambda x: pdist_ref(x, 2.0)),
     (lambda x: ops.pdist(x, 1.5), lambda x: pdist_ref(x, 1.5)),
-    (lambda x: ops.mirror_pad(x, Tensor(PADS), "REFLECT"), lambda x: mirror_ref(x, PADS, "REFLECT")),
+    (lambda x: ops.mirror_pad(x, Tensor(PADS), "REFLECT"),
+     lambda x: mirror_ref(x, PADS, "REFLECT")),
     (lambda x: ops.prelu(x, Tensor(W.astype(np.float64))),
      lambda x: np.where(x > 0, x, x * W[None, :, None])),
 ])

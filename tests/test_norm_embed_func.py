@@ -17,10 +17,12 @@ def bn_ref(x, mean, var, w, b, training, momentum, eps):
     shape = (1, -1) + (1,) * (x.ndim - 2)
     if training:
         m, v = x.mean(axes), x.var(axes)
-        new_mean, new_var = (1 - momentum) * mean + momentum * m, (1 - momentum) * var + momentum * v
+        new_mean = (1 - momentum) * mean + momentum * m
+        new_var = (1 - momentum) * var + momentum * v
     else:
         m, v, new_mean, new_var = mean, var, mean, var
-    y = (x - m.reshape(shape)) / np.sqrt(v.reshape(shape) + eps) * w.reshape(shape) + b.reshape(shape)
+    y = (x - m.reshape(shape)) / np.sqrt(v.reshape(shape) + eps)
+    y = y * w.reshape(shape) + b.reshape(shape)
     return y, new_mean, new_var
 
 
@@ -75,7 +77,8 @@ def test_batch_norm_gradient_matches_finite_differences():
 def test_batch_norm_errors():
     x = Tensor(np.zeros((2, 3), np.float32))
     c = Tensor(np.ones(3, np.float32))
-    with pytest.raises(TypeError, match="For 'batch_norm', the 'running_mean' should be a Parameter"):
+    with pytest.raises(TypeError,
+                       match="For 'batch_norm', the 'running_mean' should be a Parameter"):
         ops.batch_norm(x, c, c, c, c, training=True)
     with pytest.raises(ValueError, match="the 'weight' should have shape \\[C\\] = \\[3\\]"):
         ops.batch_norm(x, c, c, Tensor(np.ones(2, np.float32)), c)

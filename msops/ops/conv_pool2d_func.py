@@ -132,9 +132,10 @@ def _windows_with_indices(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, geo: l
     n, c, h, w = x.shape
     (oh, eh), (ow, ew) = geo
     hp, wp = h + 2 * p[0] + eh, w + 2 * p[1] + ew
-    rows = (np.arange(oh) * s[0])[:, None, None, None] + (np.arange(k[0]) * d[0])[None, None, :, None]
-    cols = (np.arange(ow) * s[1])[None, :, None, None] + (np.arange(k[1]) * d[1])[None, None, None, :]
-    table = (rows * wp + cols).reshape(oh * ow, k[0] * k[1])
+    # table[p, q]: the padded plane's flat index of window p's element q
+    rows = np.add.outer(np.arange(oh) * s[0], np.arange(k[0]) * d[0])       # (OH, KH)
+    cols = np.add.outer(np.arange(ow) * s[1], np.arange(k[1]) * d[1])       # (OW, KW)
+    table = (rows[:, None, :, None] * wp + cols[None, :, None, :]).reshape(oh * ow, k[0] * k[1])
     flat = _prim(Reshape)(_padded(name, x, p, geo, -np.inf), (n, c, hp * wp))
     cols_ = _prim(Gather)(flat, Tensor(table.astype(np.int32)), 2)       # (N, C, P, K)
     where, value = _prim(ArgMaxWithValue, 3)(cols_)

@@ -21,7 +21,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Parameter, Tensor, check_tensor
 from msops.ops._dispatch import _prim
-from msops.ops._tensor_args import check_float, check_like
+from msops.ops._tensor_args import check_float
 from msops.ops.norm_func import vector_norm
 from msops.primitives.array_ops import Reshape, StopGradient
 from msops.primitives.elementwise_ops import Greater, Select
