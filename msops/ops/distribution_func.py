@@ -1,6 +1,8 @@
 """Random draws of `mindspore.ops`' random family beyond uniform / normal: normal, laplace,
 standard_laplace, gamma, random_gamma, poisson, random_poisson, multinomial,
-multinomial_with_replacement, random_categorical, shuffle, choice_with_mask.
+multinomial_with_replacement, random_categorical, shuffle, choice_with_mask, and the
+candidate samplers uniform_candidate_sampler and log_uniform_candidate_sampler
+(msops.primitives.sampler_ops: a sequential draw, never split).
 
 Each call makes exactly one draw of msops' counter-based streams (a UniformReal /
 StandardNormal / RandpermDraw of msops.primitives.random_ops, keyed by the global seed and
@@ -33,6 +35,7 @@ from msops.primitives.math_ops import Add, Cast, Log, Mul, RealDiv, ReduceSum, S
 from msops.primitives.nn_ops import Softmax
 from msops.primitives.quantile_ops import GammaQuantile, PoissonQuantile
 from msops.primitives.random_ops import RandpermDraw, StandardNormalOf, UniformRealOf
+from msops.primitives.sampler_ops import CandidateSampler
 from msops.primitives.scan_ops import CumSum
 from msops.primitives.shape_ops import ExpandDims
 from msops.primitives.sort_ops import Sort, TopK
@@ -42,7 +45,8 @@ from msops.primitives.unary_ops import Abs, Sign
 
 __all__ = ["normal", "laplace", "standard_laplace", "gamma", "random_gamma", "poisson",
            "random_poisson", "multinomial", "multinomial_with_replacement",
-           "random_categorical", "shuffle", "choice_with_mask"]
+           "random_categorical", "shuffle", "choice_with_mask", "uniform_candidate_sampler",
+           "log_uniform_candidate_sampler"]
 
 #: half a step of a float64 uniform draw (a multiple of 2**-53): added, u lies in (0, 1)
 _HALF_STEP = 2.0 ** -54
@@ -297,3 +301,46 @@ def choice_with_mask(input_x: Any, count: int = 256, seed: int = 0,
         index = _prim(Concat, 0)((index, Tensor(np.zeros((count - size, len(shape)), np.int32))))
         mask = _prim(Concat, 0)((mask, Tensor(np.zeros(count - size, np.bool_))))
     return index, mask
+
+
+def _sample_candidates(name: str, kind: str, true_classes: Any, num_true: Any, num_sampled: Any,
+                       unique: Any, range_max: Any, seed: Any, remove_accidental_hits: Any) -> tuple:
+    check_tensor(name, "true_classes", true_classes)
+    validator.check_tensor_dtype_valid("true_classes", true_classes.dtype,
+                                       (mstype.int32, mstype.int64), name)
+    validator.check_non_negative_int(seed, "seed", name)
+    for arg, value in (("num_true", num_true), ("num_sampled", num_sampled),
+                       ("range_max", range_max)):
+        validator.check_positive_int(value, arg, name)
+    validator.check_bool("unique", unique, name)
+    if unique and num_sampled > range_max:
+        raise ValueError(f"For '{name}', the 'num_sampled' should be at most 'range_max' "
+                         f"{range_max} when 'unique' is True, but got {num_sampled}.")
+    if len(true_classes.shape) != 2 or true_classes.shape[1] != num_true:
+        raise ValueError(f"For '{name}', the 'true_classes' should be (batch_size, num_true) = "
+                         f"(batch_size, {num_true}), but got {list(true_classes.shape)}.")
+    return _prim(CandidateSampler, seed, 0, kind, num_true, num_sampled, unique, range_max,
+                 remove_accidental_hits)(true_classes)
+
+
+def uniform_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, unique: bool,
+                              range_max: int, seed: int = 0,
+                              remove_accidental_hits: bool = False) -> tuple:
+    """(sampled_candidates (num_sampled,), true_expected_count (batch, num_true) float32,
+    sampled_expected_count (num_sampled,) float32): classes drawn uniformly from
+    [0, range_max) (distinct when `unique`; never a true class when
+    `remove_accidental_hits`) and each class's expected count in the draw, as
+    `mindspore.ops.uniform_candidate_sampler`. seed 0 is op seed 0 (draws here are always
+    reproducible from the global seed)."""
+    return _sample_candidates("uniform_candidate_sampler", "uniform", true_classes, num_true,
+                              num_sampled, unique, range_max, seed, remove_accidental_hits)
+
+
+def log_uniform_candidate_sampler(true_classes: Any, num_true: int = 1, num_sampled: int = 5,
+                                  unique: bool = True, range_max: int = 5,
+                                  seed: int = 0) -> tuple:
+    """uniform_candidate_sampler's outputs for the log-uniform (Zipfian) distribution
+    P(k) = log((k + 2) / (k + 1)) / log(range_max + 1) over [0, range_max), as
+    `mindspore.ops.log_uniform_candidate_sampler`."""
+    return _sample_candidates("log_uniform_candidate_sampler", "log_uniform", true_classes,
+                              num_true, num_sampled, unique, range_max, seed, False)

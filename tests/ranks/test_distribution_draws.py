@@ -1,6 +1,7 @@
 """The random draws of msops.ops.distribution_func under real MPI on 2 and 4 ranks: the
 quantile ops (GammaQuantile, PoissonQuantile) sharded with their uniform draw, and the
-functional draws (gamma, poisson, laplace, normal, multinomial, shuffle, choice_with_mask)
+functional draws (gamma, poisson, laplace, normal, multinomial, shuffle, choice_with_mask,
+the candidate samplers)
 under semi_auto_parallel's default layouts, equal the serial run's numbers exactly."""
 import numpy as np
 import pytest
@@ -50,8 +51,10 @@ def test_sharded_quantiles_equal_serial(strategy):
 
 
 class Draws(nn.Cell):
-    def construct(self, alpha, mean, weights, x, mask):
-        return (ops.gamma((2 * N, 3), alpha, mean, seed=1), ops.poisson((2 * N, 3), mean),
+    def construct(self, alpha, mean, weights, x, mask, true_classes):
+        return (ops.uniform_candidate_sampler(true_classes, 2, 4, True, 40, 2, True)[0],
+                ops.log_uniform_candidate_sampler(true_classes, 2, 3, False, 20)[2],
+                ops.gamma((2 * N, 3), alpha, mean, seed=1), ops.poisson((2 * N, 3), mean),
                 ops.laplace((2 * N, 3), mean, alpha, seed=2),
                 ops.normal((2 * N, 3), mean, alpha), ops.multinomial(weights, 5, seed=4),
                 ops.multinomial(weights, 3, False), ops.shuffle(x, seed=3),
@@ -69,5 +72,6 @@ def test_functional_draws_equal_serial():
             Tensor(rng.uniform(1, 5, (2 * N, 3)).astype(np.float32)),
             Tensor(rng.uniform(0, 1, (2 * N, 4)).astype(np.float32)),
             Tensor(np.arange(6 * N, dtype=np.float32).reshape(2 * N, 3)),
-            Tensor(rng.random((2 * N, 3)) < 0.5))
+            Tensor(rng.random((2 * N, 3)) < 0.5),
+            Tensor(rng.integers(0, 9, (2 * N, 2)).astype(np.int64)))
     check(make_draws, *args, rtol=0, atol=0)
