@@ -128,6 +128,12 @@ def test_max_pool2d_values_and_indices(k, s, p, d, ceil):
     assert index.dtype == ms.int64
     chw = ops.max_pool2d(Tensor(x[0]), k, s, p, d, ceil_mode=ceil)
     np.testing.assert_allclose(chw.asnumpy(), want[0], rtol=1e-6)
+    ints = (x * 100).astype(np.int32)
+    got_int, got_idx = ops.max_pool2d(Tensor(ints), k, s, p, d, True, ceil)
+    want_int, want_idx = pool_ref(ints, k, s or k, p, d, ceil, "max")
+    assert got_int.dtype == ms.int32
+    np.testing.assert_array_equal(got_int.asnumpy(), want_int)
+    np.testing.assert_array_equal(got_idx.asnumpy(), want_idx)
 
 
 @pytest.mark.parametrize("return_indices", [False, True])
@@ -176,5 +182,7 @@ def test_errors():
         ops.conv_transpose2d(x, Tensor(np.zeros((2, 1, 2, 2), np.float32)), output_padding=1)
     with pytest.raises(ValueError, match="For 'conv_transpose2d', the 'weight' should be 4-D"):
         ops.conv_transpose2d(x, Tensor(np.zeros((3, 1, 2, 2), np.float32)))
-    with pytest.raises(TypeError, match="the 'x' should have a float dtype"):
-        ops.max_pool2d(Tensor(np.zeros((1, 1, 4, 4), np.int32)), 2)
+    with pytest.raises(TypeError, match="For 'max_pool2d', the 'x'"):
+        ops.max_pool2d(Tensor(np.zeros((1, 1, 4, 4), np.bool_)), 2)
+    with pytest.raises(TypeError, match="For 'avg_pool2d', the 'input_x'"):
+        ops.avg_pool2d(Tensor(np.zeros((1, 1, 4, 4), np.int32)), 2)

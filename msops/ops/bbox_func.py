@@ -15,9 +15,9 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
+from msops.ops.grid_sample_func import clamp_range
 from msops.primitives.array_ops import Reshape, Split
-from msops.primitives.elementwise_ops import (GreaterEqual, LessEqual, Maximum, Minimum,
-                                              Select)
+from msops.primitives.elementwise_ops import GreaterEqual, LessEqual, Select
 from msops.primitives.gather_ops import Gather
 from msops.primitives.math_ops import Cast, Exp, Log
 from msops.primitives.piecewise_ops import Floor, LogicalAnd
@@ -94,13 +94,13 @@ def bounding_box_decode(anchor_box: Any, deltas: Any, max_shape: tuple,
     dx, dy, dw, dh = (d * s + m for d, m, s in
                       zip(_boxes(name, "deltas", deltas), means, stds))
     limit = abs(math.log(wh_ratio_clip))
-    dw, dh = (_prim(Minimum)(_prim(Maximum)(d, -limit), limit) for d in (dw, dh))
+    dw, dh = (clamp_range(d, -limit, limit) for d in (dw, dh))
     gx, gy = px + pw * dx, py + ph * dy
     gw, gh = pw * _prim(Exp)(dw), ph * _prim(Exp)(dh)
     height, width = max_shape
 
     def clip(v: Any, top: int) -> Any:
-        return _prim(Minimum)(_prim(Maximum)(v, 0.0), float(top - 1))
+        return clamp_range(v, 0.0, float(top - 1))
     return _prim(Stack, 1)((clip(gx - gw * 0.5 + 0.5, width), clip(gy - gh * 0.5 + 0.5, height),
                             clip(gx + gw * 0.5 - 0.5, width), clip(gy + gh * 0.5 - 0.5, height)))
 
@@ -137,10 +137,6 @@ def _positions(lo: Any, hi: Any, size: int, crop: int) -> tuple:
         at = (lo + hi) * (0.5 * (size - 1))
     inside = _prim(LogicalAnd)(_prim(GreaterEqual)(at, 0.0), _prim(LessEqual)(at, size - 1.0))
     return at, inside
-
-
-def _clamped(v: Any, size: int) -> Any:
-    return _prim(Minimum)(_prim(Maximum)(v, 0.0), float(size - 1))
 
 
 def crop_and_resize(image: Any, boxes: Any, box_indices: Any, crop_size: tuple,
@@ -180,8 +176,8 @@ def crop_and_resize(image: Any, boxes: Any, box_indices: Any, crop_size: tuple,
 
     def read(yy: Any, xx: Any) -> Any:
         """(B, ch, cw, C) pixels at integer-valued rows yy (B, ch) and columns xx (B, cw)."""
-        at = base + _prim(ExpandDims)(_clamped(yy, h), 2) * float(w) + \
-            _prim(ExpandDims)(_clamped(xx, w), 1)
+        at = base + _prim(ExpandDims)(clamp_range(yy, 0.0, h - 1.0), 2) * float(w) + \
+            _prim(ExpandDims)(clamp_range(xx, 0.0, w - 1.0), 1)
         return _prim(Gather)(flat, _prim(Cast)(at, mstype.int32), 0)
 
     if method == "nearest":                 # rounding halves away from zero, as roundf

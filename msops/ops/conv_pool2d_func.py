@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from msops.common import dtype as mstype
 from msops.common import validator
-from msops.common.tensor import Tensor
+from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
-from msops.ops._tensor_args import check_float, check_like
+from msops.ops._tensor_args import check_like
 from msops.ops.pad_func import pad_dims
 from msops.primitives.array_ops import Reshape
 from msops.primitives.conv_ops import Conv2DBackpropInput
@@ -39,9 +40,10 @@ def _pair(name: str, arg: str, value: Any, low: int) -> tuple:
     return tuple(int(v) for v in pair)
 
 
-def _batched(name: str, arg: str, x: Any) -> tuple:
-    """(x as 4-D, whether it was 3-D (C, H, W))."""
-    check_float(name, arg, x)
+def _batched(name: str, arg: str, x: Any, types: tuple = mstype.float_type) -> tuple:
+    """(x as 4-D, whether it was 3-D (C, H, W)); x of a dtype in `types`."""
+    check_tensor(name, arg, x)
+    validator.check_tensor_dtype_valid(arg, x.dtype, types, name)
     if len(x.shape) not in (3, 4):
         raise ValueError(f"For '{name}', the '{arg}' should be 4-D (N, C, H, W) or 3-D "
                          f"(C, H, W), but got shape {list(x.shape)}.")
@@ -126,6 +128,11 @@ def _padded(name: str, x: Any, p: tuple, geo: list, fill: float) -> Any:
                     "constant", fill)
 
 
+def _lowest(dtype: mstype.Type) -> float:
+    """The padding a max never picks: -inf, or an int dtype's least value."""
+    return -np.inf if dtype in mstype.float_type else int(np.iinfo(dtype.np_dtype).min)
+
+
 def _windows_with_indices(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, geo: list,
                           name: str) -> tuple:
     """(max, int64 argmax into each H * W plane) of every window, gathering the windows."""
@@ -136,7 +143,7 @@ def _windows_with_indices(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, geo: l
     rows = np.add.outer(np.arange(oh) * s[0], np.arange(k[0]) * d[0])       # (OH, KH)
     cols = np.add.outer(np.arange(ow) * s[1], np.arange(k[1]) * d[1])       # (OW, KW)
     table = (rows[:, None, :, None] * wp + cols[None, :, None, :]).reshape(oh * ow, k[0] * k[1])
-    flat = _prim(Reshape)(_padded(name, x, p, geo, -np.inf), (n, c, hp * wp))
+    flat = _prim(Reshape)(_padded(name, x, p, geo, _lowest(x.dtype)), (n, c, hp * wp))
     cols_ = _prim(Gather)(flat, Tensor(table.astype(np.int32)), 2)       # (N, C, P, K)
     where, value = _prim(ArgMaxWithValue, 3)(cols_)
     r, q = np.divmod(table, wp)
@@ -150,14 +157,15 @@ def _windows_with_indices(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, geo: l
 def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False) -> Any:
     """The max of each kernel_size window (dilated by `dilation`) of x (N, C, H, W) or
-    (C, H, W), moved by `stride` (None: kernel_size), over `padding` -inf rows and columns
-    at each side, as `mindspore.ops.max_pool2d`; with return_indices also each max's int64
-    index in its input plane (h * W + w), the first among equals."""
+    (C, H, W) (a float or int dtype), moved by `stride` (None: kernel_size), over `padding`
+    -inf (an int dtype's least value) rows and columns at each side, as
+    `mindspore.ops.max_pool2d`; with return_indices also each max's int64 index in its input
+    plane (h * W + w), the first among equals."""
     name = "max_pool2d"
     validator.check_bool("return_indices", return_indices, name)
-    x4, unbatched = _batched(name, "x", x)
+    x4, unbatched = _batched(name, "x", x, mstype.float_type + mstype.int_type)
     k, s, p, d, geo = _window_args(name, x4, kernel_size, stride, padding, dilation, ceil_mode)
-    if return_indices or d != (1, 1):
+    if return_indices or d != (1, 1) or x4.dtype in mstype.int_type:
         outs = _windows_with_indices(x4, k, s, p, d, geo, name)
     else:
         outs = (_prim(MaxPool, k, s, "valid", "NCHW")(_padded(name, x4, p, geo, -np.inf)),)

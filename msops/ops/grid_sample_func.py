@@ -23,7 +23,8 @@ from msops.primitives import (Abs, BroadcastTo, Cast, Floor, GatherD, GreaterEqu
 __all__ = ["grid_sample"]
 
 
-def _clamp(c: Any, low: float, high: float) -> Any:
+def clamp_range(c: Any, low: float, high: float) -> Any:
+    """c clamped into [low, high] (Maximum, Minimum: the gradient passes inside only)."""
     return _prim(Minimum)(_prim(Maximum)(c, low), high)
 
 
@@ -45,10 +46,10 @@ def _source(c: Any, size: int, padding_mode: str, align_corners: bool) -> Any:
     centres of the end pixels when align_corners, else their outer edges)."""
     c = (c + 1.0) * ((size - 1) / 2) if align_corners else ((c + 1.0) * size - 1.0) / 2
     if padding_mode == "border":
-        return _clamp(c, 0.0, size - 1.0)
+        return clamp_range(c, 0.0, size - 1.0)
     if padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
-        return _clamp(c, 0.0, size - 1.0)
+        return clamp_range(c, 0.0, size - 1.0)
     return c
 
 
@@ -63,7 +64,7 @@ def _read(flat: Any, corner: list, sizes: tuple) -> tuple:
         inside = _prim(LogicalAnd)(_prim(GreaterEqual)(coord, 0.0),
                                    _prim(LessEqual)(coord, size - 1.0))
         valid = inside if valid is None else _prim(LogicalAnd)(valid, inside)
-        part = _clamp(coord, 0.0, size - 1.0) * float(stride)
+        part = clamp_range(coord, 0.0, size - 1.0) * float(stride)
         index = part if index is None else index + part
         stride *= size
     p = index.shape[-1]
