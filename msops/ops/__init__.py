@@ -86,6 +86,22 @@ from msops.ops.patch_func import *  # noqa: F401,F403
 from msops.ops.patch_func import __all__ as _patch_func_all
 from msops.ops.attention_func import *  # noqa: F401,F403
 from msops.ops.attention_func import __all__ as _attention_func_all
+from msops.ops.grid_sample_func import *  # noqa: F401,F403
+from msops.ops.grid_sample_func import __all__ as _grid_sample_func_all
+from msops.ops.conv_pool2d_func import *  # noqa: F401,F403
+from msops.ops.conv_pool2d_func import __all__ as _conv_pool2d_func_all
+from msops.ops.norm_embed_func import *  # noqa: F401,F403
+from msops.ops.norm_embed_func import __all__ as _norm_embed_func_all
+from msops.ops.nn_misc_func import *  # noqa: F401,F403
+from msops.ops.nn_misc_func import __all__ as _nn_misc_func_all
+from msops.ops.distribution_func import *  # noqa: F401,F403
+from msops.ops.distribution_func import __all__ as _distribution_func_all
+from msops.ops.bbox_func import *  # noqa: F401,F403
+from msops.ops.bbox_func import __all__ as _bbox_func_all
+from msops.ops.ctc_decode_func import *  # noqa: F401,F403
+from msops.ops.ctc_decode_func import __all__ as _ctc_decode_func_all
+from msops.ops.fractional_pool_func import *  # noqa: F401,F403
+from msops.ops.fractional_pool_func import __all__ as _fractional_pool_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -109,6 +125,10 @@ from msops.ops.ctc_func import *  # noqa: E402,F401,F403
 from msops.ops.ctc_func import __all__ as _ctc_func_all  # noqa: E402
 __all__ += list(_ctc_func_all)
 __all__ += list(_attention_func_all)
+__all__ += list(_grid_sample_func_all) + list(_conv_pool2d_func_all)
+__all__ += list(_norm_embed_func_all) + list(_nn_misc_func_all)
+__all__ += list(_distribution_func_all) + list(_bbox_func_all) + list(_ctc_decode_func_all)
+__all__ += list(_fractional_pool_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

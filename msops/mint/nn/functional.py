@@ -9,6 +9,7 @@ from msops.common import dtype as mstype
 from msops.mint._args import check_dim, check_tensor
 from msops.mint.indexing import one_hot  # noqa: F401
 from msops.mint.nn._pool import avg_pool2d, max_pool2d  # noqa: F401
+from msops.ops.norm_embed_func import padded_rows
 from msops.ops import (adaptive_avg_pool2d, cross_entropy, gelu, group_norm,  # noqa: F401
                        hardsigmoid, hardswish, hardtanh, interpolate, l1_loss, layer_norm,
                        mish, mse_loss, pixel_shuffle, selu, softplus, softsign)
@@ -96,15 +97,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         raise ValueError(f"For '{name}', 'max_norm' should be None and 'scale_grad_by_freq' "
                          f"False (not supported by msops), but got {max_norm!r} and "
                          f"{scale_grad_by_freq!r}.")
-    rows = ops.gather(weight, input, 0)
-    if padding_idx is None:
-        return rows
-    n = weight.shape[0]
-    if not isinstance(padding_idx, int) or not -n <= padding_idx < n:
-        raise ValueError(f"For '{name}', the 'padding_idx' should be an int in [{-n}, {n - 1}], "
-                         f"but got {padding_idx!r}.")
-    padded = ops.unsqueeze(ops.equal(input, padding_idx % n), -1)
-    return ops.where(ops.broadcast_to(padded, rows.shape), ops.stop_gradient(rows), rows)
+    return padded_rows(name, input, weight, ops.gather(weight, input, 0), padding_idx)
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,
