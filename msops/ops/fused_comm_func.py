@@ -29,9 +29,16 @@ def _operands(api: str, input: Any, x2: Any, bias: Any, group: Any, world_size: 
     return member_group(api, group)
 
 
-def _collective(cls: type, g: Any, **attrs: Any) -> Any:
-    """The call's primitive: one per (class, Group, attributes) eagerly, fresh when traced."""
+def _collective(api: str, cls: type, g: Any, **attrs: Any) -> Any:
+    """The call's primitive: one per (class, Group, attributes) eagerly, fresh when traced.
+    Flags and ints are type-checked first: a cached primitive is found by equal values,
+    and 1 == True."""
     from msops.communication._comm_call import collective     # it imports msops.ops
+    for arg, value in attrs.items():
+        if arg.startswith(("trans_", "gather_output")):
+            validator.check_bool(arg, value, api)
+        elif arg in ("gather_index", "comm_turn"):
+            validator.check_int(arg, value, api)
     return collective(cls, g, **attrs)
 
 
@@ -43,9 +50,9 @@ def all_gather_matmul(input: Tensor, x2: Tensor, group: str, world_size: int, *,
     (m, k) and x2 (k, n) ((n, k) with trans_x2) give output (m*world_size, n) and gather_out
     (m*world_size, k), shape (0,) when gather_output is False. float16, bfloat16, float32."""
     g = _operands("all_gather_matmul", input, x2, bias, group, world_size)
-    prim = _collective(AllGatherMatmul, g, world_size=world_size, gather_index=gather_index,
-                      gather_output=gather_output, comm_turn=comm_turn,
-                      trans_input=trans_input, trans_x2=trans_x2)
+    prim = _collective("all_gather_matmul", AllGatherMatmul, g, world_size=world_size,
+                       gather_index=gather_index, gather_output=gather_output,
+                       comm_turn=comm_turn, trans_input=trans_input, trans_x2=trans_x2)
     return prim(input, x2)
 
 
@@ -57,6 +64,7 @@ def matmul_reduce_scatter(input: Tensor, x2: Tensor, group: str, world_size: int
     divisible by world_size, and x2 (k, n) ((n, k) with trans_x2) give (m/world_size, n),
     this rank's rows of the sum. float16, bfloat16, float32."""
     g = _operands("matmul_reduce_scatter", input, x2, bias, group, world_size)
-    prim = _collective(MatmulReduceScatter, g, world_size=world_size, reduce_op=reduce_op,
-                      comm_turn=comm_turn, trans_input=trans_input, trans_x2=trans_x2)
+    prim = _collective("matmul_reduce_scatter", MatmulReduceScatter, g, world_size=world_size,
+                       reduce_op=reduce_op, comm_turn=comm_turn, trans_input=trans_input,
+                       trans_x2=trans_x2)
     return prim(input, x2)
