@@ -8,11 +8,11 @@ Each is a collective (the group, the eager cross-rank check and the watchdog of 
 collective; an ordinary collective node in a compiled graph) whose kernel overlaps the
 communication with the product on the CPU: AllGatherMatmul posts one nonblocking broadcast
 per rank's block (MPI Ibcast, rooted at the block's owner) and multiplies each block as
-it arrives while the others travel; MatmulReduceScatter multiplies its input one output
-block at a time and starts that block's nonblocking reduction onto its owner (MPI
-Ireduce) while it multiplies the next. Between row slices of every product the kernel
-tests the pending requests, which drives MPI's progress engine (MPICH moves nonblocking
-transfers only inside MPI calls).
+it arrives while the others travel; MatmulReduceScatter runs a ring reduce-scatter
+(Isend/Irecv between neighbours) whose every step multiplies the output block it is about
+to pass on while the previous step's message travels. Between row slices of a product
+the kernel tests the pending requests, which drives MPI's progress engine (MPICH moves
+nonblocking transfers only inside MPI calls).
 
 Each is the other's adjoint: the gradient of allgather(X) @ W with respect to X is a
 reduce-scatter of dout @ W^T, and that of reducescatter(X @ W) is allgather(dout) @ W^T.
@@ -32,7 +32,7 @@ from msops.communication import GlobalComm
 from msops.primitives.collective import Collective, ReduceOp
 from msops.primitives.comm_ops import AllGather, ReduceScatter
 from msops.primitives.math_ops import Add, MatMul, check_rank, check_same_dtype, compute_dtype
-from msops.primitives.mpi import call, mpi_op
+from msops.primitives.mpi import call
 from msops.primitives.primitive import prim_attr_register
 from msops.primitives.rules import bprop
 
@@ -42,6 +42,8 @@ __all__ = ["AllGatherMatmul", "MatmulReduceScatter"]
 FUSED_DTYPES = (mstype.float16, mstype.bfloat16, mstype.float32)
 #: the group sizes MindSpore's fused ops support
 WORLD_SIZES = (2, 4, 8)
+#: the largest tag Send/Receive accept (MPI guarantees at least this)
+_USER_TAGS = 32767
 #: row slices per block: between two, the kernel tests the pending transfers (progress)
 _SLICES = 4
 
@@ -96,18 +98,20 @@ class _FusedMatmul(Collective):
         `pending` requests between slices so that their transfers progress meanwhile."""
         from mpi4py import MPI
         rows = a.shape[0]
-        step = max(1, -(-rows // _SLICES))
-        for lo in range(0, rows, step):
-            part = a[lo:lo + step]
+        waiting = [r for r in pending if r]          # completed requests are null (falsy)
+        step = max(1, -(-rows // _SLICES)) if waiting else rows
+        lo = 0
+        while lo < rows:
+            part, target = a[lo:lo + step], out[lo:lo + step]
             if part.dtype != w.dtype:
                 part = part.astype(w.dtype)
-            target = out[lo:lo + step]
             if target.dtype == w.dtype:
                 np.matmul(part, w, out=target)
             else:
                 np.copyto(target, np.matmul(part, w), casting="unsafe")
-            if pending:
-                call(self, MPI.Request.Testall, list(pending))
+            lo += step
+            if waiting and call(self, MPI.Request.Testall, waiting):
+                waiting, step = [], rows - lo        # all arrived: the rest in one product
 
 
 class AllGatherMatmul(_FusedMatmul):
@@ -193,25 +197,44 @@ class MatmulReduceScatter(_FusedMatmul):
         return (self.rank_size - 1) * in_bytes // self.rank_size
 
     def kernel(self, x: np.ndarray, x2: np.ndarray) -> np.ndarray:
-        """Output block j (rows of input j*m/N...) is multiplied, then reduced onto rank j
-        by an Ireduce that runs while the next block is multiplied (blocks in group order
-        on every rank); float16/bfloat16 partials are reduced in float32."""
+        """A ring reduce-scatter fed by the product: at step s this rank multiplies output
+        block b = (rank - 1 - s) mod N, adds the running sum of that block the left
+        neighbour sends, and sends the total on to the right; after N-1 steps block `rank`
+        holds every rank's sum. Each step's product runs while the previous step's send
+        and this step's receive travel (Isend/Irecv). float16/bfloat16 in float32."""
+        from mpi4py import MPI
         comm, n, me = self._comm(), self.rank_size, self._my_rank()
         ct = compute_dtype(x.dtype)
         w = self._weight(x2, ct)
-        block = x.shape[0] // n
-        partial = np.empty((x.shape[0], w.shape[1]), ct)
-        result = np.empty((block, w.shape[1]), ct)
-        t, op = mstype.mpi_reduce_type(ct), mpi_op(ReduceOp.SUM)
-        requests: list = []
-        for j in range(n):
-            rows = slice(j * block, (j + 1) * block)
-            self._multiply(x[rows], w, partial[rows], requests)
-            requests.append(call(self, comm.Ireduce, [partial[rows], t],
-                                 [result, t] if j == me else None, op, j))
-        from mpi4py import MPI
-        call(self, MPI.Request.Waitall, requests)
-        return result if ct == x.dtype else result.astype(x.dtype)
+        block, cols = x.shape[0] // n, w.shape[1]
+        partial = np.empty((x.shape[0], cols), ct)
+        incoming = [np.empty((block, cols), ct) for _ in range(2)]
+        t, tag = mstype.mpi_move_type(ct), _ring_tag(comm)
+        left, right = (me - 1) % n, (me + 1) % n
+        sends: list = []
+        recv = call(self, comm.Irecv, [incoming[1], t], left, tag)
+        for s in range(n):
+            b = (me - 1 - s) % n
+            acc = partial[b * block:(b + 1) * block]
+            self._multiply(x[b * block:(b + 1) * block], w, acc, sends + [recv])
+            if s > 0:
+                call(self, recv.Wait)
+                acc += incoming[s % 2]
+                if s < n - 1:                   # the other buffer is free: its sum is added
+                    recv = call(self, comm.Irecv, [incoming[(s + 1) % 2], t], left, tag)
+            if s < n - 1:
+                sends.append(call(self, comm.Isend, [acc, t], right, tag))
+        call(self, MPI.Request.Waitall, sends)
+        result = partial[me * block:(me + 1) * block]
+        return result.copy() if ct == x.dtype else result.astype(x.dtype)
+
+
+def _ring_tag(comm: Any) -> int:
+    """The tag of MatmulReduceScatter's ring messages: MPI's largest, above the tags
+    Send/Receive accept (<= 32767), so no user message matches them."""
+    from mpi4py import MPI
+    upper = comm.Get_attr(MPI.TAG_UB)
+    return upper if isinstance(upper, int) and upper > _USER_TAGS else _USER_TAGS
 
 
 # -- backward rules -----------------------------------------------------------------------------
