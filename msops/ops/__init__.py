@@ -70,6 +70,8 @@ from msops.ops.fft_func import *  # noqa: F401,F403
 from msops.ops.fft_func import __all__ as _fft_func_all
 from msops.ops.fused_comm_func import *  # noqa: F401,F403
 from msops.ops.fused_comm_func import __all__ as _fused_comm_func_all
+from msops.ops.moe_func import *  # noqa: F401,F403
+from msops.ops.moe_func import __all__ as _moe_func_all
 from msops.ops.activation_func import *  # noqa: F401,F403
 from msops.ops.activation_func import __all__ as _activation_func_all
 from msops.ops.patch_func import *  # noqa: F401,F403
@@ -90,6 +92,7 @@ __all__ += list(_scatter_func_all) + list(_margin_loss_func_all)
 __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
 __all__ += list(_fused_comm_func_all)
+__all__ += list(_moe_func_all)
 __all__ += list(_activation_func_all) + list(_patch_func_all)
 
 
