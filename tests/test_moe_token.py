@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from numeric import finite_differences
+from test_vmap import eager_and_compiled
 
 RNG = np.random.default_rng(7)
 TOKENS = RNG.standard_normal((6, 4)).astype(np.float32)
@@ -35,24 +36,9 @@ def unpermute_loop(permuted, where, probs=None):
     return out
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 def three_ways(fn, *arrays):
-    ts = [Tensor(a) for a in arrays]
-    eager = fn(*ts)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        cell = Call(fn)(*ts)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return [("eager", eager), ("graph", cell), ("jit", ms.jit(lambda *xs: fn(*xs))(*ts))]
+    """fn's results on Tensors of `arrays`, named: eager, in a compiled Cell, in ms.jit."""
+    return zip(("eager", "graph", "jit"), eager_and_compiled(fn, *arrays))
 
 
 @pytest.mark.parametrize("num_out", [None, 12, 7, 0])

@@ -8,11 +8,12 @@ Eager, inside a compiled Cell (GRAPH_MODE) and inside ms.jit; errors; the cross-
 """
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 import msops as ms
-from msops import Tensor, nn, ops
+from msops import Tensor, ops
 from msops.communication import create_group, destroy_group, get_group_size, get_rank
+from test_desync import raises_everywhere
+from test_vmap import eager_and_compiled
 
 RANKS = (2, 4, 8)
 WORLD = "hccl_world_group"
@@ -26,25 +27,9 @@ def data(rank, shape, salt=0, dtype=np.float32):
     return np.random.default_rng(1000 * salt + rank).standard_normal(shape).astype(dtype)
 
 
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
 def three_ways(fn, *arrays):
-    """fn's results on Tensors of `arrays`: eager, in a compiled Cell (GRAPH_MODE), in ms.jit."""
-    ts = [Tensor(a) for a in arrays]
-    eager = fn(*ts)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        cell = Call(fn)(*ts)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return [("eager", eager), ("graph", cell), ("jit", ms.jit(lambda *xs: fn(*xs))(*ts))]
+    """fn's results on Tensors of `arrays`, named: eager, in a compiled Cell, in ms.jit."""
+    return zip(("eager", "graph", "jit"), eager_and_compiled(fn, *arrays))
 
 
 @pytest.fixture(params=[ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["graph", "pynative"])
@@ -162,6 +147,24 @@ def test_all_gather_matmul_gradient_is_the_serial_math(trans_x2, gather_output, 
     np.testing.assert_allclose(dx.asnumpy(), d_g[3 * rank:3 * rank + 3], rtol=1e-5, atol=1e-5)
     want_dw = big_w[rank].T @ g if trans_x2 else g.T @ big_w[rank]
     np.testing.assert_allclose(dw.asnumpy(), want_dw, rtol=1e-5, atol=1e-5)
+
+
+def test_all_gather_matmul_gradient_when_gather_out_is_unused(mode):
+    """gather_out computed but not in the loss: d input is the fused MatmulReduceScatter of
+    dout alone; the same serial math with V = 0."""
+    rank, n = world()
+    xs = [data(r, (2, 3)) for r in range(n)]
+    ws = [data(r, (3, 4), salt=1) for r in range(n)]
+    big_w = [data(r, (2 * n, 4), salt=2) for r in range(n)]
+
+    def loss(x, w):
+        return (ops.all_gather_matmul(x, w, WORLD, n)[0] * Tensor(big_w[rank])).sum()
+
+    dx, dw = ms.grad(loss, grad_position=(0, 1))(Tensor(xs[rank]), Tensor(ws[rank]))
+    d_g = sum(big_w[q] @ ws[q].T for q in range(n))
+    np.testing.assert_allclose(dx.asnumpy(), d_g[2 * rank:2 * rank + 2], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dw.asnumpy(), np.concatenate(xs).T @ big_w[rank], rtol=1e-5,
+                               atol=1e-5)
 
 
 @pytest.mark.parametrize("trans_x2", [False, True])
@@ -284,25 +287,13 @@ def test_shapes_and_dtypes_are_checked_on_every_rank():
 
 # -- the cross-rank check -------------------------------------------------------------------------
 
-def _raises_everywhere(fn, *sides):
-    with pytest.raises(ValueError) as err:
-        fn()
-    msg = str(err.value)
-    every = MPI.COMM_WORLD.allgather(msg)
-    assert every == [msg] * len(every)
-    assert msg.startswith("For the collective calls of group 'world_group', every rank should "
-                          "make the same call"), msg
-    for side in sides:
-        assert side in msg, (side, msg)
-
-
 def test_the_check_catches_ranks_calling_with_different_shapes():
     rank, n = world()
     rows = 3 if rank == 0 else 2
-    _raises_everywhere(lambda: ops.all_gather_matmul(_x((rows, 4)), _x((4, 3)), WORLD, n),
+    raises_everywhere(lambda: ops.all_gather_matmul(_x((rows, 4)), _x((4, 3)), WORLD, n),
                        "AllGatherMatmul(", "[3, 4] Float32", "[2, 4] Float32")
     rows = 2 * n if rank == 0 else n
-    _raises_everywhere(lambda: ops.matmul_reduce_scatter(_x((rows, 4)), _x((4, 3)), WORLD, n),
+    raises_everywhere(lambda: ops.matmul_reduce_scatter(_x((rows, 4)), _x((4, 3)), WORLD, n),
                        "MatmulReduceScatter(", f"[{2 * n}, 4] Float32", f"[{n}, 4] Float32")
     ok = ops.matmul_reduce_scatter(_x((n, 4)), _x((4, 3)), WORLD, n)      # still in step
     np.testing.assert_array_equal(ok.asnumpy(), np.full((1, 3), 4 * n, np.float32))
@@ -310,7 +301,7 @@ def test_the_check_catches_ranks_calling_with_different_shapes():
 
 def test_the_check_catches_ranks_calling_with_different_attributes():
     rank, n = world()
-    _raises_everywhere(lambda: ops.all_gather_matmul(_x(), _x((3, 4) if rank else (4, 3)),
+    raises_everywhere(lambda: ops.all_gather_matmul(_x(), _x((3, 4) if rank else (4, 3)),
                                                      WORLD, n, trans_x2=bool(rank)),
                        "trans_x2=False", "trans_x2=True")
 
