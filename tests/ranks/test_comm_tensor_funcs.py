@@ -10,7 +10,7 @@ import msops as ms
 from msops import Tensor, ops
 from msops.communication import (create_group, destroy_group, get_comm_name, get_group_size,
                                  get_process_group_ranks, get_rank)
-from msops.communication.group import SimulationError  # noqa: F401  (a RuntimeError)
+from test_fused_comm import pair_group
 
 RANKS = (2, 4, 8)
 
@@ -114,20 +114,12 @@ def test_all_to_all_v_c_mindspore_example_and_tensor_counts():
     """MindSpore's example on two ranks of a pair group: rank 0 sends its 3 elements to
     rank 1, rank 1 its 3 to rank 0; the matrix may be an int Tensor."""
     me, n = world()
-    pairs = [(p, p + 1) for p in range(0, n, 2)]
-    names = [f"a2avc_pair{p}" for p, _ in pairs]
-    for name, ranks in zip(names, pairs):
-        create_group(name, list(ranks))
-    try:
-        group, mine = names[me // 2], pairs[me // 2]
+    with pair_group("a2avc_pair") as (group, mine):
         out = Tensor(np.zeros(3, np.float32))
         tensor = Tensor(np.array([0, 1, 2], np.float32) * me)
         ops.all_to_all_v_c(out, tensor, Tensor(np.array([0, 3, 3, 0])), group=group)
         other = mine[1 - mine.index(me)]
         np.testing.assert_array_equal(out.asnumpy(), np.array([0, 1, 2], np.float32) * other)
-    finally:
-        for name in names:
-            destroy_group(name)
 
 
 def test_all_to_all_v_c_compiled():

@@ -6,6 +6,8 @@ against numpy's serial math over all of them: all_gather_matmul(x_r, w_r) is
 sum_q x_q @ w_q. Gradients are those of the loss summed over ranks, written out in numpy.
 Eager, inside a compiled Cell (GRAPH_MODE) and inside ms.jit; errors; the cross-rank check.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -95,18 +97,28 @@ def test_half_precision_multiplies_and_reduces_in_float32(dtype):
                                atol=2e-2)
 
 
-def test_a_sub_group_of_two_ranks():
-    """Pairs (0, 1), (2, 3), ...: each pair gathers and reduces among itself."""
+@contextlib.contextmanager
+def pair_group(prefix):
+    """Groups of the pairs (0, 1), (2, 3), ... (made by every rank, freed after): yields
+    (this rank's group name, its pair)."""
     rank, n = world()
     pairs = [(p, p + 1) for p in range(0, n, 2)]
-    names = [f"fused_pair{p}" for p, _ in pairs]
+    names = [f"{prefix}{p}" for p, _ in pairs]
     for name, ranks in zip(names, pairs):
         create_group(name, list(ranks))
     try:
-        mine = pairs[rank // 2]
+        yield names[rank // 2], pairs[rank // 2]
+    finally:
+        for name in names:
+            destroy_group(name)
+
+
+def test_a_sub_group_of_two_ranks():
+    """Each pair of ranks gathers and reduces among itself."""
+    rank, n = world()
+    with pair_group("fused_pair") as (group, mine):
         xs = {r: data(r, (2, 3)) for r in mine}
         ws = {r: data(r, (3, 4), salt=1) for r in mine}
-        group = names[rank // 2]
         out, _ = ops.all_gather_matmul(Tensor(xs[rank]), Tensor(ws[rank]), group, 2)
         np.testing.assert_allclose(out.asnumpy(), np.concatenate([xs[r] for r in mine]) @ ws[rank],
                                    rtol=1e-5, atol=1e-5)
@@ -114,9 +126,6 @@ def test_a_sub_group_of_two_ranks():
         total = sum(xs[r] @ ws[r] for r in mine)
         i = mine.index(rank)
         np.testing.assert_allclose(got.asnumpy(), total[i:i + 1], rtol=1e-5, atol=1e-5)
-    finally:
-        for name in names:
-            destroy_group(name)
 
 
 # -- backward ----------------------------------------------------------------------------------
