@@ -17,3 +17,6 @@ __all__ += ["HCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP", "MCCL_WORLD_COMM_G
 from msops.communication.management import get_local_rank, get_local_rank_size  # noqa: E402
 
 __all__ += ["get_local_rank", "get_local_rank_size"]
+from msops.communication.management import get_comm_name, get_process_group_ranks  # noqa: E402
+
+__all__ += ["get_comm_name", "get_process_group_ranks"]

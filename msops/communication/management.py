@@ -17,7 +17,8 @@ from msops.communication.group import Group, SimulationError
 __all__ = ["GlobalComm", "init", "release", "is_initialized", "is_simulation", "get_rank",
            "get_group_size", "get_local_rank", "get_local_rank_size", "get_world_rank_from_group_rank",
            "get_group_rank_from_world_rank", "create_group", "destroy_group",
-           "get_group", "create_group_partition", "group_name_of", "SimulationError"]
+           "get_group", "create_group_partition", "group_name_of", "SimulationError",
+           "get_comm_name", "get_process_group_ranks"]
 
 
 class GlobalComm:
@@ -201,6 +202,19 @@ def get_local_rank_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
     return len(_on_my_host("get_local_rank_size", group))
 
 
+def get_comm_name(group: str = GlobalComm.WORLD_COMM_GROUP) -> str:
+    """The name of `group`'s MPI communicator (MindSpore: its HCCL communicator's): a
+    sub-group's communicator is named after the group when it is made, the world's is
+    MPI's "MPI_COMM_WORLD". ValueError for a non-member; SimulationError (a RuntimeError)
+    in a simulated world, which has no communicators."""
+    return get_group(group, "get_comm_name").comm("get_comm_name").Get_name()
+
+
+def get_process_group_ranks(group: str = GlobalComm.WORLD_COMM_GROUP) -> list:
+    """The global ranks of `group`, in group-rank order."""
+    return list(get_group(group, "get_process_group_ranks").ranks)
+
+
 def get_world_rank_from_group_rank(group: str, group_rank_id: int) -> int:
     g = get_group(group, "get_world_rank_from_group_rank")
     validator.check_int_range(group_rank_id, 0, g.size, validator.Rel.INC_LEFT, "group_rank_id",
@@ -302,6 +316,8 @@ def _split(parts: list[tuple[str, tuple[int, ...]]], all_parts: Sequence = (),
                 comm.Free()
             continue
         member = me in ranks
+        if member and comm is not None:
+            comm.Set_name(name)          # MPI's tools and get_comm_name show the group
         _state.groups[name] = _group(name, ranks, ranks.index(me) if member else None,
                                      comm if member else None)
 

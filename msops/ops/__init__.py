@@ -80,6 +80,10 @@ from msops.ops.products_func import *  # noqa: F401,F403
 from msops.ops.products_func import __all__ as _products_func_all
 from msops.ops.fft_func import *  # noqa: F401,F403
 from msops.ops.fft_func import __all__ as _fft_func_all
+from msops.ops.fused_comm_func import *  # noqa: F401,F403
+from msops.ops.fused_comm_func import __all__ as _fused_comm_func_all
+from msops.ops.moe_func import *  # noqa: F401,F403
+from msops.ops.moe_func import __all__ as _moe_func_all
 from msops.ops.activation_func import *  # noqa: F401,F403
 from msops.ops.activation_func import __all__ as _activation_func_all
 from msops.ops.patch_func import *  # noqa: F401,F403
@@ -120,6 +124,8 @@ __all__ += list(_view_func_all) + list(_diag_func_all) + list(_spatial_func_all)
 __all__ += list(_convert_func_all)
 __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
+__all__ += list(_fused_comm_func_all)
+__all__ += list(_moe_func_all)
 __all__ += list(_activation_func_all) + list(_patch_func_all)
 from msops.ops.ctc_func import *  # noqa: E402,F401,F403
 from msops.ops.ctc_func import __all__ as _ctc_func_all  # noqa: E402

@@ -137,4 +137,4 @@ def get_group_rank(group: str | None, global_rank: int) -> int:
 
 def get_process_group_ranks(group: str | None = None) -> list:
     """The global ranks of `group`, in group-rank order."""
-    return list(management.get_group(group, "get_process_group_ranks").ranks)
+    return management.get_process_group_ranks(group)
