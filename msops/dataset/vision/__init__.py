@@ -19,6 +19,11 @@ from msops.dataset.vision.geometry import (Crop, FiveCrop, HorizontalFlip, PadTo
 from msops.dataset.vision.erase import CutOut, Erase, RandomErasing
 from msops.dataset.vision.blur import GaussianBlur
 from msops.dataset.vision.mix import CutMixBatch, ImageBatchFormat, MixUpBatch
+from msops.dataset.vision.augment import (AutoAugment, AutoAugmentPolicy, RandAugment,
+                                          RandomSelectSubpolicy, TrivialAugmentWide,
+                                          UniformAugment)
+from msops.dataset.vision.convert import (ConvertColor, ConvertMode, NormalizePad, SliceMode,
+                                          SlicePatches, ToPIL, ToType)
 
 __all__ = ["Border", "CenterCrop", "Decode", "HWC2CHW", "Inter", "Normalize", "Pad",
            "RandomCrop", "RandomCropDecodeResize", "RandomHorizontalFlip", "RandomResizedCrop",
@@ -31,3 +36,6 @@ __all__ += ["AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "A
             "PadToSize", "RandomAffine", "RandomRotation", "ResizedCrop", "Rotate", "TenCrop",
             "VerticalFlip", "CutOut", "Erase", "RandomErasing", "GaussianBlur", "CutMixBatch",
             "ImageBatchFormat", "MixUpBatch"]
+__all__ += ["AutoAugment", "AutoAugmentPolicy", "RandAugment", "RandomSelectSubpolicy",
+            "TrivialAugmentWide", "UniformAugment", "ConvertColor", "ConvertMode", "NormalizePad",
+            "SliceMode", "SlicePatches", "ToPIL", "ToType"]
