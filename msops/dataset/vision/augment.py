@@ -19,7 +19,7 @@ import numpy as np
 
 from msops.common import validator
 from msops.dataset.transforms.base import RandomOperation
-from msops.dataset.transforms.transforms import _run
+from msops.dataset.transforms.transforms import _check_ops, _run
 from msops.dataset.vision.color import (adjust, autocontrast, equalize, posterize, rgb_image,
                                         solarize)
 from msops.dataset.vision.geometry import rotate
@@ -164,6 +164,23 @@ class _Augment(RandomOperation):
         image = rgb_image(array, op, float_ok=False)
         return image, check_fill(image, self.fill_value, op)
 
+    def _random_op(self, image: np.ndarray, fill: np.ndarray, space: str,
+                   level: int | None) -> np.ndarray:
+        """One operation drawn uniformly from Identity and the `space` operations, at
+        `level` (None: a level drawn uniformly), with a random sign where signed."""
+        table = {"Identity": (None, False)}
+        table.update(magnitudes(space, self.num_magnitude_bins, *image.shape[:2]))
+        names = list(table)
+        name = names[int(self._rng.integers(len(names)))]
+        values, signed = table[name]
+        magnitude = 0.0
+        if values is not None:
+            k = int(self._rng.integers(len(values))) if level is None else level
+            magnitude = float(values[k])
+        if signed and self._rng.integers(2):
+            magnitude = -magnitude
+        return apply_op(image, name, magnitude, self.interpolation, fill)
+
 
 class AutoAugment(_Augment):
     """AutoAugment with a learned `policy` (AutoAugmentPolicy.IMAGENET, CIFAR10 or SVHN):
@@ -224,16 +241,8 @@ class RandAugment(_Augment):
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
         image, fill = self._prepare(array)
-        space = {"Identity": (None, False)}
-        space.update(magnitudes("auto", self.num_magnitude_bins, *image.shape[:2]))
-        names = list(space)
         for _ in range(self.num_ops):
-            name = names[int(self._rng.integers(len(names)))]
-            values, signed = space[name]
-            magnitude = 0.0 if values is None else float(values[self.magnitude])
-            if signed and self._rng.integers(2):
-                magnitude = -magnitude
-            image = apply_op(image, name, magnitude, self.interpolation, fill)
+            image = self._random_op(image, fill, "auto", self.magnitude)
         return image
 
 
@@ -249,24 +258,7 @@ class TrivialAugmentWide(_Augment):
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
         image, fill = self._prepare(array)
-        space = {"Identity": (None, False)}
-        space.update(magnitudes("wide", self.num_magnitude_bins, *image.shape[:2]))
-        names = list(space)
-        name = names[int(self._rng.integers(len(names)))]
-        values, signed = space[name]
-        magnitude = 0.0 if values is None else \
-            float(values[int(self._rng.integers(len(values)))])
-        if signed and self._rng.integers(2):
-            magnitude = -magnitude
-        return apply_op(image, name, magnitude, self.interpolation, fill)
-
-
-def _callables(transforms: Any, arg: str, op: str) -> list:
-    if not isinstance(transforms, (list, tuple)) or not transforms or \
-            not all(callable(t) for t in transforms):
-        raise TypeError(f"For '{op}', the '{arg}' should be a non-empty list of callables, but "
-                        f"got {transforms!r}.")
-    return list(transforms)
+        return self._random_op(image, fill, "wide", None)
 
 
 class UniformAugment(RandomOperation):
@@ -274,7 +266,7 @@ class UniformAugment(RandomOperation):
     each with probability 0.5."""
 
     def __init__(self, transforms: Sequence[Callable], num_ops: int = 2) -> None:
-        self.transforms = _callables(transforms, "transforms", "UniformAugment")
+        self.transforms = _check_ops(transforms, "UniformAugment")
         self.num_ops = validator.check_positive_int(num_ops, "num_ops", "UniformAugment")
         if self.num_ops > len(self.transforms):
             raise ValueError(f"For 'UniformAugment', the 'num_ops' should be at most the number of "

@@ -8,8 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from msops.dataset.transforms.base import TensorOperation
-from msops.dataset.vision.color import finish
-from msops.dataset.vision.utils import check_image
+from msops.dataset.vision.utils import cast_like, check_image
 
 __all__ = ["GaussianBlur", "gaussian_kernel"]
 
@@ -64,7 +63,4 @@ class GaussianBlur(TensorOperation):
             n = out.shape[axis]
             out = sum(k[t] * np.take(padded, np.arange(t, t + n), axis=axis)
                       for t in range(size))
-        if image.dtype.kind in "iu" and image.dtype != np.uint8:
-            info = np.iinfo(image.dtype)
-            return np.clip(np.rint(out), info.min, info.max).astype(image.dtype)
-        return finish(out, image.dtype)
+        return cast_like(out, image.dtype)

@@ -17,7 +17,7 @@ import numpy as np
 from msops.common import validator
 from msops.dataset.transforms.base import TensorOperation
 from msops.dataset.vision.transforms import _number
-from msops.dataset.vision.utils import check_image
+from msops.dataset.vision.utils import cast_like, check_image
 
 __all__ = ["AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue",
            "AdjustGamma", "AdjustSharpness", "Invert", "Posterize", "Solarize", "Equalize",
@@ -49,18 +49,10 @@ def uint8_or_float(image: np.ndarray, op: str, float_ok: bool = True) -> np.ndar
     return image
 
 
-def finish(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Float results back to the image dtype: uint8 rounded to nearest (half to even, as
-    OpenCV's saturate_cast) and clipped; floats kept."""
-    if dtype == np.uint8:
-        return np.clip(np.rint(values), 0, 255).astype(np.uint8)
-    return values.astype(dtype)
-
-
 def blend(degenerate: Any, image: np.ndarray, alpha: float) -> np.ndarray:
-    """`degenerate * (1 - alpha) + image * alpha` in the image's dtype (`finish`)."""
+    """`degenerate * (1 - alpha) + image * alpha` in the image's dtype (`cast_like`)."""
     out = np.asarray(degenerate, np.float64) * (1.0 - alpha) + image.astype(np.float64) * alpha
-    return finish(out, image.dtype)
+    return cast_like(out, image.dtype)
 
 
 def gray(image: np.ndarray) -> np.ndarray:
@@ -110,7 +102,7 @@ def _shift_hue(image: np.ndarray, hue: float) -> np.ndarray:
     choices = [np.stack(c, -1) for c in ((v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v),
                                          (v, p, q))]
     out = np.select([(i == k)[..., None] for k in range(6)], choices)
-    return finish(out * scale, image.dtype)
+    return cast_like(out * scale, image.dtype)
 
 
 def _smooth(image: np.ndarray) -> np.ndarray:
@@ -125,7 +117,7 @@ def _smooth(image: np.ndarray) -> np.ndarray:
             for dx in range(3):
                 acc = acc + x[dy:dy + h - 2, dx:dx + w - 2]
         out[1:-1, 1:-1] = acc / 13.0
-    return finish(out, image.dtype).astype(np.float64)
+    return cast_like(out, image.dtype).astype(np.float64)
 
 
 class AdjustBrightness(TensorOperation):
@@ -187,7 +179,7 @@ class AdjustGamma(TensorOperation):
     def _apply(self, array: np.ndarray) -> np.ndarray:
         image = uint8_or_float(check_image(array, "AdjustGamma"), "AdjustGamma")
         if image.dtype == np.uint8:
-            lut = finish(255.0 * self.gain * (np.arange(256) / 255.0) ** self.gamma, np.uint8)
+            lut = cast_like(255.0 * self.gain * (np.arange(256) / 255.0) ** self.gamma, np.uint8)
             return lut[image]
         return (self.gain * image.astype(np.float64) ** self.gamma).astype(image.dtype)
 

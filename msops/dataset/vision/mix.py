@@ -9,6 +9,7 @@ import numpy as np
 
 from msops.dataset.transforms.base import RandomOperation, as_array
 from msops.dataset.vision.transforms import _number, _probability
+from msops.dataset.vision.utils import cast_like
 
 __all__ = ["ImageBatchFormat", "MixUpBatch", "CutMixBatch"]
 
@@ -44,13 +45,6 @@ def _batch(inputs: tuple, op: str, image_rank_msg: str) -> tuple[np.ndarray, np.
     return images, labels
 
 
-def _cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
-    return values.astype(dtype)
-
-
 class MixUpBatch(RandomOperation):
     """MixUp on a batch: lam ~ Beta(alpha, alpha) once per batch, a random permutation p of
     the batch, images `lam * x + (1 - lam) * x[p]` (in their dtype, integers rounded) and
@@ -66,7 +60,7 @@ class MixUpBatch(RandomOperation):
         perm = self._rng.permutation(images.shape[0])
         mixed = lam * images.astype(np.float64) + (1 - lam) * images[perm].astype(np.float64)
         out_labels = lam * labels.astype(np.float64) + (1 - lam) * labels[perm]
-        return _cast(mixed, images.dtype), out_labels.astype(np.float32)
+        return cast_like(mixed, images.dtype), out_labels.astype(np.float32)
 
 
 class CutMixBatch(RandomOperation):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from msops.dataset.vision.utils import Inter
+from msops.dataset.vision.utils import Inter, cast_like
 
 __all__ = ["warp_affine", "rotation_matrix", "affine_matrix", "check_fill"]
 
@@ -52,12 +52,7 @@ def warp_affine(image: np.ndarray, inverse: np.ndarray, out_h: int, out_w: int,
         bottom = x[cy1, cx0] * (1 - dx) + x[cy1, cx1] * dx
         values = top * (1 - dy) + bottom * dy
     values = np.where(inside.reshape(inside.shape + extra), values, fill)
-    if image.dtype.kind in "iub":
-        info = np.iinfo(image.dtype) if image.dtype.kind != "b" else None
-        values = np.rint(values)
-        if info is not None:
-            values = np.clip(values, info.min, info.max)
-    return values.astype(image.dtype)
+    return cast_like(values, image.dtype)
 
 
 def rotation_matrix(degrees: float, center: tuple[float, float]) -> np.ndarray:
