@@ -38,37 +38,50 @@ class AutoAugmentPolicy(IntEnum):
     SVHN = 2
 
 
-# Each line a sub-policy of two (operation, probability, magnitude level 0..9; '-' none).
+# Sub-policies separated by ';' or line ends, each two (operation, probability, magnitude
+# level 0..9, '-' none).
 _POLICIES = {
     AutoAugmentPolicy.IMAGENET: """
-        Posterize .4 8, Rotate .6 9;  Solarize .6 5, AutoContrast .6 -;  Equalize .8 -, Equalize .6 -
-        Posterize .6 7, Posterize .6 6;  Equalize .4 -, Solarize .2 4;  Equalize .4 -, Rotate .8 8
-        Solarize .6 3, Equalize .6 -;  Posterize .8 5, Equalize 1 -;  Rotate .2 3, Solarize .6 8
-        Equalize .6 -, Posterize .4 6;  Rotate .8 8, Color .4 0;  Rotate .4 9, Equalize .6 -
-        Equalize 0 -, Equalize .8 -;  Invert .6 -, Equalize 1 -;  Color .6 4, Contrast 1 8
-        Rotate .8 8, Color 1 2;  Color .8 8, Solarize .8 7;  Sharpness .4 7, Invert .6 -
-        ShearX .6 5, Equalize 1 -;  Color .4 0, Equalize .6 -;  Equalize .4 -, Solarize .2 4
-        Solarize .6 5, AutoContrast .6 -;  Invert .6 -, Equalize 1 -;  Color .6 4, Contrast 1 8
+        Posterize .4 8, Rotate .6 9;  Solarize .6 5, AutoContrast .6 -
+        Equalize .8 -, Equalize .6 -;  Posterize .6 7, Posterize .6 6
+        Equalize .4 -, Solarize .2 4;  Equalize .4 -, Rotate .8 8
+        Solarize .6 3, Equalize .6 -;  Posterize .8 5, Equalize 1 -
+        Rotate .2 3, Solarize .6 8;  Equalize .6 -, Posterize .4 6
+        Rotate .8 8, Color .4 0;  Rotate .4 9, Equalize .6 -
+        Equalize 0 -, Equalize .8 -;  Invert .6 -, Equalize 1 -
+        Color .6 4, Contrast 1 8;  Rotate .8 8, Color 1 2
+        Color .8 8, Solarize .8 7;  Sharpness .4 7, Invert .6 -
+        ShearX .6 5, Equalize 1 -;  Color .4 0, Equalize .6 -
+        Equalize .4 -, Solarize .2 4;  Solarize .6 5, AutoContrast .6 -
+        Invert .6 -, Equalize 1 -;  Color .6 4, Contrast 1 8
         Equalize .8 -, Equalize .6 -""",
     AutoAugmentPolicy.CIFAR10: """
-        Invert .1 -, Contrast .2 6;  Rotate .7 2, TranslateX .3 9;  Sharpness .8 1, Sharpness .9 3
-        ShearY .5 8, TranslateY .7 9;  AutoContrast .5 -, Equalize .9 -;  ShearY .2 7, Posterize .3 7
-        Color .4 3, Brightness .6 7;  Sharpness .3 9, Brightness .7 9;  Equalize .6 -, Equalize .5 -
-        Contrast .6 7, Sharpness .6 5;  Color .7 7, TranslateX .5 8;  Equalize .3 -, AutoContrast .4 -
-        TranslateY .4 3, Sharpness .2 6;  Brightness .9 6, Color .2 8;  Solarize .5 2, Invert 0 -
-        Equalize .2 -, AutoContrast .6 -;  Equalize .2 -, Equalize .6 -;  Color .9 9, Equalize .6 -
-        AutoContrast .8 -, Solarize .2 8;  Brightness .1 3, Color .7 0;  Solarize .4 5, AutoContrast .9 -
-        TranslateY .9 9, TranslateY .7 9;  AutoContrast .9 -, Solarize .8 3;  Equalize .8 -, Invert .1 -
+        Invert .1 -, Contrast .2 6;  Rotate .7 2, TranslateX .3 9
+        Sharpness .8 1, Sharpness .9 3;  ShearY .5 8, TranslateY .7 9
+        AutoContrast .5 -, Equalize .9 -;  ShearY .2 7, Posterize .3 7
+        Color .4 3, Brightness .6 7;  Sharpness .3 9, Brightness .7 9
+        Equalize .6 -, Equalize .5 -;  Contrast .6 7, Sharpness .6 5
+        Color .7 7, TranslateX .5 8;  Equalize .3 -, AutoContrast .4 -
+        TranslateY .4 3, Sharpness .2 6;  Brightness .9 6, Color .2 8
+        Solarize .5 2, Invert 0 -;  Equalize .2 -, AutoContrast .6 -
+        Equalize .2 -, Equalize .6 -;  Color .9 9, Equalize .6 -
+        AutoContrast .8 -, Solarize .2 8;  Brightness .1 3, Color .7 0
+        Solarize .4 5, AutoContrast .9 -;  TranslateY .9 9, TranslateY .7 9
+        AutoContrast .9 -, Solarize .8 3;  Equalize .8 -, Invert .1 -
         TranslateY .7 9, AutoContrast .9 -""",
     AutoAugmentPolicy.SVHN: """
-        ShearX .9 4, Invert .2 -;  ShearY .9 8, Invert .7 -;  Equalize .6 -, Solarize .6 6
-        Invert .9 -, Equalize .6 -;  Equalize .6 -, Rotate .9 3;  ShearX .9 4, AutoContrast .8 -
-        ShearY .9 8, Invert .4 -;  ShearY .9 5, Solarize .2 6;  Invert .9 -, AutoContrast .8 -
-        Equalize .6 -, Rotate .9 3;  ShearX .9 4, Solarize .3 3;  ShearY .8 8, Invert .7 -
-        Equalize .9 -, TranslateY .6 6;  Invert .9 -, Equalize .6 -;  Contrast .3 3, Rotate .8 4
-        Invert .8 -, TranslateY 0 2;  ShearY .7 6, Solarize .4 8;  Invert .6 -, Rotate .8 4
-        ShearY .3 7, TranslateX .9 3;  ShearX .1 6, Invert .6 -;  Solarize .7 2, TranslateY .6 7
-        ShearY .8 4, Invert .8 -;  ShearX .7 9, TranslateY .8 3;  ShearY .8 5, AutoContrast .7 -
+        ShearX .9 4, Invert .2 -;  ShearY .9 8, Invert .7 -
+        Equalize .6 -, Solarize .6 6;  Invert .9 -, Equalize .6 -
+        Equalize .6 -, Rotate .9 3;  ShearX .9 4, AutoContrast .8 -
+        ShearY .9 8, Invert .4 -;  ShearY .9 5, Solarize .2 6
+        Invert .9 -, AutoContrast .8 -;  Equalize .6 -, Rotate .9 3
+        ShearX .9 4, Solarize .3 3;  ShearY .8 8, Invert .7 -
+        Equalize .9 -, TranslateY .6 6;  Invert .9 -, Equalize .6 -
+        Contrast .3 3, Rotate .8 4;  Invert .8 -, TranslateY 0 2
+        ShearY .7 6, Solarize .4 8;  Invert .6 -, Rotate .8 4
+        ShearY .3 7, TranslateX .9 3;  ShearX .1 6, Invert .6 -
+        Solarize .7 2, TranslateY .6 7;  ShearY .8 4, Invert .8 -
+        ShearX .7 9, TranslateY .8 3;  ShearY .8 5, AutoContrast .7 -
         ShearX .7 2, Invert .1 -""",
 }
 
