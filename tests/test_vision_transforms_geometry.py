@@ -173,3 +173,34 @@ def test_geometry_errors():
         vision.Rotate(10, fill_value=(1, 2, 3))(np.zeros((4, 4), np.uint8))
     with pytest.raises(ValueError, match="For 'PadToSize', the 'size'"):
         vision.PadToSize(5)(rgb(10, 12))
+
+
+def homography(src, dst):
+    """The 8 PIL PERSPECTIVE coefficients mapping each dst point to its src point."""
+    a = np.zeros((8, 8))
+    b = np.zeros(8)
+    for k, ((x, y), (u, v)) in enumerate(zip(dst, src)):
+        a[2 * k] = [x, y, 1, 0, 0, 0, -u * x, -u * y]
+        a[2 * k + 1] = [0, 0, 0, x, y, 1, -v * x, -v * y]
+        b[2 * k], b[2 * k + 1] = u, v
+    return tuple(np.linalg.solve(a, b))
+
+
+@pytest.mark.parametrize("resample", [Inter.NEAREST, Inter.BILINEAR])
+def test_perspective_matches_pil(resample):
+    x = smooth_image(20, 24)
+    start = [[0, 0], [23, 0], [23, 19], [0, 19]]
+    end = [[2, 1], [21, 3], [22, 18], [1, 16]]
+    got = vision.Perspective(start, end, resample)(x).astype(int)
+    want = np.asarray(Image.fromarray(x).transform((24, 20), Image.PERSPECTIVE,
+                                                   homography(start, end),
+                                                   PIL_RESAMPLE[resample])).astype(int)
+    inner = (slice(4, -4), slice(4, -4))
+    bad = np.abs(got[inner] - want[inner]) > 1
+    assert bad.any(-1).mean() < 0.02
+    shifted = vision.Perspective(start, [[p[0] + 3, p[1]] for p in start], Inter.NEAREST)(x)
+    np.testing.assert_array_equal(shifted[:, 3:], x[:, :-3])             # a pure translation
+    assert (shifted[:, :3] == 0).all()
+    with pytest.raises(ValueError, match="For 'Perspective', the 'start_points' and 'end_points' "
+                                         "should each be four points in general position"):
+        vision.Perspective([[0, 0], [1, 1], [2, 2], [3, 3]], start)

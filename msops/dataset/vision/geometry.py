@@ -15,9 +15,10 @@ from msops.dataset.transforms.base import RandomOperation, TensorOperation
 from msops.dataset.vision.transforms import _border, _fill, _pad
 from msops.dataset.vision.utils import (Border, Inter, check_image, check_inter, image_size,
                                         resize_image)
-from msops.dataset.vision.warp import affine_matrix, check_fill, rotation_matrix, warp_affine
+from msops.dataset.vision.warp import (affine_matrix, check_fill, perspective_matrix,
+                                       rotation_matrix, warp_affine)
 
-__all__ = ["Rotate", "RandomRotation", "RandomAffine", "Crop", "ResizedCrop", "FiveCrop",
+__all__ = ["Rotate", "RandomRotation", "RandomAffine", "Perspective", "Crop", "ResizedCrop", "FiveCrop",
            "TenCrop", "PadToSize", "HorizontalFlip", "VerticalFlip"]
 
 
@@ -202,6 +203,42 @@ class RandomAffine(RandomOperation):
                                    image.shape).astype(image.dtype)
         return warp_affine(image, np.linalg.inv(forward)[:2], h, w, self.resample,
                            check_fill(image, self.fill_value, "RandomAffine"))
+
+
+def _points(points: Any, arg: str) -> np.ndarray:
+    ok = isinstance(points, (list, tuple)) and len(points) == 4 and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in p) for p in points)
+    if not ok:
+        raise TypeError(f"For 'Perspective', the '{arg}' should be four [x, y] points of ints "
+                        f"(top-left, top-right, bottom-right, bottom-left), but got {points!r}.")
+    return np.asarray(points, np.float64)
+
+
+class Perspective(TensorOperation):
+    """The perspective transform taking the four `start_points` ([x, y]: top-left,
+    top-right, bottom-right, bottom-left) to `end_points`, sampled with `interpolation`
+    (PIL's Image.transform PERSPECTIVE, as torchvision's perspective); uncovered pixels 0."""
+
+    def __init__(self, start_points: Sequence[Sequence[int]],
+                 end_points: Sequence[Sequence[int]],
+                 interpolation: Inter = Inter.BILINEAR) -> None:
+        self.start_points = _points(start_points, "start_points").astype(int).tolist()
+        self.end_points = _points(end_points, "end_points").astype(int).tolist()
+        self.interpolation = check_inter(interpolation, "Perspective")
+        try:
+            # the output samples the input: map end points back to start points
+            self._inverse = perspective_matrix(np.asarray(self.end_points, np.float64),
+                                               np.asarray(self.start_points, np.float64))
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"For 'Perspective', the 'start_points' and 'end_points' should "
+                             f"each be four points in general position (no three on a line), "
+                             f"but got {self.start_points} and {self.end_points}.") from exc
+
+    def _apply(self, array: np.ndarray) -> np.ndarray:
+        image = check_image(array, "Perspective")
+        h, w = image.shape[:2]
+        return warp_affine(image, self._inverse, h, w, self.interpolation, np.float64(0.0))
 
 
 def _crop(image: np.ndarray, top: int, left: int, height: int, width: int, op: str) -> np.ndarray:

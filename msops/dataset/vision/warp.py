@@ -15,7 +15,8 @@ import numpy as np
 
 from msops.dataset.vision.utils import Inter, cast_like
 
-__all__ = ["warp_affine", "rotation_matrix", "affine_matrix", "check_fill"]
+__all__ = ["warp_affine", "rotation_matrix", "affine_matrix", "perspective_matrix",
+           "check_fill"]
 
 
 def check_fill(image: np.ndarray, fill_value: Any, op: str) -> np.ndarray:
@@ -30,11 +31,16 @@ def check_fill(image: np.ndarray, fill_value: Any, op: str) -> np.ndarray:
 def warp_affine(image: np.ndarray, inverse: np.ndarray, out_h: int, out_w: int,
                 interpolation: Inter, fill: np.ndarray) -> np.ndarray:
     """The (out_h, out_w[, C]) image whose pixel centre (x, y) samples `image` at
-    `inverse @ (x, y, 1)` (a 2x3 matrix); integer images are rounded (module docstring)."""
+    `inverse @ (x, y, 1)`: a 2x3 affine matrix, or a 3x3 projective one (the result
+    divided by its third coordinate); integer images are rounded (module docstring)."""
     h, w = image.shape[:2]
     ys, xs = np.meshgrid(np.arange(out_h) + 0.5, np.arange(out_w) + 0.5, indexing="ij")
     sx = inverse[0, 0] * xs + inverse[0, 1] * ys + inverse[0, 2]
     sy = inverse[1, 0] * xs + inverse[1, 1] * ys + inverse[1, 2]
+    if inverse.shape[0] == 3:
+        sz = inverse[2, 0] * xs + inverse[2, 1] * ys + inverse[2, 2]
+        sz = np.where(sz == 0, np.finfo(np.float64).tiny, sz)
+        sx, sy = sx / sz, sy / sz
     inside = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
     extra = (1,) * (image.ndim - 2)
     if interpolation == Inter.NEAREST:
@@ -80,6 +86,18 @@ def affine_matrix(degrees: float, translate: tuple[float, float], scale: float,
     cx, cy = center
     rss = rot @ np.diag([scale, scale, 1.0]) @ shear_y @ shear_x
     return _translate(cx + translate[0], cy + translate[1]) @ rss @ _translate(-cx, -cy)
+
+
+def perspective_matrix(start_points: np.ndarray, end_points: np.ndarray) -> np.ndarray:
+    """The 3x3 homography mapping each of the four `start_points` (x, y) to the matching
+    `end_points` point (the direct linear solution with h33 = 1)."""
+    rows, rhs = [], []
+    for (x, y), (u, v) in zip(start_points, end_points):
+        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+        rhs += [u, v]
+    coeffs = np.linalg.solve(np.asarray(rows, np.float64), np.asarray(rhs, np.float64))
+    return np.append(coeffs, 1.0).reshape(3, 3)
 
 
 def _translate(tx: float, ty: float) -> np.ndarray:
