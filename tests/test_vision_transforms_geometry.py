@@ -160,7 +160,7 @@ def test_geometry_errors():
                                         "non-negative number or a sequence"):
         vision.RandomRotation("x")
     with pytest.raises(NotImplementedError, match="For 'Rotate'"):
-        vision.Rotate(10, Inter.CUBIC)
+        vision.Rotate(10, Inter.AREA)
     with pytest.raises(ValueError, match=r"For 'RandomAffine', the 'translate' should be \(min, "
                                          r"max\) pairs within \[-1.0, 1.0\]"):
         vision.RandomAffine(0, translate=(0, 2))
@@ -204,3 +204,37 @@ def test_perspective_matches_pil(resample):
     with pytest.raises(ValueError, match="For 'Perspective', the 'start_points' and 'end_points' "
                                          "should each be four points in general position"):
         vision.Perspective([[0, 0], [1, 1], [2, 2], [3, 3]], start)
+
+
+def test_bicubic_warps_match_pil():
+    x = rgb(18, 22, seed=4)
+    got = vision.Rotate(23.0, Inter.BICUBIC, fill_value=(9, 8, 7))(x)
+    want = np.asarray(Image.fromarray(x).rotate(23.0, Image.BICUBIC, fillcolor=(9, 8, 7)))
+    # PIL's a = -1 cubic convolution, truncated: equal but for coordinate ties at the edges
+    assert np.mean(np.any(got != want, -1)) < 0.01
+    bil = vision.Rotate(23.0, Inter.BILINEAR)(x)
+    want = np.asarray(Image.fromarray(x).rotate(23.0, Image.BILINEAR))
+    assert np.mean(np.any(bil != want, -1)) < 0.01
+
+
+def test_random_perspective_corners_and_seed():
+    x = smooth_image(20, 24)
+    ms.set_seed(8)
+    op = vision.RandomPerspective(0.4, prob=1.0)
+    ms.set_seed(8)
+    probe = vision.RandomPerspective(0.4, prob=1.0)
+    for _ in range(5):
+        probe._rng.random()                               # the prob draw
+        start, end = probe.draw(20, 24)
+        dx, dy = int(0.4 * 12), int(0.4 * 10)
+        assert start == [[0, 0], [23, 0], [23, 19], [0, 19]]
+        assert 0 <= end[0][0] <= dx and 0 <= end[0][1] <= dy
+        assert 24 - dx - 1 <= end[1][0] <= 23 and 20 - dy - 1 <= end[2][1] <= 19
+        got = op(x)
+        want = np.asarray(Image.fromarray(x).transform((24, 20), Image.PERSPECTIVE,
+                                                       homography(start, end), Image.BICUBIC))
+        assert np.mean(np.abs(got.astype(int) - want.astype(int)).max(-1) > 1) < 0.02
+    np.testing.assert_array_equal(vision.RandomPerspective(prob=0.0)(x), x)
+    with pytest.raises(ValueError, match="For 'RandomPerspective', the 'distortion_scale' should "
+                                         r"be in \[0.0, 1.0\], but got 1.5"):
+        vision.RandomPerspective(1.5)

@@ -14,8 +14,9 @@ from msops.dataset.vision.random_color import (RandomAdjustSharpness, RandomAuto
                                                RandomInvert, RandomPosterize, RandomSharpness,
                                                RandomSolarize)
 from msops.dataset.vision.geometry import (Crop, FiveCrop, HorizontalFlip, PadToSize,
-                                           Perspective, RandomAffine, RandomRotation,
-                                           ResizedCrop, Rotate, TenCrop, VerticalFlip)
+                                           Perspective, RandomAffine, RandomPerspective,
+                                           RandomRotation, ResizedCrop, Rotate, TenCrop,
+                                           VerticalFlip)
 from msops.dataset.vision.erase import CutOut, Erase, RandomErasing
 from msops.dataset.vision.blur import GaussianBlur
 from msops.dataset.vision.mix import CutMixBatch, ImageBatchFormat, MixUpBatch
@@ -38,4 +39,5 @@ __all__ += ["AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "A
             "ImageBatchFormat", "MixUpBatch"]
 __all__ += ["AutoAugment", "AutoAugmentPolicy", "RandAugment", "RandomSelectSubpolicy",
             "TrivialAugmentWide", "UniformAugment", "ConvertColor", "ConvertMode", "NormalizePad",
-            "SliceMode", "SlicePatches", "ToPIL", "ToType", "Perspective"]
+            "SliceMode", "SlicePatches", "ToPIL", "ToType", "Perspective",
+            "RandomPerspective"]

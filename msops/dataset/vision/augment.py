@@ -24,7 +24,7 @@ from msops.dataset.vision.color import (adjust, autocontrast, equalize, posteriz
                                         solarize)
 from msops.dataset.vision.geometry import rotate
 from msops.dataset.vision.transforms import _fill
-from msops.dataset.vision.utils import Inter, check_inter
+from msops.dataset.vision.utils import Inter, check_warp_inter
 from msops.dataset.vision.warp import affine_matrix, check_fill, warp_affine
 
 __all__ = ["AutoAugmentPolicy", "AutoAugment", "RandAugment", "TrivialAugmentWide",
@@ -169,7 +169,7 @@ class _Augment(RandomOperation):
 
     def _init_common(self, interpolation: Inter, fill_value: Any) -> None:
         op = type(self).__name__
-        self.interpolation = check_inter(interpolation, op)
+        self.interpolation = check_warp_inter(interpolation, op)
         self.fill_value = _fill(fill_value, op)
 
     def _prepare(self, array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

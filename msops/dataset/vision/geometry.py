@@ -12,14 +12,15 @@ import numpy as np
 
 from msops.common import validator
 from msops.dataset.transforms.base import RandomOperation, TensorOperation
-from msops.dataset.vision.transforms import _border, _fill, _pad
-from msops.dataset.vision.utils import (Border, Inter, check_image, check_inter, image_size,
-                                        resize_image)
+from msops.dataset.vision.transforms import _border, _fill, _pad, _probability
+from msops.dataset.vision.utils import (Border, Inter, check_image, check_inter,
+                                        check_warp_inter, image_size, resize_image)
 from msops.dataset.vision.warp import (affine_matrix, check_fill, perspective_matrix,
                                        rotation_matrix, warp_affine)
 
-__all__ = ["Rotate", "RandomRotation", "RandomAffine", "Perspective", "Crop", "ResizedCrop", "FiveCrop",
-           "TenCrop", "PadToSize", "HorizontalFlip", "VerticalFlip"]
+__all__ = ["Rotate", "RandomRotation", "RandomAffine", "Perspective", "RandomPerspective",
+           "Crop", "ResizedCrop", "FiveCrop", "TenCrop", "PadToSize", "HorizontalFlip",
+           "VerticalFlip"]
 
 
 def _real(value: Any) -> bool:
@@ -91,7 +92,7 @@ class Rotate(TensorOperation):
                  center: Sequence[float] | None = None, fill_value: int | tuple = 0) -> None:
         validator.check_value_type("degrees", degrees, (int, float), "Rotate")
         self.degrees = float(degrees)
-        self.resample = check_inter(resample, "Rotate")
+        self.resample = check_warp_inter(resample, "Rotate")
         self.expand = validator.check_bool("expand", expand, "Rotate")
         self.center = _center(center, "Rotate")
         self.fill_value = _fill(fill_value, "Rotate")
@@ -112,7 +113,7 @@ class RandomRotation(RandomOperation):
         op = "RandomRotation"
         self.degrees = _pair_range(degrees, "degrees", op, True,
                                    "a non-negative number or a sequence (min, max)")
-        self.resample = check_inter(resample, op)
+        self.resample = check_warp_inter(resample, op)
         self.expand = validator.check_bool("expand", expand, op)
         self.center = _center(center, op)
         self.fill_value = _fill(fill_value, op)
@@ -145,7 +146,7 @@ class RandomAffine(RandomOperation):
             raise ValueError(f"For 'RandomAffine', the 'scale' should be non-negative, but got "
                              f"{scale!r}.")
         self.shear = self._shear(shear)
-        self.resample = check_inter(resample, op)
+        self.resample = check_warp_inter(resample, op)
         self.fill_value = _fill(fill_value, op)
         self._seed_rng()
 
@@ -225,7 +226,7 @@ class Perspective(TensorOperation):
                  interpolation: Inter = Inter.BILINEAR) -> None:
         self.start_points = _points(start_points, "start_points").astype(int).tolist()
         self.end_points = _points(end_points, "end_points").astype(int).tolist()
-        self.interpolation = check_inter(interpolation, "Perspective")
+        self.interpolation = check_warp_inter(interpolation, "Perspective")
         try:
             # the output samples the input: map end points back to start points
             self._inverse = perspective_matrix(np.asarray(self.end_points, np.float64),
@@ -239,6 +240,48 @@ class Perspective(TensorOperation):
         image = check_image(array, "Perspective")
         h, w = image.shape[:2]
         return warp_affine(image, self._inverse, h, w, self.interpolation, np.float64(0.0))
+
+
+class RandomPerspective(RandomOperation):
+    """With probability `prob`, a random perspective warp: the image corners move inwards by
+    up to `distortion_scale` (in [0, 1]) of half the width / height, each corner's offsets
+    drawn uniformly (torchvision's draw), sampled with `interpolation`."""
+
+    def __init__(self, distortion_scale: float = 0.5, prob: float = 0.5,
+                 interpolation: Inter = Inter.BICUBIC) -> None:
+        validator.check_value_type("distortion_scale", distortion_scale, (int, float),
+                                   "RandomPerspective")
+        if not 0.0 <= distortion_scale <= 1.0:
+            raise ValueError(f"For 'RandomPerspective', the 'distortion_scale' should be in "
+                             f"[0.0, 1.0], but got {distortion_scale}.")
+        self.distortion_scale = float(distortion_scale)
+        self.prob = _probability(prob, "RandomPerspective")
+        self.interpolation = check_warp_inter(interpolation, "RandomPerspective")
+        self._seed_rng()
+
+    def draw(self, height: int, width: int) -> tuple[list, list]:
+        """(start_points, end_points): the corners, and where they move."""
+        dx = int(self.distortion_scale * (width // 2))
+        dy = int(self.distortion_scale * (height // 2))
+        def near(d: int) -> int:
+            return int(self._rng.integers(0, d + 1))
+
+        def far(n: int, d: int) -> int:
+            return int(self._rng.integers(n - d - 1, n))
+
+        end = [[near(dx), near(dy)], [far(width, dx), near(dy)],
+               [far(width, dx), far(height, dy)], [near(dx), far(height, dy)]]
+        start = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return start, end
+
+    def _apply(self, array: np.ndarray) -> np.ndarray:
+        image = check_image(array, "RandomPerspective")
+        if self._rng.random() >= self.prob:
+            return image
+        h, w = image.shape[:2]
+        start, end = self.draw(h, w)
+        inverse = perspective_matrix(np.asarray(end, np.float64), np.asarray(start, np.float64))
+        return warp_affine(image, inverse, h, w, self.interpolation, np.float64(0.0))
 
 
 def _crop(image: np.ndarray, top: int, left: int, height: int, width: int, op: str) -> np.ndarray:

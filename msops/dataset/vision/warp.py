@@ -4,7 +4,9 @@ transforms of `mindspore.dataset.vision` are PIL's `Image.rotate` / `Image.trans
 Coordinates are continuous, pixel (i, j) covering [j, j + 1) x [i, i + 1); an output pixel
 samples the input at the inverse-mapped position of its centre (j + 0.5, i + 0.5).
 NEAREST takes the input pixel containing that point; BILINEAR interpolates between pixel
-centres (clamped at the edges). A point outside the input takes `fill_value`.
+centres (clamped at the edges); BICUBIC is PIL's cubic convolution with a = -1 over 4 x 4
+pixels (clamped at the edges). A point outside the input takes `fill_value`. Integer
+images are truncated to their dtype, as PIL's resampling does.
 """
 from __future__ import annotations
 
@@ -47,6 +49,8 @@ def warp_affine(image: np.ndarray, inverse: np.ndarray, out_h: int, out_w: int,
         xi = np.clip(np.floor(sx), 0, w - 1).astype(np.int64)
         yi = np.clip(np.floor(sy), 0, h - 1).astype(np.int64)
         values = image[yi, xi].astype(np.float64)
+    elif interpolation == Inter.BICUBIC:
+        values = _bicubic(image.astype(np.float64), sx - 0.5, sy - 0.5, extra)
     else:
         fx, fy = sx - 0.5, sy - 0.5
         x0, y0 = np.floor(fx), np.floor(fy)
@@ -58,7 +62,29 @@ def warp_affine(image: np.ndarray, inverse: np.ndarray, out_h: int, out_w: int,
         bottom = x[cy1, cx0] * (1 - dx) + x[cy1, cx1] * dx
         values = top * (1 - dy) + bottom * dy
     values = np.where(inside.reshape(inside.shape + extra), values, fill)
-    return cast_like(values, image.dtype)
+    return cast_like(values, image.dtype, truncate=True)
+
+
+def _cubic(t: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel with a = -1 (PIL's transform BICUBIC)."""
+    t = np.abs(t)
+    return np.where(t <= 1, t ** 3 - 2 * t ** 2 + 1,
+                    np.where(t < 2, -t ** 3 + 5 * t ** 2 - 8 * t + 4, 0.0))
+
+
+def _bicubic(x: np.ndarray, fx: np.ndarray, fy: np.ndarray, extra: tuple) -> np.ndarray:
+    """Bicubic samples of `x` at pixel-centre coordinates (fx, fy), edges clamped."""
+    h, w = x.shape[:2]
+    x0, y0 = np.floor(fx), np.floor(fy)
+    dx, dy = fx - x0, fy - y0
+    out = 0.0
+    for i in range(-1, 3):
+        wy = _cubic(dy - i).reshape(dy.shape + extra)
+        rows = np.clip(y0 + i, 0, h - 1).astype(np.int64)
+        for j in range(-1, 3):
+            wx = _cubic(dx - j).reshape(dx.shape + extra)
+            out = out + wy * wx * x[rows, np.clip(x0 + j, 0, w - 1).astype(np.int64)]
+    return out
 
 
 def rotation_matrix(degrees: float, center: tuple[float, float]) -> np.ndarray:
