@@ -54,11 +54,11 @@ class TypeCast(TensorOperation):
     to ints truncate toward zero (C casts, as MindSpore)."""
 
     def __init__(self, data_type: Any) -> None:
-        self.data_type = to_np_dtype(data_type, "TypeCast")
+        self.data_type = to_np_dtype(data_type, type(self).__name__)
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
         if array.dtype.kind not in "biuf":
-            raise TypeError(f"For 'TypeCast', the input should be a numeric array, but got "
+            raise TypeError(f"For '{type(self).__name__}', the input should be a numeric array, but got "
                             f"dtype {array.dtype}.")
         with np.errstate(invalid="ignore", over="ignore"):
             return array.astype(self.data_type)

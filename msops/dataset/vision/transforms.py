@@ -91,30 +91,32 @@ class Normalize(TensorOperation):
     first; one mean/std value serves every channel (and an (H, W) image)."""
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], is_hwc: bool = True) -> None:
-        self.mean = self._values(mean, "mean", lambda v: 0.0 <= v <= 255.0, "[0.0, 255.0]")
-        self.std = self._values(std, "std", lambda v: 0.0 < v <= 255.0, "(0.0, 255.0]")
+        op = type(self).__name__
+        self.mean = self._values(mean, "mean", lambda v: 0.0 <= v <= 255.0, "[0.0, 255.0]", op)
+        self.std = self._values(std, "std", lambda v: 0.0 < v <= 255.0, "(0.0, 255.0]", op)
         if len(self.mean) != len(self.std):
-            raise ValueError(f"For 'Normalize', the 'mean' and 'std' should have the same length, "
+            raise ValueError(f"For '{op}', the 'mean' and 'std' should have the same length, "
                              f"but got {len(self.mean)} and {len(self.std)}.")
-        self.is_hwc = validator.check_bool("is_hwc", is_hwc, "Normalize")
+        self.is_hwc = validator.check_bool("is_hwc", is_hwc, op)
 
     @staticmethod
-    def _values(values: Any, arg: str, ok: Any, bounds: str) -> list:
+    def _values(values: Any, arg: str, ok: Any, bounds: str, op: str) -> list:
         if not isinstance(values, (list, tuple)) or not values:
-            raise TypeError(f"For 'Normalize', the '{arg}' should be a non-empty list or tuple, "
+            raise TypeError(f"For '{op}', the '{arg}' should be a non-empty list or tuple, "
                             f"but got {values!r}.")
-        out = [_number(v, arg, "Normalize") for v in values]
+        out = [_number(v, arg, op) for v in values]
         for v in out:
             if not ok(v):
-                raise ValueError(f"For 'Normalize', every '{arg}' value should be in {bounds}, "
+                raise ValueError(f"For '{op}', every '{arg}' value should be in {bounds}, "
                                  f"but got {v}.")
         return out
 
     def _apply(self, array: np.ndarray) -> np.ndarray:
-        image = check_image(array, "Normalize")
+        op = type(self).__name__
+        image = check_image(array, op)
         channels = 1 if image.ndim == 2 else image.shape[2 if self.is_hwc else 0]
         if len(self.mean) not in (1, channels):
-            raise ValueError(f"For 'Normalize', the 'mean' and 'std' should have 1 or {channels} "
+            raise ValueError(f"For '{op}', the 'mean' and 'std' should have 1 or {channels} "
                              f"values (the image's channels), but got {len(self.mean)}.")
         shape = (-1,) if self.is_hwc or image.ndim == 2 else (-1, 1, 1)
         mean = np.asarray(self.mean, np.float32).reshape(shape)

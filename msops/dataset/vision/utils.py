@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Inter", "Border", "check_image", "check_inter", "pad_image", "resize_image",
-           "image_size"]
+           "image_size", "cast_like", "check_warp_inter"]
 
 
 class Inter(IntEnum):
@@ -55,6 +55,20 @@ def check_inter(interpolation: Any, op: str) -> Inter:
     if interpolation not in (Inter.LINEAR, Inter.NEAREST):
         raise NotImplementedError(f"For '{op}', msops implements the 'interpolation' modes "
                                   f"Inter.LINEAR and Inter.NEAREST, but got "
+                                  f"Inter.{interpolation.name}.")
+    return interpolation
+
+
+def check_warp_inter(interpolation: Any, op: str) -> Inter:
+    """An `interpolation` the geometric warps sample with: Inter.NEAREST, LINEAR (=
+    BILINEAR) or CUBIC (= BICUBIC, PIL's); NotImplementedError for AREA, PILCUBIC and
+    ANTIALIAS."""
+    if not isinstance(interpolation, Inter):
+        raise TypeError(f"For '{op}', the 'interpolation' should be an Inter, but got "
+                        f"{interpolation!r}.")
+    if interpolation not in (Inter.LINEAR, Inter.NEAREST, Inter.CUBIC):
+        raise NotImplementedError(f"For '{op}', msops implements the 'interpolation' modes "
+                                  f"Inter.NEAREST, Inter.BILINEAR and Inter.BICUBIC, but got "
                                   f"Inter.{interpolation.name}.")
     return interpolation
 
@@ -115,9 +129,17 @@ def resize_image(image: np.ndarray, height: int, width: int, interpolation: Inte
     rows = x[r0] * (1 - fr) + x[r1] * fr
     fc = fc.reshape((1, -1) + (1,) * (image.ndim - 2))
     out = rows[:, c0] * (1 - fc) + rows[:, c1] * fc
-    if image.dtype.kind in "iub":
-        info = np.iinfo(image.dtype) if image.dtype.kind != "b" else None
-        out = np.rint(out)
-        if info is not None:
-            out = np.clip(out, info.min, info.max)
-    return out.astype(image.dtype)
+    return cast_like(out, image.dtype)
+
+
+def cast_like(values: np.ndarray, dtype: np.dtype, truncate: bool = False) -> np.ndarray:
+    """Float results in an image dtype: integers rounded to nearest (half to even, as
+    OpenCV's saturate_cast; toward zero when `truncate`, as PIL's resampling) and clipped
+    to the dtype's range; floats cast."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        values = np.trunc(values) if truncate else np.rint(values)
+        if dtype.kind != "b":
+            info = np.iinfo(dtype)
+            values = np.clip(values, info.min, info.max)
+    return values.astype(dtype)
