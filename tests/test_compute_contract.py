@@ -208,6 +208,19 @@ CASES = [
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
     (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    (ops.Lgamma(), (r(2, 3, dtype=F16),)),
+    (ops.Digamma(), (r(2, 3),)),
+    (ops.Polygamma(), (np.array(1, np.int64), np.abs(r(2, 3)) + 0.5)),
+    (ops.Zeta(), (np.abs(r(2, 3)) + 1.5, np.abs(r(3)) + 0.5)),
+    (ops.Erfinv(), (np.tanh(r(2, 3)),)),
+    (ops.BesselI0(), (r(2, 3),)),
+    (ops.BesselI0e(), (r(2, 3, dtype=F16),)),
+    (ops.BesselI1(), (r(2, 3),)),
+    (ops.BesselI1e(), (r(2, 3),)),
+    (ops.Gcd(), (np.array([[12, 9], [0, 7]], np.int32), np.array([8, 6], np.int32))),
+    (ops.Lcm(), (np.array([4, 6], np.int64), np.array([[6], [10]], np.int64))),
+    (ops.NextAfter(), (r(2, 3), r(3))),
+    (ops.SignBit(), (np.array([-0.0, 1.0, -2.0], F32),)),
 ]
 
 

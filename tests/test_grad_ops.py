@@ -308,7 +308,12 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                      ("Invert", lambda x, y: ops.Invert()(ops.Cast()(x, ms.int32))),
                      ("Trunc", lambda x, y: ops.Trunc()(x)),
                      ("ReduceAll", lambda x, y: ops.ReduceAll(True)(ops.Greater()(x, y), 0)),
-                     ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1))]:
+                     ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1)),
+                     ("SignBit", lambda x, y: ops.SignBit()(x)),
+                     ("Gcd", lambda x, y: ops.Gcd()(ops.Cast()(x, ms.int32),
+                                                    ops.Cast()(y, ms.int32))),
+                     ("Lcm", lambda x, y: ops.Lcm()(ops.Cast()(x, ms.int32),
+                                                    ops.Cast()(y, ms.int32)))]:
     CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
         ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]
                                                 if _name.startswith("Arg") else r(3, 3)],
@@ -352,6 +357,21 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
+
+# the special functions (special_ops) and NextAfter
+CASES += [Case("Lgamma", lambda x: ops.Lgamma()(x), [pos(M, N)]),
+          Case("Digamma", lambda x: ops.Digamma()(x), [pos(M, N)]),
+          Case("Polygamma", lambda x: ops.Polygamma()(Tensor(np.array(2, np.int64)), x),
+               [pos(M, N)]),
+          Case("Zeta", lambda x, q: ops.Zeta()(x, q), [pos(M, N) + 1.5, pos(N)],
+               expect_zero=(0,)),
+          Case("Erfinv", lambda x: ops.Erfinv()(x), [np.tanh(r(M, N))]),
+          Case("BesselI0", lambda x: ops.BesselI0()(x), [r(M, N)]),
+          Case("BesselI0e", lambda x: ops.BesselI0e()(x), [r(M, N)]),
+          Case("BesselI1", lambda x: ops.BesselI1()(x), [r(M, N)]),
+          Case("BesselI1e", lambda x: ops.BesselI1e()(x), [r(M, N)]),
+          Case("NextAfter", lambda x, y: ops.NextAfter()(x, y), [r(M, N), r(N)],
+               expect_zero=(1,))]
 
 
 def _loss_fn(case, weights):

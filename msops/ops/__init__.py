@@ -68,6 +68,10 @@ from msops.ops.products_func import *  # noqa: F401,F403
 from msops.ops.products_func import __all__ as _products_func_all
 from msops.ops.fft_func import *  # noqa: F401,F403
 from msops.ops.fft_func import __all__ as _fft_func_all
+from msops.ops.special_func import *  # noqa: F401,F403
+from msops.ops.special_func import __all__ as _special_func_all
+from msops.ops.arith_ext_func import *  # noqa: F401,F403
+from msops.ops.arith_ext_func import __all__ as _arith_ext_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -83,6 +87,7 @@ __all__ += list(_stats_func_all) + list(_pointwise_func_all) + list(_shape_func_
 __all__ += list(_scatter_func_all) + list(_margin_loss_func_all)
 __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
+__all__ += list(_special_func_all) + list(_arith_ext_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -1,0 +1,213 @@
+"""More element-wise arithmetic with `mindspore.ops`' names, arguments and defaults:
+addcdiv, addcmul, divide, floor_divide, truncate_div, truncate_mod, positive, sgn, signbit,
+isneginf, isposinf, isreal, is_complex, logical_xor, ldexp, eq, tensor_gt, tensor_lt, inv,
+approximate_equal, gcd, lcm, nextafter, accumulate_n, angle, polar and view_as_real.
+
+Each is a primitive call or an exact composite of primitives, so it traces, shards
+(element-wise: no communication) and differentiates as they do. Mixed operand dtypes are
+promoted as the Tensor operators promote them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import Tensor, check_tensor
+from msops.ops._dispatch import _binary, _prim
+from msops.ops.math_func import div
+from msops.primitives.arith_ops import Gcd, Lcm, Mod, NextAfter
+from msops.primitives.elementwise_ops import (FloorDiv, Greater, Less, NotEqual, Pow, Select,
+                                              Sqrt, ZerosLike)
+from msops.primitives.fft_ops import Imag, Real
+from msops.primitives.math_ops import (Add, AddN, Cast, Equal, Mul, RealDiv, Square, Sub,
+                                       promoted)
+from msops.primitives.piecewise_ops import SignBit, Trunc
+from msops.primitives.stack_ops import Stack
+from msops.primitives.transcendental_ops import Atan2
+from msops.primitives.unary_ops import Abs, Cos, Reciprocal, Sign, Sin
+
+__all__ = ["addcdiv", "addcmul", "divide", "floor_divide", "truncate_div", "truncate_mod",
+           "positive", "sgn", "signbit", "isneginf", "isposinf", "isreal", "is_complex",
+           "logical_xor", "ldexp", "eq", "tensor_gt", "tensor_lt", "inv", "approximate_equal",
+           "gcd", "lcm", "nextafter", "accumulate_n", "angle", "polar", "view_as_real"]
+
+_REAL = mstype.float_type + mstype.int_type + mstype.uint_type
+
+divide = div
+floor_divide = _binary(FloorDiv, "`FloorDiv()(input, other)`: floor(input / other).")
+truncate_mod = _binary(Mod, "`Mod()(x, y)`: x - trunc(x / y) * y (the sign of x).")
+eq = _binary(Equal, "`Equal()(input, other)`: input == other (bool), broadcast.")
+tensor_gt = _binary(Greater, "`Greater()(input, other)`: input > other (bool).")
+tensor_lt = _binary(Less, "`Less()(input, other)`: input < other (bool).")
+gcd = _binary(Gcd, "`Gcd()(input, other)`: the greatest common divisor (int32 / int64).")
+lcm = _binary(Lcm, "`Lcm()(input, other)`: the least common multiple (int32 / int64).")
+nextafter = _binary(NextAfter, "`NextAfter()(input, other)`: the float after input towards "
+                               "other (float32 / float64).")
+
+
+def _tensor(name: str, arg: str, x: Any) -> Any:
+    return check_tensor(name, arg, x)
+
+
+def _scaled_update(name: str, input: Any, update: Any, value: Any) -> Any:
+    if not isinstance(value, (int, float, Tensor)) or isinstance(value, bool):
+        raise TypeError(f"For '{name}', the 'value' should be a number or a Tensor, but got "
+                        f"{type(value).__name__}.")
+    if not (isinstance(value, (int, float)) and value == 1):
+        update = _prim(Mul)(*promoted((update, value)))
+    return _prim(Add)(*promoted((input, update)))
+
+
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
+    """input + value * tensor1 / tensor2, broadcast (floats)."""
+    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        _tensor("addcdiv", arg, v)
+    quotient = _prim(RealDiv)(*promoted((tensor1, tensor2), floating=True))
+    return _scaled_update("addcdiv", input, quotient, value)
+
+
+def addcmul(input: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
+    """input + value * tensor1 * tensor2, broadcast."""
+    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        _tensor("addcmul", arg, v)
+    return _scaled_update("addcmul", input, _prim(Mul)(*promoted((tensor1, tensor2))), value)
+
+
+def truncate_div(x: Any, y: Any) -> Any:
+    """x / y rounded towards zero, broadcast, in the operands' dtype (floats: trunc(x / y);
+    integers: the quotient's magnitude floored, the signs put back)."""
+    x, y = promoted((x, y))
+    if getattr(x, "dtype", None) in mstype.float_type:
+        return _prim(Trunc)(_prim(RealDiv)(x, y))
+    magnitude = _prim(FloorDiv)(_prim(Abs)(x), _prim(Abs)(y))
+    return _prim(Mul)(magnitude, _prim(Mul)(_prim(Sign)(x), _prim(Sign)(y)))
+
+
+def positive(input: Any) -> Any:
+    """input itself (a bool Tensor is a TypeError, as MindSpore's)."""
+    _tensor("positive", "input", input)
+    if input.dtype == mstype.bool_:
+        raise TypeError("For 'positive', the 'input' should be a numeric Tensor, but got "
+                        "Bool.")
+    return input
+
+
+def sgn(input: Any) -> Any:
+    """The sign extended to complex numbers: input / |input| (0 at 0) for complex input;
+    sign(input) for real input."""
+    _tensor("sgn", "input", input)
+    if input.dtype not in mstype.complex_type:
+        return _prim(Sign)(input)
+    re, im = _prim(Real)(input), _prim(Imag)(input)
+    modulus = _prim(Sqrt)(_prim(Add)(_prim(Square)(re), _prim(Square)(im)))
+    zero = _prim(Equal)(modulus, 0)
+    safe = _prim(Select)(zero, _prim(Add)(_prim(ZerosLike)(modulus), 1), modulus)
+    unit = _prim(RealDiv)(input, _prim(Cast)(safe, input.dtype))
+    return _prim(Select)(zero, _prim(ZerosLike)(input), unit)
+
+
+def signbit(input: Any) -> Any:
+    """`SignBit()(input)`: True where input's sign bit is set (-0.0 and negative NaN too)."""
+    return _prim(SignBit)(_tensor("signbit", "input", input))
+
+
+def _infinity(name: str, input: Any, value: float) -> Any:
+    _tensor(name, "input", input)
+    if input.dtype in mstype.float_type:
+        return _prim(Equal)(input, value)
+    validator.check_tensor_dtype_valid("input", input.dtype, _REAL + (mstype.bool_,), name)
+    return _prim(Cast)(_prim(ZerosLike)(input), mstype.bool_)
+
+
+def isneginf(input: Any) -> Any:
+    """True where input is -inf (never for an integer input)."""
+    return _infinity("isneginf", input, float("-inf"))
+
+
+def isposinf(input: Any) -> Any:
+    """True where input is +inf (never for an integer input)."""
+    return _infinity("isposinf", input, float("inf"))
+
+
+def isreal(input: Any) -> Any:
+    """True where input's imaginary part is 0 (everywhere for a real input)."""
+    _tensor("isreal", "input", input)
+    if input.dtype in mstype.complex_type:
+        return _prim(Equal)(_prim(Imag)(input), 0)
+    return _prim(Equal)(_prim(ZerosLike)(input), _prim(ZerosLike)(input))
+
+
+def is_complex(input: Any) -> bool:
+    """Whether input's dtype is complex64 or complex128."""
+    return _tensor("is_complex", "input", input).dtype in mstype.complex_type
+
+
+def _as_bool(x: Any) -> Any:
+    return x if x.dtype == mstype.bool_ else _prim(NotEqual)(x, _prim(ZerosLike)(x))
+
+
+def logical_xor(input: Any, other: Any) -> Any:
+    """input xor other, broadcast (non-bool Tensors read as input != 0)."""
+    _tensor("logical_xor", "input", input)
+    _tensor("logical_xor", "other", other)
+    return _prim(NotEqual)(_as_bool(input), _as_bool(other))
+
+
+def ldexp(x: Any, other: Any) -> Any:
+    """x * 2 ** other, broadcast (ints as float32)."""
+    x, other = promoted((_tensor("ldexp", "x", x), other), floating=True)
+    return _prim(Mul)(x, _prim(Pow)(2.0, other) if isinstance(other, Tensor) else 2.0 ** other)
+
+
+def inv(x: Any) -> Any:
+    """`Reciprocal()(x)`: 1 / x (floats and complex)."""
+    return _prim(Reciprocal)(_tensor("inv", "x", x))
+
+
+def approximate_equal(x: Any, y: Any, tolerance: float = 1e-5) -> Any:
+    """|x - y| < tolerance element-wise (bool), x and y of one float dtype."""
+    validator.check_value_type("tolerance", tolerance, (float, int), "approximate_equal")
+    for arg, v in (("x", x), ("y", y)):
+        validator.check_tensor_dtype_valid(arg, getattr(v, "dtype", None), mstype.float_type,
+                                           "approximate_equal")
+    if x.dtype != y.dtype:
+        raise TypeError(f"For 'approximate_equal', the 'x' and 'y' should have one dtype, but "
+                        f"got {x.dtype} and {y.dtype}.")
+    return _prim(Less)(_prim(Abs)(_prim(Sub)(x, y)), float(tolerance))
+
+
+def accumulate_n(x: Any) -> Any:
+    """`AddN()(x)`: the sum of a list or tuple of Tensors of one shape and dtype."""
+    return _prim(AddN)(tuple(x))
+
+
+def angle(input: Any) -> Any:
+    """The argument of each element: atan2(imag, real), in [-pi, pi] (a real input: 0 or
+    pi)."""
+    _tensor("angle", "input", input)
+    if input.dtype in mstype.complex_type:
+        return _prim(Atan2)(_prim(Imag)(input), _prim(Real)(input))
+    x = promoted((input,), floating=True)[0]
+    return _prim(Atan2)(_prim(ZerosLike)(x), x)
+
+
+def polar(abs: Any, angle: Any) -> Any:  # noqa: A002 (MindSpore's names)
+    """abs * (cos(angle) + i sin(angle)): complex64 from float32, complex128 from float64."""
+    for arg, v in (("abs", abs), ("angle", angle)):
+        validator.check_tensor_dtype_valid(arg, getattr(v, "dtype", None),
+                                           (mstype.float32, mstype.float64), "polar")
+    if abs.dtype != angle.dtype:
+        raise TypeError(f"For 'polar', the 'abs' and 'angle' should have one dtype, but got "
+                        f"{abs.dtype} and {angle.dtype}.")
+    cdtype = mstype.complex64 if abs.dtype == mstype.float32 else mstype.complex128
+    re = _prim(Cast)(_prim(Mul)(abs, _prim(Cos)(angle)), cdtype)
+    im = _prim(Cast)(_prim(Mul)(abs, _prim(Sin)(angle)), cdtype)
+    return _prim(Add)(re, _prim(Mul)(im, 1j))
+
+
+def view_as_real(input: Any) -> Any:
+    """A complex Tensor as reals: its shape plus a last dim of 2 (real, imaginary)."""
+    validator.check_tensor_dtype_valid("input", getattr(input, "dtype", None),
+                                       mstype.complex_type, "view_as_real")
+    return _prim(Stack, -1)((_prim(Real)(input), _prim(Imag)(input)))

@@ -1,0 +1,65 @@
+"""Special functions with `mindspore.ops`' names, arguments and defaults: lgamma, digamma,
+polygamma, zeta, erfinv, i0 and the modified Bessel functions bessel_i0, bessel_i0e,
+bessel_i1, bessel_i1e. Each calls its primitive (special_ops), so it traces, shards
+(element-wise) and differentiates as the primitive does; an int input is computed in float32,
+as MindSpore's float-valued functions."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.common.tensor import Tensor
+from msops.ops._dispatch import _prim
+from msops.primitives.math_ops import promoted
+from msops.primitives.special_ops import (BesselI0, BesselI0e, BesselI1, BesselI1e, Digamma,
+                                          Erfinv, Lgamma, Polygamma, Zeta)
+
+__all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfinv", "i0", "bessel_i0",
+           "bessel_i0e", "bessel_i1", "bessel_i1e"]
+
+
+def _unary_float(cls: type, doc: str) -> Any:
+    def call(input: Any) -> Any:
+        return _prim(cls)(promoted((input,), floating=True)[0])
+    call.__doc__ = doc
+    return call
+
+
+lgamma = _unary_float(Lgamma, "`Lgamma()(input)`: log |Gamma(input)| (ints as float32).")
+digamma = _unary_float(Digamma, "`Digamma()(input)`: the logarithmic derivative of Gamma.")
+erfinv = _unary_float(Erfinv, "`Erfinv()(input)`: the inverse of erf on [-1, 1].")
+bessel_i0 = i0 = _unary_float(BesselI0, "`BesselI0()(x)`: the modified Bessel function I0.")
+bessel_i0e = _unary_float(BesselI0e, "`BesselI0e()(x)`: exp(-|x|) I0(x).")
+bessel_i1 = _unary_float(BesselI1, "`BesselI1()(x)`: the modified Bessel function I1.")
+bessel_i1e = _unary_float(BesselI1e, "`BesselI1e()(x)`: exp(-|x|) I1(x).")
+
+
+def polygamma(n: Any, input: Any) -> Any:
+    """`Polygamma()(n, input)`: the n-th derivative of digamma (n a non-negative int or an
+    int Tensor; polygamma(0, x) = digamma(x))."""
+    if isinstance(n, bool) or not isinstance(n, (int, Tensor)):
+        raise TypeError(f"For 'polygamma', the 'n' should be an int or an int Tensor, but got "
+                        f"{type(n).__name__}.")
+    if isinstance(n, int):
+        if n < 0:
+            raise ValueError(f"For 'polygamma', the 'n' should be >= 0, but got {n}.")
+        n = Tensor(np.asarray(n, np.int64))
+    return _prim(Polygamma)(n, promoted((input,), floating=True)[0])
+
+
+def zeta(input: Any, other: Any) -> Any:
+    """`Zeta()(input, other)`: the Hurwitz zeta function sum_k (other + k)^-input,
+    broadcast (a number for either is taken in the other's dtype)."""
+    tensors = [v for v in (input, other) if isinstance(v, Tensor)]
+    if not tensors:
+        raise TypeError(f"For 'zeta', at least one of 'input' and 'other' should be a Tensor, "
+                        f"but got {type(input).__name__} and {type(other).__name__}.")
+    x, q = promoted([v if isinstance(v, Tensor) else Tensor(np.asarray(
+        v, tensors[0].dtype.np_dtype if tensors[0].dtype in mstype.float_type else np.float32))
+        for v in (input, other)], floating=True)
+    validator.check_tensor_dtype_valid("input", x.dtype, (mstype.float32, mstype.float64),
+                                       "zeta")
+    return _prim(Zeta)(x, q)

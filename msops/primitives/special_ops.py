@@ -1,0 +1,224 @@
+"""Special functions as element-wise primitives: Lgamma, Digamma, Polygamma, Zeta (Hurwitz),
+Erfinv and the modified Bessel functions BesselI0, BesselI0e, BesselI1, BesselI1e
+(MindSpore's primitives of those names, without attributes).
+
+They join math_ops' element-wise family (numpy broadcasting, the `writes_output` kernel,
+the element-wise sharding rule: no communication). Kernels are special_kernels' float64
+numpy, rounded once into the output dtype (float16, float32, float64). Each differentiates
+as MindSpore's does: lgamma' = digamma, digamma' = polygamma(1), polygamma(n)' =
+polygamma(n + 1), erfinv' = sqrt(pi) / 2 * exp(erfinv^2), i0' = i1, ...
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from msops.common import dtype as mstype
+from msops.common import validator
+from msops.primitives import special_kernels as sk
+from msops.primitives.elementwise_ops import Select, ZerosLike, computed
+from msops.primitives.math_ops import (Add, Equal, Exp, Mul, Neg, RealDiv, Square, Sub,
+                                       UnaryElementwise, _Binary, broadcast_shape, scalar,
+                                       sum_to)
+from msops.primitives.rules import bprop
+from msops.primitives.unary_ops import Sign
+
+__all__ = ["Lgamma", "Digamma", "Polygamma", "Zeta", "Erfinv", "BesselI0", "BesselI0e",
+           "BesselI1", "BesselI1e"]
+
+_FLOATS = (mstype.float16, mstype.float32, mstype.float64)
+
+
+def _float64(fn: Callable) -> Callable:
+    """`fn` of the inputs widened to float64 (the kernels' precision)."""
+    return lambda *xs: fn(*(x.astype(np.float64, copy=False) for x in xs))
+
+
+class _Special(UnaryElementwise):
+    """`_kernel` of x in float64, rounded once into x's dtype; float16/32/64."""
+
+    valid_types = _FLOATS
+    _kernel: Callable = None
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(_float64(type(self)._kernel), out_abstract)
+
+
+class Lgamma(_Special):
+    """log |Gamma(x)| element-wise; +inf at the poles 0, -1, -2, ...
+
+    >>> Lgamma()(Tensor(np.array([0.5, 1.0, 3.0], np.float32))).asnumpy()
+    array([0.5723649, 0.       , 0.6931472], dtype=float32)
+    """
+
+    _kernel = staticmethod(sk.lgamma)
+
+
+class Digamma(_Special):
+    """psi(x), the derivative of lgamma, element-wise; -inf at 0, NaN at -1, -2, ..."""
+
+    _kernel = staticmethod(sk.digamma)
+
+
+class Erfinv(_Special):
+    """The inverse error function element-wise: +-inf at +-1, NaN outside [-1, 1]."""
+
+    _kernel = staticmethod(sk.erfinv)
+
+
+class BesselI0(_Special):
+    """I0(x), the modified Bessel function of the first kind of order 0."""
+
+    _kernel = staticmethod(sk.bessel_i0)
+
+
+class BesselI0e(_Special):
+    """exp(-|x|) I0(x): I0 without its exponential growth."""
+
+    _kernel = staticmethod(sk.bessel_i0e)
+
+
+class BesselI1(_Special):
+    """I1(x), the modified Bessel function of the first kind of order 1."""
+
+    _kernel = staticmethod(sk.bessel_i1)
+
+
+class BesselI1e(_Special):
+    """exp(-|x|) I1(x)."""
+
+    _kernel = staticmethod(sk.bessel_i1e)
+
+
+class Polygamma(_Binary):
+    """`Polygamma()(a, x)`: the a-th derivative of digamma at x, broadcast; `a` int32 or
+    int64 (a whole number >= 0, checked when run), x float16/32/64, whose dtype the output
+    keeps. polygamma(0, x) = digamma(x).
+
+    >>> Polygamma()(Tensor(np.array(1, np.int64)), Tensor(np.array([1.0], np.float32))).asnumpy()
+    array([1.644934], dtype=float32)
+    """
+
+    def infer_dtype(self, a_dtype: mstype.Type, x_dtype: mstype.Type) -> mstype.Type:
+        validator.check_tensor_dtype_valid("a", a_dtype, (mstype.int32, mstype.int64),
+                                           self.name)
+        return validator.check_tensor_dtype_valid("x", x_dtype, _FLOATS, self.name)
+
+    def infer_shape(self, a_shape: list, x_shape: list) -> list:
+        return broadcast_shape(self.name, a_shape, x_shape, "a", "x")
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        compute = computed(_float64(sk.polygamma), out_abstract)
+        name = self.name
+
+        def polygamma(a: np.ndarray, x: np.ndarray, out: np.ndarray | None = None
+                      ) -> np.ndarray:
+            if a.size and a.min() < 0:
+                raise ValueError(f"For '{name}', the 'a' should be >= 0, but got "
+                                 f"{int(a.min())}.")
+            return compute(a, x, out=out)
+        return polygamma
+
+
+class Zeta(_Binary):
+    """`Zeta()(x, q)`: the Hurwitz zeta function sum_k (q + k)^-x, broadcast; float32 or
+    float64 of one dtype. inf at x == 1, NaN for x < 1, inf at q a non-positive integer.
+
+    >>> Zeta()(Tensor(np.array([2.0], np.float64)), Tensor(np.array([1.0]))).asnumpy()
+    array([1.64493407])
+    """
+
+    valid_types = (mstype.float32, mstype.float64)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(_float64(sk.hurwitz_zeta), out_abstract)
+
+
+# -- backward rules (see math_ops: the builder `g`) ------------------------------------------
+def _times(g: Any, dout: Any, v: Any) -> tuple:
+    return (g.apply(Mul(), [dout, v]),)
+
+
+def _order(g: Any, n: int) -> Any:
+    return g.add_const(np.asarray(n, np.int64))
+
+
+@bprop(Lgamma)
+def lgamma_bprop(prim: Lgamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * digamma(x)."""
+    return _times(g, dout, g.apply(Digamma(), [inputs[0]]))
+
+
+@bprop(Digamma)
+def digamma_bprop(prim: Digamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * polygamma(1, x)."""
+    return _times(g, dout, g.apply(Polygamma(), [_order(g, 1), inputs[0]]))
+
+
+@bprop(Polygamma)
+def polygamma_bprop(prim: Polygamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """a: none (an integer); x: dout * polygamma(a + 1, x)."""
+    a, x = inputs
+    higher = g.apply(Add(), [a, g.add_const(np.asarray(1, a.dtype.np_dtype))])
+    dx = g.apply(Mul(), [dout, g.apply(Polygamma(), [higher, x])])
+    return None, sum_to(g, dx, x.shape)
+
+
+@bprop(Zeta)
+def zeta_bprop(prim: Zeta, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """x: none (as MindSpore's, whose Zeta differentiates in q only); q: -dout * x *
+    zeta(x + 1, q)."""
+    x, q = inputs
+    shifted = g.apply(Zeta(), [g.apply(Add(), [x, scalar(g, 1, x.dtype)]), q])
+    dq = g.apply(Neg(), [g.apply(Mul(), [dout, g.apply(Mul(), [x, shifted])])])
+    return None, sum_to(g, dq, q.shape)
+
+
+@bprop(Erfinv)
+def erfinv_bprop(prim: Erfinv, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * sqrt(pi) / 2 * exp(out**2) (the reciprocal of erf' at out)."""
+    slope = g.apply(Exp(), [g.apply(Square(), [out])])
+    return _times(g, dout, g.apply(Mul(), [slope, scalar(g, math.sqrt(math.pi) / 2,
+                                                         out.dtype)]))
+
+
+@bprop(BesselI0)
+def bessel_i0_bprop(prim: BesselI0, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * I1(x)."""
+    return _times(g, dout, g.apply(BesselI1(), [inputs[0]]))
+
+
+@bprop(BesselI0e)
+def bessel_i0e_bprop(prim: BesselI0e, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (i1e(x) - sign(x) i0e(x))."""
+    x = inputs[0]
+    slope = g.apply(Sub(), [g.apply(BesselI1e(), [x]),
+                            g.apply(Mul(), [g.apply(Sign(), [x]), out])])
+    return _times(g, dout, slope)
+
+
+def _i1_over_x(g: Any, x: Any, i1: Any) -> Any:
+    """i1(x) / x, its limit 1/2 at x == 0 (the division by a safe 1 there)."""
+    zero = g.apply(Equal(), [x, scalar(g, 0, x.dtype)])
+    ones = g.apply(Add(), [g.apply(ZerosLike(), [x]), scalar(g, 1, x.dtype)])
+    ratio = g.apply(RealDiv(), [i1, g.apply(Select(), [zero, ones, x])])
+    half = g.apply(Add(), [g.apply(ZerosLike(), [x]), scalar(g, 0.5, x.dtype)])
+    return g.apply(Select(), [zero, half, ratio])
+
+
+@bprop(BesselI1)
+def bessel_i1_bprop(prim: BesselI1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (I0(x) - I1(x) / x), 1/2 at x == 0."""
+    x = inputs[0]
+    return _times(g, dout, g.apply(Sub(), [g.apply(BesselI0(), [x]), _i1_over_x(g, x, out)]))
+
+
+@bprop(BesselI1e)
+def bessel_i1e_bprop(prim: BesselI1e, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (i0e(x) - i1e(x) (sign(x) + 1 / x)), 1/2 at x == 0."""
+    x = inputs[0]
+    slope = g.apply(Sub(), [g.apply(BesselI0e(), [x]), _i1_over_x(g, x, out)])
+    slope = g.apply(Sub(), [slope, g.apply(Mul(), [g.apply(Sign(), [x]), out])])
+    return _times(g, dout, slope)
