@@ -371,7 +371,13 @@ CASES += [Case("Lgamma", lambda x: ops.Lgamma()(x), [pos(M, N)]),
           Case("BesselI1", lambda x: ops.BesselI1()(x), [r(M, N)]),
           Case("BesselI1e", lambda x: ops.BesselI1e()(x), [r(M, N)]),
           Case("NextAfter", lambda x, y: ops.NextAfter()(x, y), [r(M, N), r(N)],
-               expect_zero=(1,))]
+               expect_zero=(1,)),
+          Case("Mvlgamma", lambda x: ops.Mvlgamma(3)(x), [pos(M, N) + 1.0]),
+          Case("CumulativeLogsumexp", lambda x: ops.CumulativeLogsumexp()(x, 1), [r(M, N)]),
+          Case("CumulativeLogsumexp_exclusive_reverse",
+               lambda x: ops.CumulativeLogsumexp(True, True)(x, 0)[:-1], [r(M, N)]),
+          Case("Cummax", lambda x: ops.Cummax(1)(x)[0], [r(M, N)]),
+          Case("Cummin", lambda x: ops.Cummin(0)(x)[0], [r(M, N)])]
 
 
 def _loss_fn(case, weights):

@@ -15,10 +15,10 @@ from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import promoted
 from msops.primitives.special_ops import (BesselI0, BesselI0e, BesselI1, BesselI1e, Digamma,
-                                          Erfinv, Lgamma, Polygamma, Zeta)
+                                          Erfinv, Lgamma, Mvlgamma, Polygamma, Zeta)
 
 __all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfinv", "i0", "bessel_i0",
-           "bessel_i0e", "bessel_i1", "bessel_i1e"]
+           "bessel_i0e", "bessel_i1", "bessel_i1e", "mvlgamma"]
 
 
 def _unary_float(cls: type, doc: str) -> Any:
@@ -63,3 +63,10 @@ def zeta(input: Any, other: Any) -> Any:
     validator.check_tensor_dtype_valid("input", x.dtype, (mstype.float32, mstype.float64),
                                        "zeta")
     return _prim(Zeta)(x, q)
+
+
+def mvlgamma(input: Any, p: int) -> Any:
+    """`Mvlgamma(p)(input)`: the multivariate log-gamma of dimension p (every element >
+    (p - 1) / 2; ints as float32)."""
+    validator.check_value_type("p", p, (int,), "mvlgamma")
+    return _prim(Mvlgamma, p)(promoted((input,), floating=True)[0])

@@ -19,6 +19,7 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives import special_kernels as sk
 from msops.primitives.elementwise_ops import Select, ZerosLike, computed
+from msops.primitives.primitive import prim_attr_register
 from msops.primitives.math_ops import (Add, Equal, Exp, Mul, Neg, RealDiv, Square, Sub,
                                        UnaryElementwise, _Binary, broadcast_shape, scalar,
                                        sum_to)
@@ -26,7 +27,7 @@ from msops.primitives.rules import bprop
 from msops.primitives.unary_ops import Sign
 
 __all__ = ["Lgamma", "Digamma", "Polygamma", "Zeta", "Erfinv", "BesselI0", "BesselI0e",
-           "BesselI1", "BesselI1e"]
+           "BesselI1", "BesselI1e", "Mvlgamma"]
 
 _FLOATS = (mstype.float16, mstype.float32, mstype.float64)
 
@@ -92,6 +93,37 @@ class BesselI1e(_Special):
     _kernel = staticmethod(sk.bessel_i1e)
 
 
+class Mvlgamma(_Special):
+    """`Mvlgamma(p)(x)`: the multivariate log-gamma of dimension p element-wise,
+    p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(x - j / 2); defined for x > (p - 1) / 2
+    (checked when run: outside it the sum is not the function); float32 / float64.
+
+    >>> Mvlgamma(1)(Tensor(np.array([2.5], np.float32))).asnumpy()
+    array([0.2846829], dtype=float32)
+    """
+
+    valid_types = (mstype.float32, mstype.float64)
+
+    @prim_attr_register
+    def __init__(self, p: int) -> None:
+        validator.check_int("p", p, self.name)
+        if p < 1:
+            raise ValueError(f"For '{self.name}', the 'p' should be >= 1, but got {p}.")
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        p, name = self.p, self.name
+        bound = (p - 1) / 2
+
+        def mvlgamma(x: np.ndarray) -> np.ndarray:
+            low = x <= bound
+            if np.any(low):
+                raise ValueError(f"For '{name}', every element of 'x' should be > (p - 1) / 2 "
+                                 f"= {bound}, but got {x[low].min()}.")
+            return p * (p - 1) / 4 * math.log(math.pi) + sum(sk.lgamma(x - j / 2)
+                                                             for j in range(p))
+        return computed(_float64(mvlgamma), out_abstract)
+
+
 class Polygamma(_Binary):
     """`Polygamma()(a, x)`: the a-th derivative of digamma at x, broadcast; `a` int32 or
     int64 (a whole number >= 0, checked when run), x float16/32/64, whose dtype the output
@@ -149,6 +181,17 @@ def _order(g: Any, n: int) -> Any:
 def lgamma_bprop(prim: Lgamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout * digamma(x)."""
     return _times(g, dout, g.apply(Digamma(), [inputs[0]]))
+
+
+@bprop(Mvlgamma)
+def mvlgamma_bprop(prim: Mvlgamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * sum_{j < p} digamma(x - j / 2)."""
+    x = inputs[0]
+    slope = g.apply(Digamma(), [x])
+    for j in range(1, prim.p):
+        shifted = g.apply(Sub(), [x, scalar(g, j / 2, x.dtype)])
+        slope = g.apply(Add(), [slope, g.apply(Digamma(), [shifted])])
+    return _times(g, dout, slope)
 
 
 @bprop(Digamma)
