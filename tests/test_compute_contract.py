@@ -222,6 +222,8 @@ CASES = [
     (ops.NextAfter(), (r(2, 3), r(3))),
     (ops.SignBit(), (np.array([-0.0, 1.0, -2.0], F32),)),
     (ops.Mvlgamma(2), (np.abs(r(2, 3)) + 1.0,)),
+    (ops.Igamma(), (np.abs(r(2, 3)) + 0.1, np.abs(r(3)))),
+    (ops.Igammac(), (np.abs(r(2, 3)) + 0.1, np.abs(r(2, 3)))),
     (ops.CumulativeLogsumexp(reverse=True), (r(2, 3, dtype=F16), 1)),
     (ops.Cummax(0), (np.arange(6, dtype=np.int32).reshape(2, 3),)),
     (ops.Cummin(-1), (r(2, 3),)),

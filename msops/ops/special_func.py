@@ -15,10 +15,11 @@ from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import promoted
 from msops.primitives.special_ops import (BesselI0, BesselI0e, BesselI1, BesselI1e, Digamma,
-                                          Erfinv, Lgamma, Mvlgamma, Polygamma, Zeta)
+                                          Erfinv, Igamma, Igammac, Lgamma, Mvlgamma,
+                                          Polygamma, Zeta)
 
 __all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfinv", "i0", "bessel_i0",
-           "bessel_i0e", "bessel_i1", "bessel_i1e", "mvlgamma"]
+           "bessel_i0e", "bessel_i1", "bessel_i1e", "mvlgamma", "igamma", "igammac"]
 
 
 def _unary_float(cls: type, doc: str) -> Any:
@@ -50,18 +51,37 @@ def polygamma(n: Any, input: Any) -> Any:
     return _prim(Polygamma)(n, promoted((input,), floating=True)[0])
 
 
+def _float_pair(name: str, input: Any, other: Any) -> tuple:
+    """(input, other) as Tensors of one float32 / float64 dtype (a number takes the Tensor's
+    dtype)."""
+    tensors = [v for v in (input, other) if isinstance(v, Tensor)]
+    if not tensors:
+        raise TypeError(f"For '{name}', at least one of 'input' and 'other' should be a Tensor, "
+                        f"but got {type(input).__name__} and {type(other).__name__}.")
+    like = tensors[0].dtype.np_dtype if tensors[0].dtype in mstype.float_type else np.float32
+    x, y = promoted([v if isinstance(v, Tensor) else Tensor(np.asarray(v, like))
+                     for v in (input, other)], floating=True)
+    validator.check_tensor_dtype_valid("input", x.dtype, (mstype.float32, mstype.float64),
+                                       name)
+    return x, y
+
+
+def igamma(input: Any, other: Any) -> Any:
+    """`Igamma()(input, other)`: the regularized lower incomplete gamma P(input, other),
+    broadcast."""
+    return _prim(Igamma)(*_float_pair("igamma", input, other))
+
+
+def igammac(input: Any, other: Any) -> Any:
+    """`Igammac()(input, other)`: the regularized upper incomplete gamma Q(input, other) =
+    1 - P, broadcast."""
+    return _prim(Igammac)(*_float_pair("igammac", input, other))
+
+
 def zeta(input: Any, other: Any) -> Any:
     """`Zeta()(input, other)`: the Hurwitz zeta function sum_k (other + k)^-input,
     broadcast (a number for either is taken in the other's dtype)."""
-    tensors = [v for v in (input, other) if isinstance(v, Tensor)]
-    if not tensors:
-        raise TypeError(f"For 'zeta', at least one of 'input' and 'other' should be a Tensor, "
-                        f"but got {type(input).__name__} and {type(other).__name__}.")
-    x, q = promoted([v if isinstance(v, Tensor) else Tensor(np.asarray(
-        v, tensors[0].dtype.np_dtype if tensors[0].dtype in mstype.float_type else np.float32))
-        for v in (input, other)], floating=True)
-    validator.check_tensor_dtype_valid("input", x.dtype, (mstype.float32, mstype.float64),
-                                       "zeta")
+    x, q = _float_pair("zeta", input, other)
     return _prim(Zeta)(x, q)
 
 

@@ -20,14 +20,14 @@ from msops.common import validator
 from msops.primitives import special_kernels as sk
 from msops.primitives.elementwise_ops import Select, ZerosLike, computed
 from msops.primitives.primitive import prim_attr_register
-from msops.primitives.math_ops import (Add, Equal, Exp, Mul, Neg, RealDiv, Square, Sub,
+from msops.primitives.math_ops import (Add, Equal, Exp, Log, Mul, Neg, RealDiv, Square, Sub,
                                        UnaryElementwise, _Binary, broadcast_shape, scalar,
                                        sum_to)
-from msops.primitives.rules import bprop
+from msops.primitives.rules import bprop, declare_without
 from msops.primitives.unary_ops import Sign
 
 __all__ = ["Lgamma", "Digamma", "Polygamma", "Zeta", "Erfinv", "BesselI0", "BesselI0e",
-           "BesselI1", "BesselI1e", "Mvlgamma"]
+           "BesselI1", "BesselI1e", "Mvlgamma", "Igamma", "Igammac"]
 
 _FLOATS = (mstype.float16, mstype.float32, mstype.float64)
 
@@ -168,6 +168,47 @@ class Zeta(_Binary):
         return computed(_float64(sk.hurwitz_zeta), out_abstract)
 
 
+class _IncompleteGamma(_Binary):
+    """`_kernel(a, x)` in float64, broadcast; float32 or float64 of one dtype."""
+
+    valid_types = (mstype.float32, mstype.float64)
+    _kernel: Callable = None
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        return computed(_float64(type(self)._kernel), out_abstract)
+
+
+class Igamma(_IncompleteGamma):
+    """`Igamma()(a, x)`: the regularized lower incomplete gamma function P(a, x) =
+    gamma(a, x) / Gamma(a), broadcast; float32 or float64 of one dtype. NaN for a < 0 or
+    x < 0, as scipy's gammainc.
+
+    >>> Igamma()(Tensor(np.array([1.0, 2.0])), Tensor(np.array([1.0, 1.0]))).asnumpy()
+    array([0.63212056, 0.26424112])
+    """
+
+    _kernel = staticmethod(sk.igamma)
+
+
+class Igammac(_IncompleteGamma):
+    """`Igammac()(a, x)`: the regularized upper incomplete gamma function Q(a, x) =
+    1 - P(a, x), computed directly (its continued fraction where x > a + 1), so small
+    values keep their precision."""
+
+    _kernel = staticmethod(sk.igammac)
+
+
+class IgammaGradA(_IncompleteGamma):
+    """`IgammaGradA()(a, x)`: dP(a, x) / da, Igamma's gradient in a (its power series
+    differentiated term by term). Internal: made by Igamma's and Igammac's backward."""
+
+    _kernel = staticmethod(sk.igamma_grad_a)
+
+
+declare_without("bprop", IgammaGradA,
+                reason="second derivatives of Igamma in a are not supported")
+
+
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
 def _times(g: Any, dout: Any, v: Any) -> tuple:
     return (g.apply(Mul(), [dout, v]),)
@@ -217,6 +258,30 @@ def zeta_bprop(prim: Zeta, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     shifted = g.apply(Zeta(), [g.apply(Add(), [x, scalar(g, 1, x.dtype)]), q])
     dq = g.apply(Neg(), [g.apply(Mul(), [dout, g.apply(Mul(), [x, shifted])])])
     return None, sum_to(g, dq, q.shape)
+
+
+def _igamma_density(g: Any, a: Any, x: Any) -> Any:
+    """dP(a, x)/dx = x^(a-1) e^-x / Gamma(a), as exp((a - 1) log x - x - lgamma(a)); x is
+    replaced by 1 where a == 1, so 0 * log(0) is never formed."""
+    a_less = g.apply(Sub(), [a, scalar(g, 1, a.dtype)])
+    unit = g.apply(Equal(), [a_less, scalar(g, 0, a.dtype)])
+    ones = g.apply(Add(), [g.apply(ZerosLike(), [x]), scalar(g, 1, x.dtype)])
+    safe_x = g.apply(Select(), [unit, ones, x])
+    power = g.apply(Mul(), [a_less, g.apply(Log(), [safe_x])])
+    exponent = g.apply(Sub(), [power, g.apply(Add(), [x, g.apply(Lgamma(), [a])])])
+    return g.apply(Exp(), [exponent])
+
+
+@bprop(Igamma, Igammac)
+def igamma_bprop(prim: Igamma, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """a: dout * dP/da (IgammaGradA); x: dout * x^(a-1) e^-x / Gamma(a); negated for
+    Igammac (Q = 1 - P)."""
+    a, x = inputs
+    da = g.apply(Mul(), [dout, g.apply(IgammaGradA(), [a, x])])
+    dx = g.apply(Mul(), [dout, _igamma_density(g, a, x)])
+    if isinstance(prim, Igammac):
+        da, dx = g.apply(Neg(), [da]), g.apply(Neg(), [dx])
+    return sum_to(g, da, a.shape), sum_to(g, dx, x.shape)
 
 
 @bprop(Erfinv)
