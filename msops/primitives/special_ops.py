@@ -198,6 +198,14 @@ class Igammac(_IncompleteGamma):
     _kernel = staticmethod(sk.igammac)
 
 
+class LogBeta(_IncompleteGamma):
+    """`LogBeta()(x, y)`: log |Beta(x, y)| = lgamma(x) + lgamma(y) - lgamma(x + y),
+    broadcast, with Stirling's series where x or y is large so the big terms never cancel;
+    float32 or float64. Internal: `nn.LBeta`'s kernel."""
+
+    _kernel = staticmethod(sk.lbeta)
+
+
 class IgammaGradA(_IncompleteGamma):
     """`IgammaGradA()(a, x)`: dP(a, x) / da, Igamma's gradient in a (its power series
     differentiated term by term). Internal: made by Igamma's and Igammac's backward."""
@@ -282,6 +290,16 @@ def igamma_bprop(prim: Igamma, inputs: list, out: Any, dout: Any, g: Any) -> tup
     if isinstance(prim, Igammac):
         da, dx = g.apply(Neg(), [da]), g.apply(Neg(), [dx])
     return sum_to(g, da, a.shape), sum_to(g, dx, x.shape)
+
+
+@bprop(LogBeta)
+def log_beta_bprop(prim: LogBeta, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """x: dout * (digamma(x) - digamma(x + y)); y likewise."""
+    x, y = inputs
+    total = g.apply(Digamma(), [g.apply(Add(), [x, y])])
+    dx = g.apply(Mul(), [dout, g.apply(Sub(), [g.apply(Digamma(), [x]), total])])
+    dy = g.apply(Mul(), [dout, g.apply(Sub(), [g.apply(Digamma(), [y]), total])])
+    return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
 
 
 @bprop(Erfinv)
