@@ -4,12 +4,15 @@ functions igamma / igammac and mvlgamma against scipy.special (a test
 dependency only) over wide ranges in float64, in float32 eagerly and inside a compiled Cell;
 poles and out-of-domain points as scipy's; gradients against float64 finite differences;
 argument errors."""
+import doctest
+
 import numpy as np
 import pytest
 import scipy.special as sp
 
 import msops as ms
 from msops import Tensor, ops
+from msops.primitives import arith_ops, special_ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
@@ -219,3 +222,10 @@ def test_zeta_differentiates_in_q_only():
 def test_argument_errors_name_the_function_and_argument(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+@pytest.mark.parametrize("module", [special_ops, arith_ops],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def test_docstring_examples(module):
+    res = doctest.testmod(module, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 1 and res.failed == 0

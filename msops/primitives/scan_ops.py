@@ -113,8 +113,8 @@ class CumulativeLogsumexp(_Scan):
     underflow of the early terms); `exclusive` leaves x_i out (y_0 = -inf), `reverse` runs
     from the end; floats.
 
-    >>> CumulativeLogsumexp()(Tensor(np.array([0.0, 0.0, 1000.0])), 0).asnumpy()
-    array([   0.        ,    0.69314718, 1000.        ])
+    >>> CumulativeLogsumexp()(Tensor(np.array([0.0, 0.0, 3.0])), 0).asnumpy().round(4)
+    array([0.    , 0.6931, 3.0949])
     """
 
     _np_scan = staticmethod(np.logaddexp.accumulate)

@@ -99,7 +99,7 @@ class Mvlgamma(_Special):
     (checked when run: outside it the sum is not the function); float32 / float64.
 
     >>> Mvlgamma(1)(Tensor(np.array([2.5], np.float32))).asnumpy()
-    array([0.2846829], dtype=float32)
+    array([0.28468287], dtype=float32)
     """
 
     valid_types = (mstype.float32, mstype.float64)
