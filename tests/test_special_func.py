@@ -1,5 +1,5 @@
 """The special functions (special_ops / ops.special_func): lgamma, digamma, polygamma, zeta,
-erfinv, the modified Bessel functions I0, I0e, I1, I1e, the regularized incomplete gamma
+erfinv, the Bessel functions I0, I0e, I1, I1e, J0, J1, Y0, Y1, K0, K0e, K1, K1e, the regularized incomplete gamma
 functions igamma / igammac and mvlgamma against scipy.special (a test
 dependency only) over wide ranges in float64, in float32 eagerly and inside a compiled Cell;
 poles and out-of-domain points as scipy's; gradients against float64 finite differences;
@@ -25,6 +25,9 @@ UNIT = np.concatenate([RNG.uniform(-1, 1, 400), 1 - 10 ** RNG.uniform(-15, -1, 1
                        -1 + 10 ** RNG.uniform(-15, -1, 100), 10 ** RNG.uniform(-300, -1, 50)])
 BESSEL = np.concatenate([RNG.uniform(-40, 40, 400), RNG.uniform(-700, 700, 100),
                          [0.0, 1e-10, 29.99, 30.0, 30.01, -30.01]])
+# the oscillating and decaying kinds: both sides of every switch (2, 25), tiny and huge x
+WAVES = np.concatenate([RNG.uniform(-40, 40, 400), RNG.uniform(-3000, 3000, 100),
+                        10 ** RNG.uniform(-12, 1, 100), [0.0, 2.0, 24.99, 25.0, 25.01, 750.0]])
 
 
 def assert_close(got, want, rtol):
@@ -98,6 +101,23 @@ def test_mvlgamma_matches_scipy():
         np.testing.assert_allclose(ops.mvlgamma(Tensor(x), p).asnumpy(), want, rtol=1e-13)
 
 
+@pytest.mark.parametrize("fn,ref,x", [
+    (ops.bessel_j0, sp.j0, WAVES), (ops.bessel_j1, sp.j1, WAVES),
+    (ops.bessel_y0, sp.y0, WAVES), (ops.bessel_y1, sp.y1, WAVES),
+    (ops.bessel_k0, sp.k0, WAVES), (ops.bessel_k0e, sp.k0e, WAVES),
+    (ops.bessel_k1, sp.k1, WAVES), (ops.bessel_k1e, sp.k1e, WAVES),
+], ids=["j0", "j1", "y0", "y1", "k0", "k0e", "k1", "k1e"])
+def test_bessel_j_y_k_match_scipy(fn, ref, x):
+    """Relative precision, or absolute near the zeros of the oscillating J and Y (where
+    scipy's own value is good to an absolute ~1e-16 only)."""
+    got, want = fn(Tensor(x)).asnumpy(), ref(x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    fin = np.isfinite(want)
+    err = np.abs(got[fin] - want[fin])
+    assert np.all((err <= 1e-13 * np.abs(want[fin])) | (err <= 5e-14))
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 6, 12])
 def test_polygamma_matches_scipy(n):
     x = np.concatenate([RNG.uniform(-6, 20, 300), 10 ** RNG.uniform(-5, 4, 100),
@@ -143,6 +163,8 @@ FORMS = [
      sp.i0(U32 * 5) + sp.i1e(U32 * 5)),
     ("primitives", lambda x: ops.Lgamma()(x) + ops.BesselI0e()(x) + ops.BesselI1()(x),
      (F32,), sp.gammaln(F32) + sp.i0e(F32) + sp.i1(F32)),
+    ("bessel_jyk", lambda x: ops.bessel_j1(x) + ops.bessel_y0(x) + ops.bessel_k1e(x),
+     (F32,), sp.j1(F32) + sp.y0(F32) + sp.k1e(F32)),
 ]
 
 
@@ -177,12 +199,17 @@ Z = RNG.uniform(-3.0, 3.0, (2, 3))
     (lambda x: ops.igamma(Tensor(X + 0.5), x), X),
     (lambda x: ops.igammac(x, Tensor(X * 3)), X),
     (lambda x: ops.mvlgamma(x, 3), X + 1.0),
+    (lambda x: ops.bessel_j0(x) + ops.bessel_j1(x), Z * 3),
+    (lambda x: ops.bessel_y0(x) + ops.bessel_y1(x), X * 2),
+    (lambda x: ops.bessel_k0(x) + ops.bessel_k1(x), X),
+    (lambda x: ops.bessel_k0e(x) + ops.bessel_k1e(x), X),
     (lambda x: ops.i0(x), Z),
     (lambda x: ops.bessel_i0e(x), Z),
     (lambda x: ops.bessel_i1(x), Z),
     (lambda x: ops.bessel_i1e(x), Z),
 ], ids=["lgamma", "lgamma_negative", "digamma", "polygamma1", "polygamma3", "zeta_q",
-        "erfinv", "igamma_a", "igamma_x", "igammac_a", "mvlgamma", "i0", "i0e", "i1", "i1e"])
+        "erfinv", "igamma_a", "igamma_x", "igammac_a", "mvlgamma", "j", "y", "k", "ke", "i0",
+        "i0e", "i1", "i1e"])
 def test_gradients_match_finite_differences(fn, x):
     grad = ms.grad(lambda t: ops.ReduceSum()(fn(t), ()))(Tensor(x))
     want = finite_differences(lambda a: fn(Tensor(a)).asnumpy(), x)

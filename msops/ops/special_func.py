@@ -14,12 +14,16 @@ from msops.common import validator
 from msops.common.tensor import Tensor
 from msops.ops._dispatch import _prim
 from msops.primitives.math_ops import promoted
-from msops.primitives.special_ops import (BesselI0, BesselI0e, BesselI1, BesselI1e, Digamma,
+from msops.primitives.special_ops import (BesselI0, BesselI0e, BesselI1, BesselI1e, BesselJ0,
+                                          BesselJ1, BesselK0, BesselK0e, BesselK1, BesselK1e,
+                                          BesselY0, BesselY1, Digamma,
                                           Erfinv, Igamma, Igammac, Lgamma, Mvlgamma,
                                           Polygamma, Zeta)
 
 __all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfinv", "i0", "bessel_i0",
-           "bessel_i0e", "bessel_i1", "bessel_i1e", "mvlgamma", "igamma", "igammac"]
+           "bessel_i0e", "bessel_i1", "bessel_i1e", "mvlgamma", "igamma", "igammac", "bessel_j0",
+           "bessel_j1", "bessel_y0", "bessel_y1", "bessel_k0", "bessel_k0e", "bessel_k1",
+           "bessel_k1e"]
 
 
 def _unary_float(cls: type, doc: str) -> Any:
@@ -36,6 +40,14 @@ bessel_i0 = i0 = _unary_float(BesselI0, "`BesselI0()(x)`: the modified Bessel fu
 bessel_i0e = _unary_float(BesselI0e, "`BesselI0e()(x)`: exp(-|x|) I0(x).")
 bessel_i1 = _unary_float(BesselI1, "`BesselI1()(x)`: the modified Bessel function I1.")
 bessel_i1e = _unary_float(BesselI1e, "`BesselI1e()(x)`: exp(-|x|) I1(x).")
+bessel_j0 = _unary_float(BesselJ0, "`BesselJ0()(x)`: the Bessel function J0.")
+bessel_j1 = _unary_float(BesselJ1, "`BesselJ1()(x)`: the Bessel function J1.")
+bessel_y0 = _unary_float(BesselY0, "`BesselY0()(x)`: the Bessel function Y0 (x >= 0).")
+bessel_y1 = _unary_float(BesselY1, "`BesselY1()(x)`: the Bessel function Y1 (x >= 0).")
+bessel_k0 = _unary_float(BesselK0, "`BesselK0()(x)`: the modified Bessel function K0.")
+bessel_k0e = _unary_float(BesselK0e, "`BesselK0e()(x)`: exp(x) K0(x).")
+bessel_k1 = _unary_float(BesselK1, "`BesselK1()(x)`: the modified Bessel function K1.")
+bessel_k1e = _unary_float(BesselK1e, "`BesselK1e()(x)`: exp(x) K1(x).")
 
 
 def polygamma(n: Any, input: Any) -> Any:

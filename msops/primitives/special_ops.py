@@ -27,7 +27,8 @@ from msops.primitives.rules import bprop, declare_without
 from msops.primitives.unary_ops import Sign
 
 __all__ = ["Lgamma", "Digamma", "Polygamma", "Zeta", "Erfinv", "BesselI0", "BesselI0e",
-           "BesselI1", "BesselI1e", "Mvlgamma", "Igamma", "Igammac"]
+           "BesselI1", "BesselI1e", "Mvlgamma", "Igamma", "Igammac", "BesselJ0", "BesselJ1",
+           "BesselY0", "BesselY1", "BesselK0", "BesselK0e", "BesselK1", "BesselK1e"]
 
 _FLOATS = (mstype.float16, mstype.float32, mstype.float64)
 
@@ -91,6 +92,55 @@ class BesselI1e(_Special):
     """exp(-|x|) I1(x)."""
 
     _kernel = staticmethod(sk.bessel_i1e)
+
+
+class BesselJ0(_Special):
+    """J0(x), the Bessel function of the first kind of order 0."""
+
+    _kernel = staticmethod(sk.bessel_j0)
+
+
+class BesselJ1(_Special):
+    """J1(x), the Bessel function of the first kind of order 1."""
+
+    _kernel = staticmethod(sk.bessel_j1)
+
+
+class BesselY0(_Special):
+    """Y0(x), the Bessel function of the second kind of order 0 (-inf at 0, NaN below)."""
+
+    _kernel = staticmethod(sk.bessel_y0)
+
+
+class BesselY1(_Special):
+    """Y1(x), the Bessel function of the second kind of order 1 (-inf at 0, NaN below)."""
+
+    _kernel = staticmethod(sk.bessel_y1)
+
+
+class BesselK0(_Special):
+    """K0(x), the modified Bessel function of the second kind of order 0 (inf at 0, NaN
+    below)."""
+
+    _kernel = staticmethod(sk.bessel_k0)
+
+
+class BesselK0e(_Special):
+    """exp(x) K0(x): K0 without its exponential decay."""
+
+    _kernel = staticmethod(sk.bessel_k0e)
+
+
+class BesselK1(_Special):
+    """K1(x), the modified Bessel function of the second kind of order 1."""
+
+    _kernel = staticmethod(sk.bessel_k1)
+
+
+class BesselK1e(_Special):
+    """exp(x) K1(x)."""
+
+    _kernel = staticmethod(sk.bessel_k1e)
 
 
 class Mvlgamma(_Special):
@@ -339,6 +389,62 @@ def bessel_i1_bprop(prim: BesselI1, inputs: list, out: Any, dout: Any, g: Any) -
     """dout * (I0(x) - I1(x) / x), 1/2 at x == 0."""
     x = inputs[0]
     return _times(g, dout, g.apply(Sub(), [g.apply(BesselI0(), [x]), _i1_over_x(g, x, out)]))
+
+
+@bprop(BesselJ0)
+def bessel_j0_bprop(prim: BesselJ0, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """-dout * J1(x)."""
+    return _times(g, dout, g.apply(Neg(), [g.apply(BesselJ1(), [inputs[0]])]))
+
+
+@bprop(BesselJ1)
+def bessel_j1_bprop(prim: BesselJ1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (J0(x) - J1(x) / x), 1/2 at x == 0."""
+    x = inputs[0]
+    return _times(g, dout, g.apply(Sub(), [g.apply(BesselJ0(), [x]), _i1_over_x(g, x, out)]))
+
+
+@bprop(BesselY0)
+def bessel_y0_bprop(prim: BesselY0, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """-dout * Y1(x)."""
+    return _times(g, dout, g.apply(Neg(), [g.apply(BesselY1(), [inputs[0]])]))
+
+
+@bprop(BesselY1)
+def bessel_y1_bprop(prim: BesselY1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (Y0(x) - Y1(x) / x)."""
+    x = inputs[0]
+    return _times(g, dout, g.apply(Sub(), [g.apply(BesselY0(), [x]),
+                                           g.apply(RealDiv(), [out, x])]))
+
+
+@bprop(BesselK0)
+def bessel_k0_bprop(prim: BesselK0, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """-dout * K1(x)."""
+    return _times(g, dout, g.apply(Neg(), [g.apply(BesselK1(), [inputs[0]])]))
+
+
+@bprop(BesselK0e)
+def bessel_k0e_bprop(prim: BesselK0e, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (k0e(x) - k1e(x))."""
+    return _times(g, dout, g.apply(Sub(), [out, g.apply(BesselK1e(), [inputs[0]])]))
+
+
+@bprop(BesselK1)
+def bessel_k1_bprop(prim: BesselK1, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """-dout * (K0(x) + K1(x) / x)."""
+    x = inputs[0]
+    slope = g.apply(Add(), [g.apply(BesselK0(), [x]), g.apply(RealDiv(), [out, x])])
+    return _times(g, dout, g.apply(Neg(), [slope]))
+
+
+@bprop(BesselK1e)
+def bessel_k1e_bprop(prim: BesselK1e, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """dout * (k1e(x) (1 - 1 / x) - k0e(x))."""
+    x = inputs[0]
+    slope = g.apply(Sub(), [g.apply(Sub(), [out, g.apply(RealDiv(), [out, x])]),
+                            g.apply(BesselK0e(), [x])])
+    return _times(g, dout, slope)
 
 
 @bprop(BesselI1e)

@@ -1,5 +1,5 @@
 """The special-function primitives (Lgamma, Digamma, Polygamma, Zeta, Erfinv, BesselI0 /
-I0e / I1 / I1e, Igamma / Igammac), NextAfter, Gcd and Lcm and the arith_ext_func composites sharded on 2 and
+I0e / I1 / I1e, J0 / J1 / Y0 / Y1 / K0 / K0e / K1 / K1e, Igamma / Igammac), NextAfter, Gcd and Lcm and the arith_ext_func composites sharded on 2 and
 4 ranks: split like their inputs (the element-wise rule: no communication), a net of them
 equals the serial net, forward and gradients."""
 import numpy as np
@@ -29,6 +29,8 @@ class SpecialNet(nn.Cell):
         self.i0e = ops.BesselI0e().shard(((1, N),))
         self.i1 = ops.BesselI1().shard(((N, 1),))
         self.igamma = ops.Igamma().shard(((1, N), (1, N)))
+        self.j1 = ops.BesselJ1().shard(((1, N),))
+        self.k0e = ops.BesselK0e().shard(((N, 1),))
 
     def construct(self, x):
         h = self.mul(x, self.w)
@@ -37,6 +39,7 @@ class SpecialNet(nn.Cell):
         y = y + self.zeta(p + 1.5, p) + self.erfinv(ops.tanh(h)) + self.i0e(h) + self.i1(h)
         y = y + ops.i0(h) + ops.bessel_i1e(h) + ops.addcdiv(h, x, p, 0.5) + ops.ldexp(h, 2)
         y = y + ops.nextafter(h, x) + self.igamma(p, p * 0.7) + ops.igammac(p + 1.0, p)
+        y = y + self.j1(h * 3.0) + ops.bessel_y0(p) + self.k0e(p) + ops.bessel_k1(p)
         return ops.ReduceSum()(y * y, ()) if self.loss else y
 
 
