@@ -1,6 +1,7 @@
 """Functions along an axis and order statistics: cummax, cummin, logcumsumexp, diff, trapz,
 rot90, combinations, vander, logspace (sequence_func); median, nanmedian, quantile,
-nanquantile, histc, cov (order_stats_func); cosine_similarity, renorm (vector_func); the
+nanquantile, histc, cov (order_stats_func); cosine_similarity, renorm, batch_dot
+(vector_func); the
 windows (window_func) and mvlgamma. Values against numpy / scipy written here, eagerly and
 inside a compiled Cell; gradients against finite differences; argument errors."""
 import itertools
@@ -59,6 +60,10 @@ def np_quantile(x, q, axis, skip_nan):
 
 
 Q = np.array([0.0, 0.25, 0.6, 1.0])
+B34 = RNG.standard_normal((4, 3, 4)).astype(np.float32)
+E3 = RNG.standard_normal((4, 2, 3)).astype(np.float32)
+C4 = RNG.standard_normal((4, 2, 3, 5)).astype(np.float32)
+D4 = RNG.standard_normal((4, 2, 5, 3)).astype(np.float32)
 FW = np.array([1, 3, 2, 1, 4, 2])
 AW = RNG.uniform(0.2, 1.5, 6)
 
@@ -116,6 +121,16 @@ FORMS = [
     ("renorm_p1_axis1", lambda x: ops.renorm(x, 1, 1, 2.0), (A,),
      A * np.where(np.abs(A).sum(0, keepdims=True) > 2.0,
                   2.0 / (np.abs(A).sum(0, keepdims=True) + 1e-7), 1.0)),
+    ("batch_dot", lambda a, b: ops.batch_dot(a, b, (-1, -2)), (E3, B34),
+     np.einsum("bij,bjk->bik", E3, B34)),
+    ("batch_dot_2d", lambda a, b: ops.batch_dot(a, b, (1, 2)), (A[:, :2], B34[:, :, :2]),
+     np.einsum("bj,bkj->bk", A[:, :2], B34[:, :, :2])),
+    ("batch_dot_default", lambda a, b: ops.batch_dot(a, b), (C4, D4),
+     np.einsum("bijn,bkno->bijko", C4, D4)),
+    ("batch_dot_int", lambda a, b: ops.batch_dot(a, b, 2), (C4[:, 0], D4[:, :, :, :2]),
+     np.einsum("bin,bkno->biko", C4[:, 0], D4[:, :, :, :2])),
+    ("batch_dot_vectors", lambda a, b: ops.batch_dot(a, b), (A, T.astype(np.float32)),
+     (A * T).sum(1, keepdims=True).astype(np.float32)),
     ("mvlgamma", lambda x: ops.mvlgamma(x, 3), (np.abs(A) + 1.2,),
      np.vectorize(lambda v: sp.multigammaln(v, 3))((np.abs(A) + 1.2).astype(np.float64))
      .astype(np.float32)),
@@ -170,6 +185,7 @@ def test_logcumsumexp_stays_exact_where_cumsum_of_exp_would_underflow():
 
 X = RNG.standard_normal((3, 5))
 W = RNG.standard_normal((3, 5))
+W3 = RNG.standard_normal((3, 2, 5))
 
 
 @pytest.mark.parametrize("fn,x", [
@@ -189,9 +205,10 @@ W = RNG.standard_normal((3, 5))
     (lambda x: ops.cosine_similarity(x, Tensor(W)), X),
     (lambda x: ops.renorm(x, 2, 0, 1.0), X),
     (lambda x: ops.mvlgamma(x, 2), np.abs(X) + 1.0),
+    (lambda x: ops.batch_dot(x, Tensor(W3), (1, 2)), X),
 ], ids=["cummax", "cummin", "logcumsumexp", "diff", "trapz", "rot90", "combinations",
         "vander", "median", "nanmedian", "quantile", "nanquantile", "cov", "cosine",
-        "renorm", "mvlgamma"])
+        "renorm", "mvlgamma", "batch_dot"])
 def test_gradients_match_finite_differences(fn, x):
     grad = ms.grad(lambda t: ops.ReduceSum()(fn(t), ()))(Tensor(x))
     want = finite_differences(lambda a: fn(Tensor(a)).asnumpy(), x)
@@ -220,6 +237,12 @@ def test_gradients_match_finite_differences(fn, x):
     (lambda: ops.hann_window(-1), ValueError, r"For 'hann_window', the 'window_length'"),
     (lambda: ops.kaiser_window(4, dtype=ms.int32), TypeError,
      r"For 'kaiser_window', the 'dtype' should be a float dtype"),
+    (lambda: ops.batch_dot(Tensor(A), Tensor(A), (0, 1)), ValueError,
+     r"For 'batch_dot', the 'axes' should not name the batch dim 0"),
+    (lambda: ops.batch_dot(Tensor(A), Tensor(B34), (1, 1)), ValueError,
+     r"For 'batch_dot', the contracted dims should have one size"),
+    (lambda: ops.batch_dot(Tensor(A[:2]), Tensor(A), (1, 1)), ValueError,
+     r"For 'batch_dot', the batch dims should agree"),
     (lambda: ops.mvlgamma(Tensor(np.array([0.9])), 3), ValueError,
      r"For 'Mvlgamma', every element of 'x' should be > \(p - 1\) / 2 = 1.0, but got 0.9"),
 ])
