@@ -169,6 +169,38 @@ def test_window_arguments():
                                np.kaiser(7, 5.0), rtol=1e-6)
 
 
+def np_iou(anchors, gts, mode):
+    """MindSpore's IOU kernel, element by element: inclusive pixel areas, 1e-10 added."""
+    out = np.zeros((len(gts), len(anchors)))
+    for j, g in enumerate(gts):
+        for i, a in enumerate(anchors):
+            w = max(0.0, min(a[2], g[2]) - max(a[0], g[0]) + 1)
+            h = max(0.0, min(a[3], g[3]) - max(a[1], g[1]) + 1)
+            area_a = (a[2] - a[0] + 1) * (a[3] - a[1] + 1)
+            area_g = (g[2] - g[0] + 1) * (g[3] - g[1] + 1)
+            out[j, i] = w * h / ((area_a + area_g - w * h if mode == "iou" else area_g) + 1e-10)
+    return out
+
+
+def boxes(n, seed):
+    corner = np.random.default_rng(seed).uniform(0, 10, (n, 2))
+    size = np.random.default_rng(seed + 1).uniform(0.5, 6, (n, 2))
+    return np.concatenate([corner, corner + size], 1)
+
+
+@pytest.mark.parametrize("mode", ["iou", "iof"])
+def test_iou_matches_the_kernel_formula(mode):
+    anchors, gts = boxes(5, 1), boxes(3, 7)
+    for out in eager_and_compiled(lambda a, g: ops.iou(a, g, mode), Tensor(anchors),
+                                  Tensor(gts)):
+        assert out.shape == (3, 5)
+        np.testing.assert_allclose(out.asnumpy(), np_iou(anchors, gts, mode), rtol=1e-12)
+    fn = lambda a: ops.iou(a, Tensor(gts), mode)  # noqa: E731
+    grad = ms.grad(lambda a: ops.ReduceSum()(fn(a), ()))(Tensor(anchors))
+    want = finite_differences(lambda a: fn(Tensor(a)).asnumpy(), anchors)
+    np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6, atol=1e-8)
+
+
 def test_logspace_matches_numpy():
     np.testing.assert_allclose(ops.logspace(-2, 3, 11).asnumpy(),
                                np.logspace(-2, 3, 11).astype(np.float32), rtol=1e-7)
@@ -243,6 +275,10 @@ def test_gradients_match_finite_differences(fn, x):
      r"For 'batch_dot', the contracted dims should have one size"),
     (lambda: ops.batch_dot(Tensor(A[:2]), Tensor(A), (1, 1)), ValueError,
      r"For 'batch_dot', the batch dims should agree"),
+    (lambda: ops.iou(Tensor(A), Tensor(A)), ValueError,
+     r"For 'iou', the 'anchor_boxes' should be of shape \(N, 4\)"),
+    (lambda: ops.iou(Tensor(A[:, :4]), Tensor(A[:, :4]), "giou"), KeyError,
+     r"For 'iou', the 'mode' should be 'iou' or 'iof'"),
     (lambda: ops.mvlgamma(Tensor(np.array([0.9])), 3), ValueError,
      r"For 'Mvlgamma', every element of 'x' should be > \(p - 1\) / 2 = 1.0, but got 0.9"),
 ])

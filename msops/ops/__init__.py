@@ -80,6 +80,8 @@ from msops.ops.vector_func import *  # noqa: F401,F403
 from msops.ops.vector_func import __all__ as _vector_func_all
 from msops.ops.window_func import *  # noqa: F401,F403
 from msops.ops.window_func import __all__ as _window_func_all
+from msops.ops.box_func import *  # noqa: F401,F403
+from msops.ops.box_func import __all__ as _box_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -97,7 +99,7 @@ __all__ += list(_linalg_func_all) + list(_products_func_all)
 __all__ += list(_fft_func_all)
 __all__ += list(_special_func_all) + list(_arith_ext_func_all)
 __all__ += list(_sequence_func_all) + list(_order_stats_func_all)
-__all__ += list(_vector_func_all) + list(_window_func_all)
+__all__ += list(_vector_func_all) + list(_window_func_all) + list(_box_func_all)
 
 
 def stop_gradient(x: Any) -> Any:
