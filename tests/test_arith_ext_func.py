@@ -3,11 +3,14 @@ floor_divide, truncate_div, truncate_mod, positive, sgn, signbit, isneginf, ispo
 is_complex, logical_xor, ldexp, eq, tensor_gt, tensor_lt, inv, approximate_equal, gcd, lcm,
 nextafter, accumulate_n, angle, polar, view_as_real): values against numpy written here,
 eagerly and inside a compiled Cell; gradients against finite differences; argument errors."""
+import doctest
+
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, ops
+from msops.primitives import arith_ext_ops
 from numeric import finite_differences
 from test_functional_forms import eager_and_compiled
 
@@ -84,6 +87,16 @@ def test_form_matches_numpy_eager_and_compiled(name, fn, inputs, want):
         np.testing.assert_allclose(out.asnumpy(), want, rtol=2e-6, atol=1e-6)
 
 
+def test_truncate_div_is_exact_for_large_int64():
+    x = np.array([2 ** 62 + 3, -(2 ** 62) - 3, 7, -7], np.int64)
+    y = np.array([2, 2, -3, 3], np.int64)
+    want = np.array([int(a / b) if abs(a) < 2 ** 52 else -(-a // b) if a < 0 else a // b
+                     for a, b in zip(x.tolist(), y.tolist())], np.int64)
+    np.testing.assert_array_equal(ops.truncate_div(Tensor(x), Tensor(y)).asnumpy(), want)
+    with pytest.raises(ValueError, match=r"For 'TruncateDiv', the 'y' of an integer division"):
+        ops.truncate_div(Tensor(x), Tensor(np.array([1, 0, 1, 1], np.int64)))
+
+
 def test_is_complex_is_a_python_bool():
     assert ops.is_complex(Tensor(C)) is True and ops.is_complex(Tensor(A)) is False
 
@@ -134,3 +147,8 @@ def test_gradients_match_finite_differences(fn, x):
 def test_argument_errors_name_the_function_and_argument(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+def test_docstring_examples():
+    res = doctest.testmod(arith_ext_ops, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.attempted >= 1 and res.failed == 0

@@ -3,7 +3,9 @@ addcdiv, addcmul, divide, floor_divide, truncate_div, truncate_mod, positive, sg
 isneginf, isposinf, isreal, is_complex, logical_xor, ldexp, eq, tensor_gt, tensor_lt, inv,
 approximate_equal, gcd, lcm, nextafter, accumulate_n, angle, polar and view_as_real.
 
-Each is a primitive call or an exact composite of primitives, so it traces, shards
+Each is a primitive call (arith_ext_ops: TruncateDiv, TruncateMod, LogicalXor, Inv,
+ApproximateEqual, Addcdiv, Addcmul, AccumulateNV2; Gcd, Lcm, NextAfter, SignBit) or an exact
+composite of primitives, so it traces, shards
 (element-wise: no communication) and differentiates as they do. Mixed operand dtypes are
 promoted as the Tensor operators promote them.
 """
@@ -11,21 +13,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _binary, _prim
 from msops.ops.math_func import div
-from msops.primitives.arith_ops import Gcd, Lcm, Mod, NextAfter
+from msops.primitives.arith_ext_ops import (AccumulateNV2, Addcdiv, Addcmul, ApproximateEqual,
+                                           Inv, LogicalXor, TruncateDiv, TruncateMod)
+from msops.primitives.arith_ops import Gcd, Lcm, NextAfter
 from msops.primitives.elementwise_ops import (FloorDiv, Greater, Less, NotEqual, Pow, Select,
                                               Sqrt, ZerosLike)
 from msops.primitives.fft_ops import Imag, Real
-from msops.primitives.math_ops import (Add, AddN, Cast, Equal, Mul, RealDiv, Square, Sub,
-                                       promoted)
-from msops.primitives.piecewise_ops import SignBit, Trunc
+from msops.primitives.math_ops import Add, Cast, Equal, Mul, RealDiv, Square, promoted
+from msops.primitives.piecewise_ops import SignBit
 from msops.primitives.stack_ops import Stack
 from msops.primitives.transcendental_ops import Atan2
-from msops.primitives.unary_ops import Abs, Cos, Reciprocal, Sign, Sin
+from msops.primitives.unary_ops import Cos, Sign, Sin
 
 __all__ = ["addcdiv", "addcmul", "divide", "floor_divide", "truncate_div", "truncate_mod",
            "positive", "sgn", "signbit", "isneginf", "isposinf", "isreal", "is_complex",
@@ -36,7 +41,10 @@ _REAL = mstype.float_type + mstype.int_type + mstype.uint_type
 
 divide = div
 floor_divide = _binary(FloorDiv, "`FloorDiv()(input, other)`: floor(input / other).")
-truncate_mod = _binary(Mod, "`Mod()(x, y)`: x - trunc(x / y) * y (the sign of x).")
+truncate_mod = _binary(TruncateMod, "`TruncateMod()(x, y)`: x - trunc(x / y) * y (the sign of "
+                                   "x).")
+truncate_div = _binary(TruncateDiv, "`TruncateDiv()(x, y)`: x / y rounded towards zero, in the "
+                                    "operands' dtype.")
 eq = _binary(Equal, "`Equal()(input, other)`: input == other (bool), broadcast.")
 tensor_gt = _binary(Greater, "`Greater()(input, other)`: input > other (bool).")
 tensor_lt = _binary(Less, "`Less()(input, other)`: input < other (bool).")
@@ -50,38 +58,31 @@ def _tensor(name: str, arg: str, x: Any) -> Any:
     return check_tensor(name, arg, x)
 
 
-def _scaled_update(name: str, input: Any, update: Any, value: Any) -> Any:
+def _scaled_update(name: str, cls: type, input: Any, tensor1: Any, tensor2: Any,
+                   value: Any) -> Any:
+    """`cls()(input, tensor1, tensor2, value)`, value (a number or a Tensor) and the Tensors
+    promoted to one dtype."""
+    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        _tensor(name, arg, v)
     if not isinstance(value, (int, float, Tensor)) or isinstance(value, bool):
         raise TypeError(f"For '{name}', the 'value' should be a number or a Tensor, but got "
                         f"{type(value).__name__}.")
-    if not (isinstance(value, (int, float)) and value == 1):
-        update = _prim(Mul)(*promoted((update, value)))
-    return _prim(Add)(*promoted((input, update)))
+    args = promoted((input, tensor1, tensor2, value), floating=cls is Addcdiv)
+    dtype = next(a.dtype for a in args if isinstance(a, Tensor))
+    args = [a if isinstance(a, Tensor) else Tensor(np.asarray(a, dtype.np_dtype)) for a in args]
+    return _prim(cls)(*args)
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
-    """input + value * tensor1 / tensor2, broadcast (floats)."""
-    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
-        _tensor("addcdiv", arg, v)
-    quotient = _prim(RealDiv)(*promoted((tensor1, tensor2), floating=True))
-    return _scaled_update("addcdiv", input, quotient, value)
+    """`Addcdiv()(input, tensor1, tensor2, value)`: input + value * tensor1 / tensor2,
+    broadcast (ints as float32)."""
+    return _scaled_update("addcdiv", Addcdiv, input, tensor1, tensor2, value)
 
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
-    """input + value * tensor1 * tensor2, broadcast."""
-    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
-        _tensor("addcmul", arg, v)
-    return _scaled_update("addcmul", input, _prim(Mul)(*promoted((tensor1, tensor2))), value)
-
-
-def truncate_div(x: Any, y: Any) -> Any:
-    """x / y rounded towards zero, broadcast, in the operands' dtype (floats: trunc(x / y);
-    integers: the quotient's magnitude floored, the signs put back)."""
-    x, y = promoted((x, y))
-    if getattr(x, "dtype", None) in mstype.float_type:
-        return _prim(Trunc)(_prim(RealDiv)(x, y))
-    magnitude = _prim(FloorDiv)(_prim(Abs)(x), _prim(Abs)(y))
-    return _prim(Mul)(magnitude, _prim(Mul)(_prim(Sign)(x), _prim(Sign)(y)))
+    """`Addcmul()(input, tensor1, tensor2, value)`: input + value * tensor1 * tensor2,
+    broadcast."""
+    return _scaled_update("addcmul", Addcmul, input, tensor1, tensor2, value)
 
 
 def positive(input: Any) -> Any:
@@ -151,7 +152,7 @@ def logical_xor(input: Any, other: Any) -> Any:
     """input xor other, broadcast (non-bool Tensors read as input != 0)."""
     _tensor("logical_xor", "input", input)
     _tensor("logical_xor", "other", other)
-    return _prim(NotEqual)(_as_bool(input), _as_bool(other))
+    return _prim(LogicalXor)(_as_bool(input), _as_bool(other))
 
 
 def ldexp(x: Any, other: Any) -> Any:
@@ -161,8 +162,8 @@ def ldexp(x: Any, other: Any) -> Any:
 
 
 def inv(x: Any) -> Any:
-    """`Reciprocal()(x)`: 1 / x (floats and complex)."""
-    return _prim(Reciprocal)(_tensor("inv", "x", x))
+    """`Inv()(x)`: 1 / x (floats and complex)."""
+    return _prim(Inv)(_tensor("inv", "x", x))
 
 
 def approximate_equal(x: Any, y: Any, tolerance: float = 1e-5) -> Any:
@@ -174,12 +175,12 @@ def approximate_equal(x: Any, y: Any, tolerance: float = 1e-5) -> Any:
     if x.dtype != y.dtype:
         raise TypeError(f"For 'approximate_equal', the 'x' and 'y' should have one dtype, but "
                         f"got {x.dtype} and {y.dtype}.")
-    return _prim(Less)(_prim(Abs)(_prim(Sub)(x, y)), float(tolerance))
+    return _prim(ApproximateEqual, float(tolerance))(x, y)
 
 
 def accumulate_n(x: Any) -> Any:
-    """`AddN()(x)`: the sum of a list or tuple of Tensors of one shape and dtype."""
-    return _prim(AddN)(tuple(x))
+    """`AccumulateNV2()(x)`: the sum of a list or tuple of Tensors of one shape and dtype."""
+    return _prim(AccumulateNV2)(tuple(x))
 
 
 def angle(input: Any) -> Any:

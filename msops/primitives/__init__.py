@@ -50,6 +50,8 @@ from msops.primitives.fft_ops import *  # noqa: F401,F403
 from msops.primitives import fft_ops as _fft
 from msops.primitives.special_ops import *  # noqa: F401,F403
 from msops.primitives import special_ops as _special
+from msops.primitives.arith_ext_ops import *  # noqa: F401,F403
+from msops.primitives import arith_ext_ops as _arith_ext
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
 from msops.primitives.primitive import Primitive, PrimitiveWithInfer, prim_attr_register
@@ -62,7 +64,7 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
                     _transcendental, _arith, _activation_ext, _random, _reshard)
 COMPUTE_FAMILIES += (_triangle, _scatter)
 COMPUTE_FAMILIES += (_linalg, _fft)
-COMPUTE_FAMILIES += (_special,)
+COMPUTE_FAMILIES += (_special, _arith_ext)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

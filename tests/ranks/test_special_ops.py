@@ -73,3 +73,33 @@ def test_sharded_gcd_lcm_equal_numpy_and_the_serial_net():
         np.testing.assert_array_equal(s, w)
         np.testing.assert_array_equal(g, w)
     assert "AllReduce" not in comm_ops(graph)
+
+
+class ArithNet(nn.Cell):
+    """The four-input Addcdiv / Addcmul split by rows and by columns, TruncateDiv,
+    ApproximateEqual and Inv, after x * w split by rows."""
+
+    def __init__(self, loss=False):
+        super().__init__()
+        self.loss = loss
+        self.w = Parameter(data(8, 16, seed=11), name="w")
+        self.mul = ops.Mul().shard(((N, 1), (N, 1)))
+        self.addcdiv = ops.Addcdiv().shard(((N, 1), (N, 1), (1,), ()))
+        self.addcmul = ops.Addcmul().shard(((1, N), (1, N), (1, N), (1, N)))
+        self.inv = ops.Inv().shard(((1, N),))
+
+    def construct(self, x):
+        h = self.mul(x, self.w)
+        p = ops.abs(h) + 0.5
+        y = self.addcdiv(h, x, p[0], Tensor(np.array(0.5, np.float32)))
+        y = y + self.addcmul(h, x, p, h) + self.inv(p) + ops.truncate_div(h * 4.0, p)
+        y = y + ops.cast(ops.approximate_equal(h, x, 0.3), h.dtype)
+        return ops.ReduceSum()(y * y, ()) if self.loss else y
+
+
+def test_sharded_arith_primitives_equal_the_serial_net():
+    check(ArithNet, data(8, 16, seed=5))
+
+
+def test_sharded_arith_primitives_gradients_equal_the_serial_ones():
+    check_grads(lambda: ArithNet(loss=True), data(8, 16, seed=5), positions=(0,))
