@@ -9,6 +9,7 @@ import scipy.special as sp
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from test_functional_forms import eager_and_compiled
 
 RNG = np.random.default_rng(53)
 P = RNG.uniform(0.2, 5.0, (3, 4)).astype(np.float32)
@@ -16,17 +17,6 @@ Q = RNG.uniform(0.2, 5.0, (3, 4)).astype(np.float32)
 M = (RNG.standard_normal((2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
 B = RNG.standard_normal((2, 2, 3)).astype(np.float32)
-
-
-def run_both(cell, *inputs):
-    """(the cell run eagerly, the same cell in GRAPH_MODE)."""
-    eager = cell(*inputs)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = cell(*inputs)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled
 
 
 def lbeta_ref(x, y):
@@ -61,7 +51,7 @@ CELLS = [
 @pytest.mark.parametrize("name,cell,inputs,want", CELLS, ids=[c[0] for c in CELLS])
 def test_cell_matches_reference_eager_and_graph(name, cell, inputs, want):
     wants = want if isinstance(want, tuple) else (want,)
-    for out in run_both(cell, *[Tensor(v) for v in inputs]):
+    for out in eager_and_compiled(cell, *[Tensor(v) for v in inputs]):
         outs = out if isinstance(out, tuple) else (out,)
         for o, w in zip(outs, wants):
             w = np.asarray(w)
