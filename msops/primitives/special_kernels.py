@@ -176,8 +176,8 @@ def erfinv(y: np.ndarray) -> np.ndarray:
             # instead: exact in the tails, where erf(x) rounds to 1, and nearly linear there
             ax = np.abs(x)
             density = 2.0 / math.sqrt(math.pi) * np.exp(-ax * ax)
-            upper = _erfc(ax).astype(np.float64)
-            ratio = (_erf(ax).astype(np.float64) - a) / density
+            upper = np.asarray(_erfc(ax), np.float64)
+            ratio = (np.asarray(_erf(ax), np.float64) - a) / density
             halley = ax - ratio / (1.0 + ax * ratio)
             newton = ax + (np.log(upper) - np.log1p(-a)) * upper / density
             x = np.copysign(np.where(tail, newton, halley), safe)
@@ -534,7 +534,7 @@ def _bessel_k(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
         # beyond t_max the integrand is below 1e-20 of its value at 0
         t_max = np.arccosh(1.0 + (50.0 + order * 40.0) / xs) + 1.0
         total = 0.5 * np.ones_like(xs)
-        for k in range(1, int(np.ceil(t_max.max() / _K_STEP)) + 1):
+        for k in range(1, int(np.ceil(t_max.max(initial=0.0) / _K_STEP)) + 1):
             t = k * _K_STEP
             total += np.exp(-xs * (math.cosh(t) - 1.0)) * math.cosh(order * t)
         total *= _K_STEP
