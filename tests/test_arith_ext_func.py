@@ -75,6 +75,14 @@ FORMS = [
      (np.abs(A) * np.exp(1j * B)).astype(np.complex64)),
     ("view_as_real", lambda x: ops.view_as_real(x), (C,),
      np.stack([C.real, C.imag], -1)),
+    ("bitwise_left_shift", lambda x, y: ops.bitwise_left_shift(x, y), (I, np.abs(J) % 9),
+     np.left_shift(I, np.abs(J) % 9)),
+    ("bitwise_right_shift", lambda x, y: ops.bitwise_right_shift(x, y), (I * 1000, np.abs(J)),
+     np.right_shift(I * 1000, np.abs(J))),
+    ("bitwise_shift_int", lambda x: ops.bitwise_left_shift(x, 2), (I,), I * 4),
+    ("eps", lambda x: ops.eps(x), (A,), np.full(A.shape, np.finfo(np.float32).eps, np.float32)),
+    ("eps_half", lambda x: ops.eps(x), (A.astype(np.float16),),
+     np.full(A.shape, np.finfo(np.float16).eps, np.float16)),
 ]
 
 
@@ -95,6 +103,17 @@ def test_truncate_div_is_exact_for_large_int64():
     np.testing.assert_array_equal(ops.truncate_div(Tensor(x), Tensor(y)).asnumpy(), want)
     with pytest.raises(ValueError, match=r"For 'TruncateDiv', the 'y' of an integer division"):
         ops.truncate_div(Tensor(x), Tensor(np.array([1, 0, 1, 1], np.int64)))
+
+
+def test_shifts_past_the_width_saturate_and_negative_shifts_are_refused():
+    x = np.array([5, -5, 1, -1], np.int32)
+    y = np.array([32, 40, 31, 100], np.int32)
+    np.testing.assert_array_equal(ops.bitwise_left_shift(Tensor(x), Tensor(y)).asnumpy(),
+                                  [0, 0, np.int32(-2 ** 31), 0])
+    np.testing.assert_array_equal(ops.bitwise_right_shift(Tensor(x), Tensor(y)).asnumpy(),
+                                  [0, -1, 0, -1])
+    with pytest.raises(ValueError, match=r"For 'LeftShift', the 'y' should be >= 0, but got -1"):
+        ops.bitwise_left_shift(Tensor(x), Tensor(-y // y))
 
 
 def test_is_complex_is_a_python_bool():

@@ -1,7 +1,8 @@
 """More element-wise arithmetic with `mindspore.ops`' names, arguments and defaults:
 addcdiv, addcmul, divide, floor_divide, truncate_div, truncate_mod, positive, sgn, signbit,
 isneginf, isposinf, isreal, is_complex, logical_xor, ldexp, eq, tensor_gt, tensor_lt, inv,
-approximate_equal, gcd, lcm, nextafter, accumulate_n, angle, polar and view_as_real.
+approximate_equal, gcd, lcm, nextafter, accumulate_n, angle, polar, view_as_real,
+bitwise_left_shift, bitwise_right_shift and eps.
 
 Each is a primitive call (arith_ext_ops: TruncateDiv, TruncateMod, LogicalXor, Inv,
 ApproximateEqual, Addcdiv, Addcmul, AccumulateNV2; Gcd, Lcm, NextAfter, SignBit) or an exact
@@ -21,7 +22,8 @@ from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _binary, _prim
 from msops.ops.math_func import div
 from msops.primitives.arith_ext_ops import (AccumulateNV2, Addcdiv, Addcmul, ApproximateEqual,
-                                           Inv, LogicalXor, TruncateDiv, TruncateMod)
+                                           Eps, Inv, LeftShift, LogicalXor, RightShift,
+                                           TruncateDiv, TruncateMod)
 from msops.primitives.arith_ops import Gcd, Lcm, NextAfter
 from msops.primitives.elementwise_ops import (FloorDiv, Greater, Less, NotEqual, Pow, Select,
                                               Sqrt, ZerosLike)
@@ -35,7 +37,8 @@ from msops.primitives.unary_ops import Cos, Sign, Sin
 __all__ = ["addcdiv", "addcmul", "divide", "floor_divide", "truncate_div", "truncate_mod",
            "positive", "sgn", "signbit", "isneginf", "isposinf", "isreal", "is_complex",
            "logical_xor", "ldexp", "eq", "tensor_gt", "tensor_lt", "inv", "approximate_equal",
-           "gcd", "lcm", "nextafter", "accumulate_n", "angle", "polar", "view_as_real"]
+           "gcd", "lcm", "nextafter", "accumulate_n", "angle", "polar", "view_as_real",
+           "bitwise_left_shift", "bitwise_right_shift", "eps"]
 
 _REAL = mstype.float_type + mstype.int_type + mstype.uint_type
 
@@ -212,3 +215,29 @@ def view_as_real(input: Any) -> Any:
     validator.check_tensor_dtype_valid("input", getattr(input, "dtype", None),
                                        mstype.complex_type, "view_as_real")
     return _prim(Stack, -1)((_prim(Real)(input), _prim(Imag)(input)))
+
+
+def _shift(name: str, cls: type, input: Any, other: Any) -> Any:
+    _tensor(name, "input", input)
+    if not isinstance(other, Tensor):
+        if isinstance(other, bool) or not isinstance(other, int):
+            raise TypeError(f"For '{name}', the 'other' should be an int or a Tensor, but got "
+                            f"{type(other).__name__}.")
+        other = Tensor(np.asarray(other, input.dtype.np_dtype))
+    return _prim(cls)(*promoted((input, other)))
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Any:
+    """`LeftShift()(input, other)`: input << other (ints; other a Tensor or an int)."""
+    return _shift("bitwise_left_shift", LeftShift, input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Any:
+    """`RightShift()(input, other)`: input >> other, the sign filling in (ints; other a
+    Tensor or an int)."""
+    return _shift("bitwise_right_shift", RightShift, input, other)
+
+
+def eps(x: Any) -> Any:
+    """`Eps()(x)`: x's shape filled with its float dtype's machine epsilon."""
+    return _prim(Eps)(_tensor("eps", "x", x))

@@ -1,6 +1,6 @@
 """More element-wise arithmetic primitives with MindSpore's names: TruncateDiv, TruncateMod,
-LogicalXor, Inv, ApproximateEqual(tolerance), Addcdiv, Addcmul and AccumulateNV2 (AddN's
-other name).
+LogicalXor, Inv, ApproximateEqual(tolerance), Addcdiv, Addcmul, AccumulateNV2 (AddN's
+other name), the shifts LeftShift and RightShift, and Eps.
 
 They join math_ops' element-wise family (numpy broadcasting, the `writes_output` kernel, the
 element-wise sharding rule: every input aligned to the output from the right, so the
@@ -16,7 +16,7 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common import validator
 from msops.primitives.arith_ops import Mod
-from msops.primitives.elementwise_ops import computed, no_gradient_bprop, real_types
+from msops.primitives.elementwise_ops import _Fill, computed, no_gradient_bprop, real_types
 from msops.primitives.lowering import out_spec
 from msops.primitives.math_ops import (AddN, Mul, Neg, RealDiv, _Binary, _Elementwise,
                                        broadcast_shape, check_same_dtype, sum_to)
@@ -26,7 +26,7 @@ from msops.primitives.rules import bprop
 from msops.primitives.unary_ops import Reciprocal
 
 __all__ = ["TruncateDiv", "TruncateMod", "LogicalXor", "Inv", "ApproximateEqual", "Addcdiv",
-           "Addcmul", "AccumulateNV2"]
+           "Addcmul", "AccumulateNV2", "LeftShift", "RightShift", "Eps"]
 
 
 def _truncate_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -156,8 +156,73 @@ class Addcmul(_ScaledUpdate):
     _np_op = staticmethod(np.multiply)
 
 
+class _Shift(_Binary):
+    """x shifted by y bits element-wise, broadcast; ints and uints of one dtype. A shift of
+    the type's width or more gives 0 (left) or the sign fill (right), as torch's; a negative
+    shift is a ValueError naming the op when run."""
+
+    valid_types = mstype.int_type + mstype.uint_type
+    _np_op: Callable = None
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        bits = np.dtype(dtype).itemsize * 8
+        shift, name, left = type(self)._np_op, self.name, type(self) is LeftShift
+
+        def shifted(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None
+                    ) -> np.ndarray:
+            if y.size and (y < 0).any():
+                raise ValueError(f"For '{name}', the 'y' should be >= 0, but got "
+                                 f"{int(y.min())}.")
+            if out is None:
+                out = np.empty(shape, dtype)
+            moved = shift(x, np.minimum(y, bits - 1).astype(y.dtype))
+            np.copyto(out, np.where(y >= bits, 0, moved) if left else moved)
+            return out
+        return shifted
+
+
+class LeftShift(_Shift):
+    """`LeftShift()(x1, x2)`: x1 << x2 element-wise (bits shifted out are lost).
+
+    >>> LeftShift()(Tensor(np.array([1, -3], np.int8)), Tensor(np.array([3, 1], np.int8))
+    ...             ).asnumpy()
+    array([ 8, -6], dtype=int8)
+    """
+
+    _np_op = staticmethod(np.left_shift)
+
+
+class RightShift(_Shift):
+    """`RightShift()(x1, x2)`: x1 >> x2 element-wise (arithmetic: the sign fills in)."""
+
+    _np_op = staticmethod(np.right_shift)
+
+
+class Eps(_Fill):
+    """`Eps()(x)`: x's shape filled with its dtype's machine epsilon (the gap from 1 to the
+    next float); float16 / float32 / float64.
+
+    >>> Eps()(Tensor(np.array([4.0, 1.0], np.float32))).asnumpy()
+    array([1.1920929e-07, 1.1920929e-07], dtype=float32)
+    """
+
+    valid_types = (mstype.float16, mstype.float32, mstype.float64)
+
+    def lower(self, in_abstracts: Sequence[Any], out_abstract: Any) -> Callable:
+        shape, dtype = out_spec(out_abstract)
+        eps = np.finfo(dtype).eps
+
+        def fill(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            if out is None:
+                out = np.empty(shape, dtype)
+            out.fill(eps)
+            return out
+        return fill
+
+
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
-bprop(TruncateDiv, LogicalXor, ApproximateEqual)(no_gradient_bprop)
+bprop(TruncateDiv, LogicalXor, ApproximateEqual, _Shift, Eps)(no_gradient_bprop)
 
 
 @bprop(Addcdiv)
