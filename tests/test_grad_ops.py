@@ -335,7 +335,20 @@ for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),
                          ops.Reshape()(ops.Cast()(x, ms.int32), (-1,)), 0)[1], (3, 3))),
                      ("Trunc", lambda x, y: ops.Trunc()(x)),
                      ("ReduceAll", lambda x, y: ops.ReduceAll(True)(ops.Greater()(x, y), 0)),
-                     ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1))]:
+                     ("ReduceAny", lambda x, y: ops.ReduceAny(True)(ops.Greater()(x, y), 1)),
+                     ("SignBit", lambda x, y: ops.SignBit()(x)),
+                     ("TruncateDiv", lambda x, y: ops.TruncateDiv()(x, y)),
+                     ("LogicalXor", lambda x, y: ops.LogicalXor()(ops.Greater()(x, 0.0),
+                                                                  ops.Greater()(y, 0.0))),
+                     ("ApproximateEqual", lambda x, y: ops.ApproximateEqual(0.5)(x, y)),
+                     ("LeftShift", lambda x, y: ops.LeftShift()(ops.Cast()(x, ms.int32),
+                                                                ops.Cast()(ops.Abs()(y), ms.int32))),
+                     ("RightShift", lambda x, y: ops.RightShift()(
+                         ops.Cast()(x, ms.int32), ops.Cast()(ops.Abs()(y), ms.int32))),
+                     ("Gcd", lambda x, y: ops.Gcd()(ops.Cast()(x, ms.int32),
+                                                    ops.Cast()(y, ms.int32))),
+                     ("Lcm", lambda x, y: ops.Lcm()(ops.Cast()(x, ms.int32),
+                                                    ops.Cast()(y, ms.int32)))]:
     CASES.append(Case(_name, lambda x, y, z, c=_call: ops.Mul()(
         ops.Cast()(c(x, y), ms.float64), z), [r(3, 3) * 3, away_from_zero(3, 3), r(3, 3)[:1]
                                                 if _name.startswith("Arg") else r(3, 3)],
@@ -385,6 +398,47 @@ _CTC_ARGS = [Tensor(np.array(a, np.int32)) for a in
              ([[1, 2, 2], [3, 0, 0], [1, 1, 3]], [5, 4, 3], [3, 1, 3])]
 CASES += [Case("CTCLossV2", lambda x: ops.CTCLossV2(zero_infinity=True)(x, *_CTC_ARGS),
                [r(5, 3, 4)])]
+
+# the special functions (special_ops) and NextAfter
+CASES += [Case("Lgamma", lambda x: ops.Lgamma()(x), [pos(M, N)]),
+          Case("Digamma", lambda x: ops.Digamma()(x), [pos(M, N)]),
+          Case("Polygamma", lambda x: ops.Polygamma()(Tensor(np.array(2, np.int64)), x),
+               [pos(M, N)]),
+          Case("Zeta", lambda x, q: ops.Zeta()(x, q), [pos(M, N) + 1.5, pos(N)],
+               expect_zero=(0,)),
+          Case("Erfinv", lambda x: ops.Erfinv()(x), [np.tanh(r(M, N))]),
+          Case("BesselI0", lambda x: ops.BesselI0()(x), [r(M, N)]),
+          Case("BesselI0e", lambda x: ops.BesselI0e()(x), [r(M, N)]),
+          Case("BesselI1", lambda x: ops.BesselI1()(x), [r(M, N)]),
+          Case("BesselI1e", lambda x: ops.BesselI1e()(x), [r(M, N)]),
+          Case("BesselJ0", lambda x: ops.BesselJ0()(x), [r(M, N) * 4]),
+          Case("BesselJ1", lambda x: ops.BesselJ1()(x), [r(M, N) * 4]),
+          Case("BesselY0", lambda x: ops.BesselY0()(x), [pos(M, N) * 3]),
+          Case("BesselY1", lambda x: ops.BesselY1()(x), [pos(M, N) * 3]),
+          Case("BesselK0", lambda x: ops.BesselK0()(x), [pos(M, N)]),
+          Case("BesselK0e", lambda x: ops.BesselK0e()(x), [pos(M, N)]),
+          Case("BesselK1", lambda x: ops.BesselK1()(x), [pos(M, N)]),
+          Case("BesselK1e", lambda x: ops.BesselK1e()(x), [pos(M, N)]),
+          Case("NextAfter", lambda x, y: ops.NextAfter()(x, y), [r(M, N), r(N)],
+               expect_zero=(1,)),
+          Case("Mvlgamma", lambda x: ops.Mvlgamma(3)(x), [pos(M, N) + 1.0]),
+          Case("Addcdiv", lambda d, a, b, v: ops.Addcdiv()(d, a, b, v),
+               [r(M, N), r(N), away_from_zero(M, 1), r(1)]),
+          Case("Addcmul", lambda d, a, b, v: ops.Addcmul()(d, a, b, v),
+               [r(M, 1), r(M, N), r(N), r(M, N)]),
+          Case("Inv", lambda x: ops.Inv()(x), [away_from_zero(M, N)]),
+          Case("TruncateMod", lambda x, y: ops.TruncateMod()(x, y),
+               [np.array([[-2.3, 1.7, 4.4]]), np.array([0.9, -1.3, 1.3])]),
+          Case("AccumulateNV2", lambda x, y: ops.AccumulateNV2()((x, y, x)), [r(M, N), r(M, N)]),
+          Case("Eps", lambda x, z: ops.Mul()(ops.Eps()(x), z), [r(M, N), r(M, N)],
+               expect_zero=(0,)),
+          Case("Igamma", lambda a, x: ops.Igamma()(a, x), [pos(M, N), pos(N) * 2]),
+          Case("Igammac", lambda a, x: ops.Igammac()(a, x), [pos(M, N) + 1, pos(M, 1) * 3]),
+          Case("CumulativeLogsumexp", lambda x: ops.CumulativeLogsumexp()(x, 1), [r(M, N)]),
+          Case("CumulativeLogsumexp_exclusive_reverse",
+               lambda x: ops.CumulativeLogsumexp(True, True)(x, 0)[:-1], [r(M, N)]),
+          Case("Cummax", lambda x: ops.Cummax(1)(x)[0], [r(M, N)]),
+          Case("Cummin", lambda x: ops.Cummin(0)(x)[0], [r(M, N)])]
 
 
 def _loss_fn(case, weights):

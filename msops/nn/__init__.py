@@ -90,6 +90,10 @@ __all__ += ["Tril", "Triu", "OneHot", "Roll", "Unflatten", "Norm", "ClipByNorm",
             "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d"]
 from msops.nn.diag_layers import MatrixDiag, MatrixDiagPart, MatrixSetDiag  # noqa: E402
 __all__ += ["MatrixDiag", "MatrixDiagPart", "MatrixSetDiag"]
+from msops.nn.math_layers import (DiGamma, IGamma, LBeta, LGamma, MatDet,  # noqa: E402
+                                  MatInverse, MatMul, Moments, Range, ReduceLogSumExp)
+__all__ += ["LGamma", "DiGamma", "IGamma", "LBeta", "MatDet", "MatInverse", "MatMul", "Moments",
+            "Range", "ReduceLogSumExp"]
 from msops.nn.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad,  # noqa: E402
                               ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                               ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)

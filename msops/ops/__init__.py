@@ -106,6 +106,20 @@ from msops.ops.ctc_decode_func import *  # noqa: F401,F403
 from msops.ops.ctc_decode_func import __all__ as _ctc_decode_func_all
 from msops.ops.fractional_pool_func import *  # noqa: F401,F403
 from msops.ops.fractional_pool_func import __all__ as _fractional_pool_func_all
+from msops.ops.special_func import *  # noqa: F401,F403
+from msops.ops.special_func import __all__ as _special_func_all
+from msops.ops.arith_ext_func import *  # noqa: F401,F403
+from msops.ops.arith_ext_func import __all__ as _arith_ext_func_all
+from msops.ops.sequence_func import *  # noqa: F401,F403
+from msops.ops.sequence_func import __all__ as _sequence_func_all
+from msops.ops.order_stats_func import *  # noqa: F401,F403
+from msops.ops.order_stats_func import __all__ as _order_stats_func_all
+from msops.ops.vector_func import *  # noqa: F401,F403
+from msops.ops.vector_func import __all__ as _vector_func_all
+from msops.ops.window_func import *  # noqa: F401,F403
+from msops.ops.window_func import __all__ as _window_func_all
+from msops.ops.box_func import *  # noqa: F401,F403
+from msops.ops.box_func import __all__ as _box_func_all
 from msops.ops import composite, operations  # noqa: F401  (MindSpore's C and P modules)
 
 __all__ = list(_prim_all) + list(_functional_all) + list(_math_func_all) + \
@@ -135,6 +149,9 @@ __all__ += list(_grid_sample_func_all) + list(_conv_pool2d_func_all)
 __all__ += list(_norm_embed_func_all) + list(_nn_misc_func_all)
 __all__ += list(_distribution_func_all) + list(_bbox_func_all) + list(_ctc_decode_func_all)
 __all__ += list(_fractional_pool_func_all)
+__all__ += list(_special_func_all) + list(_arith_ext_func_all)
+__all__ += list(_sequence_func_all) + list(_order_stats_func_all)
+__all__ += list(_vector_func_all) + list(_window_func_all) + list(_box_func_all)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -52,6 +52,10 @@ from msops.primitives.attention_ops import *  # noqa: F401,F403
 from msops.primitives import attention_ops as _attention
 from msops.primitives.rms_norm_ops import *  # noqa: F401,F403
 from msops.primitives import rms_norm_ops as _rms_norm
+from msops.primitives.special_ops import *  # noqa: F401,F403
+from msops.primitives import special_ops as _special
+from msops.primitives.arith_ext_ops import *  # noqa: F401,F403
+from msops.primitives import arith_ext_ops as _arith_ext
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
 from msops.primitives.ctc_ops import *  # noqa: F401,F403
@@ -71,6 +75,7 @@ from msops.primitives.unpool_ops import *  # noqa: F401,F403,E402
 from msops.primitives import unpool_ops as _unpool  # noqa: E402
 COMPUTE_FAMILIES += (_unpool,)
 COMPUTE_FAMILIES += (_attention, _rms_norm)
+COMPUTE_FAMILIES += (_special, _arith_ext)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

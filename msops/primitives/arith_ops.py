@@ -22,7 +22,7 @@ from msops.primitives.math_ops import (Mul, Neg, RealDiv, Sub, _Binary, broadcas
                                        check_same_dtype, scalar, sum_to, tensor_operator)
 from msops.primitives.rules import bprop
 
-__all__ = ["Mod", "FloorMod", "SquaredDifference", "DivNoNan"]
+__all__ = ["Mod", "FloorMod", "SquaredDifference", "DivNoNan", "Gcd", "Lcm", "NextAfter"]
 
 
 class _Remainder(_Binary):
@@ -105,6 +105,40 @@ class DivNoNan(_Binary):
         return computed(_div_no_nan, out_abstract)
 
 
+class Gcd(_Binary):
+    """`Gcd()(x1, x2)`: the greatest common divisor of |x1| and |x2| element-wise (gcd(0, 0)
+    = 0), broadcast; int32 or int64 of one dtype.
+
+    >>> Gcd()(Tensor(np.array([12, -18, 0], np.int32)), Tensor(np.array([8, 12, 5], np.int32))
+    ...       ).asnumpy()
+    array([4, 6, 5], dtype=int32)
+    """
+
+    valid_types = (mstype.int32, mstype.int64)
+    _np_op = np.gcd
+
+    def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
+        return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, self.valid_types)
+
+
+class Lcm(Gcd):
+    """`Lcm()(x1, x2)`: the least common multiple of |x1| and |x2| element-wise (0 when
+    either is 0), broadcast; int32 or int64 of one dtype."""
+
+    _np_op = np.lcm
+
+
+class NextAfter(_Binary):
+    """`NextAfter()(x1, x2)`: the float next to x1 in the direction of x2 element-wise,
+    broadcast; float32 or float64 of one dtype (the step is that dtype's)."""
+
+    valid_types = (mstype.float32, mstype.float64)
+    _np_op = np.nextafter
+
+    def infer_dtype(self, x1_dtype: mstype.Type, x2_dtype: mstype.Type) -> mstype.Type:
+        return check_same_dtype(self.name, {"x1": x1_dtype, "x2": x2_dtype}, self.valid_types)
+
+
 # -- backward rules (see math_ops: the builder `g`) ------------------------------------------
 @bprop(_Remainder)
 def remainder_bprop(prim: _Remainder, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
@@ -133,6 +167,19 @@ def div_no_nan_bprop(prim: DivNoNan, inputs: list, out: Any, dout: Any, g: Any) 
     dx = g.apply(DivNoNan(), [dout, y])
     dy = g.apply(Neg(), [g.apply(DivNoNan(), [g.apply(Mul(), [dout, out]), y])])
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
+
+
+@bprop(Gcd, Lcm)
+def integer_bprop(prim: Gcd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Integer-valued: no gradient."""
+    return None, None
+
+
+@bprop(NextAfter)
+def next_after_bprop(prim: NextAfter, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """x1: dout (the step is constant almost everywhere, as MindSpore's); x2: none."""
+    x1, x2 = inputs
+    return sum_to(g, dout, x1.shape), None
 
 
 # `x % y` is Python's remainder: the sign of y (FloorMod), as MindSpore's Tensor

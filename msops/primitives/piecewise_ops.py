@@ -24,7 +24,7 @@ from msops.primitives.rules import bprop
 
 __all__ = ["Floor", "Ceil", "Round", "Trunc", "LogicalAnd", "LogicalOr", "LogicalNot", "BitwiseAnd",
            "BitwiseOr", "BitwiseXor", "Invert", "PopulationCount", "IsNan",
-           "IsInf", "IsFinite"]
+           "IsInf", "IsFinite", "SignBit"]
 
 
 class _Rounding(UnaryElementwise):
@@ -234,6 +234,13 @@ class IsFinite(_Predicate):
     """True where x is neither NaN nor infinite."""
 
     _np_op = np.isfinite
+
+
+class SignBit(_Predicate):
+    """True where x's sign bit is set: negative numbers, -0.0, -inf and a negative NaN
+    (torch's signbit; MindSpore's ops.signbit)."""
+
+    _np_op = np.signbit
 
 
 bprop(_Rounding, _Logical, LogicalNot, _Bitwise, Invert, PopulationCount,

@@ -1,5 +1,6 @@
-"""CumSum and CumProd: the running sum / product along an axis (inclusive or exclusive,
-forward or reversed), one `_Scan` family.
+"""CumSum, CumProd and CumulativeLogsumexp: the running sum / product / log-sum-exp along an
+axis (inclusive or exclusive, forward or reversed), one `_Scan` family; Cummax and Cummin:
+the running extreme and where it was found.
 
 Float16 and bfloat16 accumulate in float32 and are rounded once per element (as the
 reductions in math_ops); ints wrap in their own dtype. The scanned axis stays whole in a
@@ -15,14 +16,17 @@ from msops.common import dtype as mstype
 from msops.common import validator
 from msops.common.tensor import contiguous
 from msops.primitives.array_ops import whole_along
+from msops.primitives.elementwise_ops import Greater, Less, Select, ZerosLike
+from msops.primitives.gather_ops import GatherDGrad
 from msops.primitives.lowering import out_spec, run_lowered
-from msops.primitives.math_ops import arith_types, check_rank, compute_dtype
+from msops.primitives.math_ops import (Add, Exp, Log, Neg, Sub, arith_types, check_rank,
+                                       compute_dtype, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.batching import to_front
 from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec
 
-__all__ = ["CumSum", "CumProd"]
+__all__ = ["CumSum", "CumProd", "CumulativeLogsumexp", "Cummax", "Cummin"]
 
 
 class _Scan(PrimitiveWithInfer):
@@ -104,6 +108,23 @@ class CumProd(_Scan):
     _identity = 1
 
 
+class CumulativeLogsumexp(_Scan):
+    """`CumulativeLogsumexp(exclusive=False, reverse=False)(x, axis)`: y_i = log(exp(x_0) +
+    ... + exp(x_i)) along `axis`, accumulated pairwise by logaddexp (no overflow, no
+    underflow of the early terms); `exclusive` leaves x_i out (y_0 = -inf), `reverse` runs
+    from the end; floats.
+
+    >>> CumulativeLogsumexp()(Tensor(np.array([0.0, 0.0, 3.0])), 0).asnumpy().round(4)
+    array([0.    , 0.6931, 3.0949])
+    """
+
+    _np_scan = staticmethod(np.logaddexp.accumulate)
+    _identity = -np.inf
+
+    def infer_dtype(self, x_dtype: mstype.Type, axis: Any) -> mstype.Type:
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.float_type, self.name)
+
+
 @sharding_rule(_Scan)
 def scan_spec(prim: _Scan, ins: list, outs: list, consts: dict) -> DimSpec:
     """Element-wise off the axis; the scanned axis stays whole."""
@@ -115,6 +136,109 @@ def cumsum_bprop(prim: CumSum, inputs: list, out: Any, dout: Any, g: Any) -> tup
     """Each x_j reaches every y_i whose sum holds it, so dx is dout's running sum in the
     other direction (exclusive stays exclusive)."""
     return g.apply(CumSum(prim.exclusive, not prim.reverse), [dout, inputs[1]]), None
+
+
+@bprop(CumulativeLogsumexp)
+def cumulative_logsumexp_bprop(prim: CumulativeLogsumexp, inputs: list, out: Any, dout: Any,
+                               g: Any) -> tuple:
+    """dx_j = sum over the y_k holding x_j of dout_k exp(x_j - y_k): the positive and the
+    negative parts of dout each as exp(x_j + a log-sum-exp scan, in the other direction, of
+    log|dout_k| - y_k), so nothing overflows."""
+    x, axis = inputs
+    back = CumulativeLogsumexp(prim.exclusive, not prim.reverse)
+    minus_inf = g.apply(Add(), [g.apply(ZerosLike(), [dout]), scalar(g, -np.inf, dout.dtype)])
+    one = g.apply(Add(), [g.apply(ZerosLike(), [dout]), scalar(g, 1, dout.dtype)])
+    # a y_k of -inf (every x before it -inf) takes no part: its term is -inf too
+    finite = g.apply(Greater(), [out, scalar(g, -np.inf, out.dtype)])
+
+    def part(mask: Any, magnitude: Any) -> Any:
+        keep = g.apply(Select(), [mask, finite, mask])
+        safe = g.apply(Select(), [keep, magnitude, one])
+        term = g.apply(Sub(), [g.apply(Log(), [safe]), g.apply(Select(), [keep, out, one])])
+        term = g.apply(Select(), [keep, term, minus_inf])
+        return g.apply(Exp(), [g.apply(Add(), [g.apply(back, [term, axis]), x])])
+
+    zero = scalar(g, 0, dout.dtype)
+    positive = part(g.apply(Greater(), [dout, zero]), dout)
+    negative = part(g.apply(Less(), [dout, zero]), g.apply(Neg(), [dout]))
+    return g.apply(Sub(), [positive, negative]), None
+
+
+class _RunningExtreme(PrimitiveWithInfer):
+    """`Op(axis)(input)` -> (values, indices): the running extreme along `axis` and the
+    int64 index where it was found (the latest among equals; a NaN, once met, is kept)."""
+
+    fresh_outputs = True
+    _better: Callable = None
+
+    @prim_attr_register
+    def __init__(self, axis: int) -> None:
+        validator.check_int("axis", axis, self.name)
+
+    def _axis(self, x_shape: Sequence[int]) -> int:
+        check_rank(self.name, "input", x_shape, 1)
+        return validator.check_axis_in_range(self.axis, len(x_shape), "axis", self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        self._axis(x_shape)
+        return list(x_shape), list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        valid = mstype.int_type + mstype.uint_type + mstype.float_type
+        return (validator.check_tensor_dtype_valid("input", x_dtype, valid, self.name),
+                mstype.int64)
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        axis = self._axis(x.shape)
+        xs = np.moveaxis(x.astype(compute_dtype(x.dtype), copy=False), axis, 0)
+        values, index = np.empty_like(xs), np.zeros(xs.shape, np.int64)
+        better = type(self)._better
+        for k in range(xs.shape[0]):
+            if k == 0:
+                values[0], index[0] = xs[0], 0
+                continue
+            with np.errstate(invalid="ignore"):
+                take = (better(xs[k], values[k - 1]) | np.isnan(xs[k])) & \
+                    ~(np.isnan(values[k - 1]) & ~np.isnan(xs[k]))
+            values[k] = np.where(take, xs[k], values[k - 1])
+            index[k] = np.where(take, k, index[k - 1])
+        return (contiguous(np.moveaxis(values, 0, axis).astype(x.dtype)),
+                contiguous(np.moveaxis(index, 0, axis)))
+
+
+class Cummax(_RunningExtreme):
+    """`Cummax(axis)(input)` -> (values, indices): y_i = max(x_0, ..., x_i) along `axis` and
+    the int64 index of that maximum (the latest among equals).
+
+    >>> v, i = Cummax(0)(Tensor(np.array([3, 1, 4, 4], np.int32)))
+    >>> v.asnumpy(), i.asnumpy()
+    (array([3, 3, 4, 4], dtype=int32), array([0, 0, 2, 3]))
+    """
+
+    _better = staticmethod(np.greater_equal)
+
+
+class Cummin(_RunningExtreme):
+    """`Cummin(axis)(input)` -> (values, indices): y_i = min(x_0, ..., x_i) along `axis` and
+    the int64 index of that minimum (the latest among equals)."""
+
+    _better = staticmethod(np.less_equal)
+
+
+@sharding_rule(_RunningExtreme)
+def running_extreme_spec(prim: _RunningExtreme, ins: list, outs: list, consts: dict
+                         ) -> DimSpec:
+    """Element-wise off the axis; the scanned axis stays whole."""
+    return whole_along(ins, 2, prim._axis(ins[0]), f"{prim.name} scans")
+
+
+@bprop(_RunningExtreme)
+def running_extreme_bprop(prim: _RunningExtreme, inputs: list, out: Any, dout: list,
+                          g: Any) -> tuple:
+    """The values' gradient added at the positions the indices name."""
+    x = inputs[0]
+    return (g.apply(GatherDGrad(), [dout[0], g.add_const(prim._axis(x.shape)),
+                                    g.getitem(out, 1), g.add_const(tuple(x.shape))]),)
 
 
 class CumProdGrad(PrimitiveWithInfer):
