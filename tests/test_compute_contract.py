@@ -208,6 +208,9 @@ CASES = [
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
     (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    # complex_ops
+    (ops.Complex(), (r(2, 3), r(3))),
+    (ops.ComplexAbs(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
 ]
 
 

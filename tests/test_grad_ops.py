@@ -352,6 +352,10 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
+# complex_ops: built from real inputs, measured by real outputs
+CASES += [Case("Complex", lambda x, y: _parts(ops.Exp()(ops.Complex()(x, y))), [r(B, 3), r(3)],
+               outputs=(0, 1)),
+          Case("ComplexAbs", lambda x: ops.ComplexAbs()(ops.FFTN()(x)), [r(B, 3)])]
 
 
 def _loss_fn(case, weights):
