@@ -196,6 +196,8 @@ CASES = [
     (ops.Svd(), (r(2, 3, 4),)),
     (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
     (ops.MatrixExp(), (r(2, 3, 3, dtype=F16),)),
+    (ops.Eig(compute_v=True), (r(2, 3, 3),)),
+    (ops.Eig(), ((r(3, 3) + 1j * r(3, 3)).astype(np.complex64),)),
     # fft_ops
     (ops.FFTN(s=(5,), dim=(1,)), (r(2, 3, 4),)),
     (ops.IFFTN(norm="ortho"), (r(2, 3) + 1j * r(2, 3),)),

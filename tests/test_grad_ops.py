@@ -59,6 +59,12 @@ def svd_squared(svd, x):
     return s, u * u, v * v
 
 
+def eig_parts(out):
+    """Re w, Im w and |v|^2 of Eig's outputs (real outputs for the loss)."""
+    w, v = out
+    return ops.Real()(w), ops.Imag()(w), ops.Square()(ops.Abs()(v))
+
+
 def dropout(x):
     """Dropout with the same mask at every call: the seed and draw counter restart."""
     ms.set_seed(4)
@@ -272,6 +278,9 @@ CASES = [
     Case("Svd_values", lambda x: ops.Svd(compute_uv=False)(x), [r(M + 1, M)]),
     Case("MatrixExp", lambda x: ops.MatrixExp()(x), [r(B, M, M)]),
     Case("MatrixExp_large", lambda x: ops.MatrixExp()(x), [4 * r(M, M)]),
+    # the eigenvectors enter as |v|^2: the loss does not depend on their phases
+    Case("Eig", lambda x: eig_parts(ops.Eig(True)(x)), [r(B, M, M)], outputs=(0, 1, 2)),
+    Case("Eig_values", lambda x: eig_parts(ops.Eig()(x))[:2], [r(M, M)], outputs=(0, 1)),
 ]
 # piecewise-constant ops: multiplied by z so the loss depends on them; x and y get zeros
 for _name, _call in [("FloorDiv", lambda x, y: ops.FloorDiv()(x, y)),

@@ -1,6 +1,6 @@
 """Linear-algebra functions with `mindspore.ops`' names: the functional forms of the
-linalg primitives (`inverse`, `det`, `slogdet`, `cholesky`, `matrix_solve`, `qr`, `svd`, ...)
-and what is made of them (`logdet`, `pinv`, `matrix_power`). Every input is a batch of
+linalg primitives (`inverse`, `det`, `slogdet`, `cholesky`, `matrix_solve`, `qr`, `svd`, `eig`, ...)
+and what is made of them (`logdet`, `pinv`, `matrix_power`, `cond`). Every input is a batch of
 matrices (..., m, n); each function is primitive calls, so it traces, differentiates and
 shards (batch dims) through their rules."""
 from __future__ import annotations
@@ -13,17 +13,20 @@ from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.array_func import matmul
+from msops.ops.norm_func import matrix_norm
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
-from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
-                                         MatrixExp, MatrixInverse, MatrixSolve,
-                                         MatrixTriangularSolve, Qr, Svd, check_square)
+from msops.primitives.linalg_ops import (Cholesky, Eig, LogMatrixDeterminant,
+                                         MatrixDeterminant, MatrixExp, MatrixInverse,
+                                         MatrixSolve, MatrixTriangularSolve, Qr, Svd,
+                                         check_square)
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
+from msops.primitives.reduce_ops import ReduceMin
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
-           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp"]
+           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp", "eig", "eigvals", "cond"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -193,3 +196,41 @@ def matrix_power(input: Any, n: int) -> Tensor:
         if k:
             base = _matmul(base, base)
     return result
+
+
+def eig(A: Any) -> tuple:
+    """(eigenvalues (..., n), unit-length eigenvectors (..., n, n) as columns) of each general
+    square matrix of A, complex (`Eig(compute_v=True)`)."""
+    check_tensor("eig", "A", A)
+    return _prim(Eig, True)(A)
+
+
+def eigvals(A: Any) -> Tensor:
+    """The eigenvalues (..., n) of each general square matrix of A, complex (`Eig()`)."""
+    check_tensor("eigvals", "A", A)
+    return _prim(Eig, False)(A)[0]
+
+
+#: the matrix norms `cond` takes through A's inverse (None, 2 and -2 read the SVD)
+_COND_NORMS = ("fro", "nuc", 1, -1, float("inf"), -float("inf"))
+
+
+def cond(A: Any, p: Any = None) -> Tensor:
+    """The condition number of each matrix of A (..., m, n) in the norm `p`: for None, 2 and
+    -2 the ratio of the largest and smallest singular values (-2: smallest over largest; any
+    m, n); for 'fro', 'nuc', inf, -inf, 1, -1, norm(A, p) * norm(inverse(A), p) (A square
+    and invertible)."""
+    api = "cond"
+    check_tensor(api, "A", A)
+    if len(A.shape) < 2:
+        raise ValueError(f"For '{api}', the 'A' should be a matrix (..., m, n), but got shape "
+                         f"{list(A.shape)}.")
+    if isinstance(p, bool) or not (p is None or p in (2, -2) or p in _COND_NORMS):
+        raise ValueError(f"For '{api}', the 'p' should be one of None, 'fro', 'nuc', inf, "
+                         f"-inf, 1, -1, 2, -2, but got {p!r}.")
+    if p is None or p in (2, -2):
+        s = _prim(Svd, False, False)(A)[0]
+        big, small = _prim(ReduceMax)(s, -1), _prim(ReduceMin)(s, -1)
+        return _prim(RealDiv)(small, big) if p == -2 else _prim(RealDiv)(big, small)
+    check_square(api, "A", A.shape)
+    return _prim(Mul)(matrix_norm(A, p), matrix_norm(_prim(MatrixInverse)(A), p))
