@@ -210,6 +210,11 @@ CASES = [
     (ops.Real(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
     (ops.Imag(), (r(2, 3),)),
     (ops.Conj(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
+    # lu_ops (1-based LAPACK pivots)
+    (ops.LuUnpack(), (r(2, 4, 3), np.array([[2, 4, 3], [1, 3, 3]], np.int32))),
+    (ops.LuUnpack(unpack_data=False), (r(3, 2, dtype=F16), np.array([3, 2], np.int64))),
+    (ops.LuSolve(), (r(2, 3, 2), r(2, 3, 3) + 3 * np.eye(3, dtype=F32),
+                     np.array([[3, 2, 3], [1, 2, 3]], np.int32))),
     # complex_ops
     (ops.Complex(), (r(2, 3), r(3))),
     (ops.ComplexAbs(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),

@@ -361,6 +361,14 @@ CASES += [Case("FFTN", lambda x: _parts(ops.FFTN(s=(5, 3))(x)), [r(B, 4, 4)], ou
           Case("Real", lambda x: ops.Real()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Imag", lambda x: ops.Imag()(ops.FFTN()(x)), [r(B, 3)]),
           Case("Conj", lambda x: _parts(ops.Conj()(ops.FFTN()(x))), [r(B, 3)], outputs=(0, 1))]
+# lu_ops: every entry of the packed LU_data is a variable; the pivots are constants
+PIVOTS = Tensor(np.array([M] * M, np.int32))
+CASES += [Case("LuUnpack", lambda lu: ops.LuUnpack()(lu, PIVOTS)[1:], [r(M, M)],
+               outputs=(0, 1)),
+          Case("LuUnpack_wide", lambda lu: ops.LuUnpack()(lu, Tensor(np.ones((B, M), np.int32))
+                                                          )[1:], [r(B, M, M + 2)], outputs=(0, 1)),
+          Case("LuSolve", lambda x, lu: ops.LuSolve()(x, lu, PIVOTS), [r(B, M, N),
+                                                                      r(M, M) + 3 * np.eye(M)])]
 # complex_ops: built from real inputs, measured by real outputs
 CASES += [Case("Complex", lambda x, y: _parts(ops.Exp()(ops.Complex()(x, y))), [r(B, 3), r(3)],
                outputs=(0, 1)),

@@ -20,13 +20,15 @@ from msops.primitives.linalg_ops import (Cholesky, Eig, LogMatrixDeterminant,
                                          MatrixDeterminant, MatrixExp, MatrixInverse,
                                          MatrixSolve, MatrixTriangularSolve, Qr, Svd,
                                          check_square)
+from msops.primitives.lu_ops import LuSolve, LuUnpack
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
 from msops.primitives.reduce_ops import ReduceMin
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
-           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp", "eig", "eigvals", "cond"]
+           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp", "eig", "eigvals", "cond",
+           "lu_unpack", "lu_solve"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -234,3 +236,23 @@ def cond(A: Any, p: Any = None) -> Tensor:
         return _prim(RealDiv)(small, big) if p == -2 else _prim(RealDiv)(big, small)
     check_square(api, "A", A.shape)
     return _prim(Mul)(matrix_norm(A, p), matrix_norm(_prim(MatrixInverse)(A), p))
+
+
+def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,
+              unpack_pivots: bool = True) -> tuple:
+    """(P, L, U) with A = P L U from LAPACK's packed LU_data (..., M, N) and 1-based
+    LU_pivots (..., min(M, N)) (scipy.linalg.lu_factor's form, pivots + 1); P is None
+    without `unpack_pivots`, L and U None without `unpack_data` (`LuUnpack`)."""
+    check_tensor("lu_unpack", "LU_data", LU_data)
+    check_tensor("lu_unpack", "LU_pivots", LU_pivots)
+    p, low, up = _prim(LuUnpack, unpack_data, unpack_pivots)(LU_data, LU_pivots)
+    return (p if unpack_pivots else None, low if unpack_data else None,
+            up if unpack_data else None)
+
+
+def lu_solve(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
+    """y with A y = b (..., m, k) for A = P L U given packed (LU_data (..., m, m), int32
+    LU_pivots (..., m), 1-based) (`LuSolve`)."""
+    for arg, v in (("b", b), ("LU_data", LU_data), ("LU_pivots", LU_pivots)):
+        check_tensor("lu_solve", arg, v)
+    return _prim(LuSolve)(b, LU_data, LU_pivots)

@@ -97,3 +97,20 @@ def test_eig_batch_split_equals_serial(dtype):
     assert comm_ops(graph) == []
     check_grads(lambda: EigParts(eig(), weighted=True), x, positions=(0,), rtol=1e-3,
                 atol=1e-4)
+
+
+def test_lu_ops_batch_split_equal_serial():
+    """LuUnpack and LuSolve with their batch dim split (LuSolve also by x's columns): no
+    communication, values and gradients as the serial run (the pivots are constants)."""
+    data = Tensor((RNG.standard_normal((2 * N, 3, 3)) + 3 * np.eye(3)).astype(np.float32))
+    piv = Tensor(np.tile(np.array([3, 2, 3], np.int32), (2 * N, 1)))
+    unpack = lambda: ops.LuUnpack().shard(((N, 1, 1), (N, 1)))  # noqa: E731
+    graph = check(lambda: Call(lambda d: unpack()(d, piv)), data, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
+    for strategy in (((N, 1, 1), (N, 1, 1), (N, 1)), ((1, 1, N), (1, 1, 1), (1, 1))):
+        solve = lambda: ops.LuSolve().shard(strategy)  # noqa: E731
+        graph = check(lambda: Call(lambda x, d: solve()(x, d, piv)), RHS, data, rtol=1e-4,
+                      atol=1e-4)
+        assert comm_ops(graph) == []
+        check_grads(lambda: Weighted(lambda x, d: solve()(x, d, piv), RHS, data), RHS, data,
+                    positions=(0, 1), rtol=1e-3, atol=1e-4)
