@@ -215,6 +215,12 @@ CASES = [
     (ops.LuUnpack(unpack_data=False), (r(3, 2, dtype=F16), np.array([3, 2], np.int64))),
     (ops.LuSolve(), (r(2, 3, 2), r(2, 3, 3) + 3 * np.eye(3, dtype=F32),
                      np.array([[3, 2, 3], [1, 2, 3]], np.int32))),
+    # householder_ops
+    (ops.Geqrf(), (r(2, 4, 3),)),
+    (ops.Orgqr(), (r(4, 3), r(2))),
+    (ops.Ormqr(left=False, transpose=True), ((r(2, 3, 2) + 1j * r(2, 3, 2)).astype(np.complex64),
+                                             (r(2, 2) + 1j * r(2, 2)).astype(np.complex64),
+                                             (r(2, 4, 3) + 1j * r(2, 4, 3)).astype(np.complex64))),
     # complex_ops
     (ops.Complex(), (r(2, 3), r(3))),
     (ops.ComplexAbs(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),

@@ -12,6 +12,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from msops.primitives import COMPUTE_FAMILIES
+from msops.primitives.rules import reason_without
 
 RNG = np.random.default_rng(15)
 F64 = np.float64
@@ -441,7 +442,10 @@ def test_backward_matches_finite_differences(case):
 
 
 def test_every_compute_primitive_has_a_case():
-    names = {name for family in COMPUTE_FAMILIES for name in family.__all__}
+    """Each one has a case, but those declared without a backward rule (their refusal is
+    tested with them: Geqrf, Orgqr, Ormqr in tests/test_linalg_householder.py)."""
+    names = {name for family in COMPUTE_FAMILIES for name in family.__all__
+             if reason_without("bprop", getattr(family, name)) is None}
     assert names == {c.name.split("_")[0] for c in CASES}
 
 

@@ -20,6 +20,7 @@ from msops.primitives.linalg_ops import (Cholesky, Eig, LogMatrixDeterminant,
                                          MatrixDeterminant, MatrixExp, MatrixInverse,
                                          MatrixSolve, MatrixTriangularSolve, Qr, Svd,
                                          check_square)
+from msops.primitives.householder_ops import Geqrf, Orgqr, Ormqr
 from msops.primitives.lu_ops import LuSolve, LuUnpack
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
@@ -28,7 +29,7 @@ from msops.primitives.reduce_ops import ReduceMin
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
            "svd", "pinv", "lstsq", "matrix_power", "matrix_exp", "eig", "eigvals", "cond",
-           "lu_unpack", "lu_solve"]
+           "lu_unpack", "lu_solve", "geqrf", "orgqr", "ormqr"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -256,3 +257,27 @@ def lu_solve(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
     for arg, v in (("b", b), ("LU_data", LU_data), ("LU_pivots", LU_pivots)):
         check_tensor("lu_solve", arg, v)
     return _prim(LuSolve)(b, LU_data, LU_pivots)
+
+
+def geqrf(input: Any) -> tuple:
+    """(y, tau): input (..., M, N) = Q R in LAPACK's Householder form, R on and above y's
+    diagonal, the reflectors below it (`Geqrf`)."""
+    check_tensor("geqrf", "input", input)
+    return _prim(Geqrf)(input)
+
+
+def orgqr(input: Any, input2: Any) -> Tensor:
+    """The first N columns of H_1 ... H_K from the reflectors in input (..., M, N) and their
+    coefficients input2 (tau, (..., K)) (`Orgqr`)."""
+    check_tensor("orgqr", "input", input)
+    check_tensor("orgqr", "input2", input2)
+    return _prim(Orgqr)(input, input2)
+
+
+def ormqr(input: Any, tau: Any, other: Any, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """Q @ other (`left`) or other @ Q, Q^H with `transpose`, for Q = H_1 ... H_K of the
+    reflectors in input and tau (`Ormqr(left, transpose)`)."""
+    for arg, v in (("input", input), ("tau", tau), ("other", other)):
+        check_tensor("ormqr", arg, v)
+    return _prim(Ormqr, left, transpose)(input, tau, other)

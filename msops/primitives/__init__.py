@@ -51,6 +51,8 @@ from msops.primitives import fft_ops as _fft
 from msops.primitives.complex_ops import *  # noqa: F401,F403
 from msops.primitives.lu_ops import *  # noqa: F401,F403
 from msops.primitives import lu_ops as _lu
+from msops.primitives.householder_ops import *  # noqa: F401,F403
+from msops.primitives import householder_ops as _householder
 from msops.primitives import complex_ops as _complex
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
@@ -64,7 +66,7 @@ COMPUTE_FAMILIES = (_math, _nn, _array, _elementwise, _activation, _reduce, _sha
                     _transcendental, _arith, _activation_ext, _random, _reshard)
 COMPUTE_FAMILIES += (_triangle, _scatter)
 COMPUTE_FAMILIES += (_linalg, _fft)
-COMPUTE_FAMILIES += (_complex, _lu)
+COMPUTE_FAMILIES += (_complex, _lu, _householder)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

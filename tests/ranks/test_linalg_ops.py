@@ -114,3 +114,19 @@ def test_lu_ops_batch_split_equal_serial():
         assert comm_ops(graph) == []
         check_grads(lambda: Weighted(lambda x, d: solve()(x, d, piv), RHS, data), RHS, data,
                     positions=(0, 1), rtol=1e-3, atol=1e-4)
+
+
+def test_householder_ops_batch_split_equal_serial():
+    """Geqrf, Orgqr and Ormqr with their batch dim split: each rank's own matrices, no
+    communication, the serial values."""
+    a = Tensor(RNG.standard_normal((2 * N, 4, 3)).astype(np.float32))
+    y, tau = ops.Geqrf()(a)
+    graph = check(lambda: Call(ops.Geqrf().shard(((N, 1, 1),))), a, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
+    graph = check(lambda: Call(ops.Orgqr().shard(((N, 1, 1), (N, 1)))), y, tau, rtol=1e-5,
+                  atol=1e-5)
+    assert comm_ops(graph) == []
+    other = Tensor(RNG.standard_normal((2 * N, 4, 2)).astype(np.float32))
+    graph = check(lambda: Call(ops.Ormqr(True, True).shard(((N, 1, 1), (N, 1), (N, 1, 1)))),
+                  y, tau, other, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
