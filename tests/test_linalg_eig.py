@@ -2,11 +2,14 @@
 matrices) and cond against numpy.linalg, eager and compiled; the eigendecomposition's
 gradient against central differences in the real and imaginary parts; sharding and errors.
 (Eig's row in the primitive gradient table: tests/test_grad_ops.py.)"""
+import doctest
+
 import numpy as np
 import pytest
 
 import msops as ms
 from msops import Tensor, ops
+from msops.primitives import complex_ops, householder_ops, linalg_ops, lu_ops
 from msops.parallel.strategy import shard
 from msops.primitives.sharding import spec_of
 
@@ -112,6 +115,12 @@ def test_cond_equals_numpy(p, run):
                                    np.linalg.cond(tall, p), rtol=1e-10)
 
 
+def test_cond_mindspore_example():
+    x = Tensor(np.array([[1.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]], np.float32))
+    np.testing.assert_allclose(ops.cond(x).asnumpy(), 1.4142135, rtol=1e-6)
+    np.testing.assert_allclose(ops.cond(x, "fro").asnumpy(), 3.1622777, rtol=1e-6)
+
+
 def test_cond_gradient_equals_central_differences(run):
     x = A[0, 0] + 2 * np.eye(4)
     for p in (None, "fro", 1):
@@ -154,3 +163,11 @@ def test_only_batch_dims_split(prim, outs):
                                          r"factorisation reads the whole matrix\)"):
         shard(prim.name, spec, ((1, 1, 2),), ins, 2)
     assert shard(prim.name, spec, ((2, 1, 1),), ins, 2).device_matrix == (2,)
+
+
+@pytest.mark.parametrize("module", [linalg_ops, lu_ops, householder_ops, complex_ops],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_docstring_examples(module):
+    """The examples of the linalg, LU, Householder and complex primitives' docstrings."""
+    res = doctest.testmod(module, extraglobs={"Tensor": Tensor, "np": np})
+    assert res.failed == 0 and res.attempted > 0

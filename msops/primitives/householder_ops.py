@@ -73,7 +73,7 @@ class Geqrf(NoAttrPrimitive):
     >>> y, tau = Geqrf()(Tensor(np.array([[-2.0, -1.0], [1.0, 2.0]], np.float32)))
     >>> y.asnumpy().round(4)
     array([[ 2.2361,  1.7889],
-           [-0.382 , -1.3416]], dtype=float32)
+           [-0.2361,  1.3416]], dtype=float32)
     """
 
     fresh_outputs = True
