@@ -12,18 +12,12 @@ from msops import Tensor, ops
 from msops.primitives import complex_ops, householder_ops, linalg_ops, lu_ops
 from msops.parallel.strategy import shard
 from msops.primitives.sharding import spec_of
+from numeric import central_differences
+from test_linalg_ops import run  # noqa: F401  (the eager / jit fixture)
 
 RNG = np.random.default_rng(44)
 A = RNG.standard_normal((2, 3, 4, 4))                 # real: complex-conjugate pairs appear
 C = RNG.standard_normal((3, 3, 3)) + 1j * RNG.standard_normal((3, 3, 3))
-
-
-@pytest.fixture(params=["eager", "jit"])
-def run(request):
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield (lambda fn, *a: fn(*a)) if request.param == "eager" else \
-        (lambda fn, *a: ms.jit(fn)(*a))
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def _matched(got, want):
@@ -68,18 +62,6 @@ def _loss_np(x, ww, wv):
     return (ww[0] * w.real).sum() + (ww[1] * w.imag).sum() + (wv * np.abs(v) ** 2).sum()
 
 
-def _central(x, f, eps=1e-6):
-    """dL/dRe x (+ i dL/dIm x for complex x) of the real loss f, numerically."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        for unit in ((1, 1j) if np.iscomplexobj(x) else (1,)):
-            up, down = x.copy(), x.copy()
-            up[i] += eps * unit
-            down[i] -= eps * unit
-            grad[i] += unit * (f(up) - f(down)) / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("x", [A[0], C], ids=["real", "complex"])
 @pytest.mark.parametrize("vectors", [True, False], ids=["eig", "eigvals"])
 def test_eig_gradient_equals_central_differences(x, vectors, run):
@@ -98,7 +80,7 @@ def test_eig_gradient_equals_central_differences(x, vectors, run):
             total = total + (ops.square(ops.abs(v)) * Tensor(wv)).sum()
         return total
     got = run(ms.grad(loss), Tensor(x)).asnumpy()
-    want = _central(x, lambda u: _loss_np(u, ww, wv))
+    want = central_differences(lambda u: _loss_np(u, ww, wv), x)
     assert got.dtype == x.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
@@ -125,7 +107,7 @@ def test_cond_gradient_equals_central_differences(run):
     x = A[0, 0] + 2 * np.eye(4)
     for p in (None, "fro", 1):
         got = run(ms.grad(lambda t: ops.cond(t, p)), Tensor(x)).asnumpy()
-        want = _central(x, lambda u: np.linalg.cond(u, p))
+        want = central_differences(lambda u: np.linalg.cond(u, p), x)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
 

@@ -9,16 +9,9 @@ import msops as ms
 from msops import Tensor, ops
 from msops.parallel.strategy import shard
 from msops.primitives.sharding import spec_of
+from test_linalg_ops import run  # noqa: F401  (the eager / jit fixture)
 
 RNG = np.random.default_rng(61)
-
-
-@pytest.fixture(params=["eager", "jit"])
-def run(request):
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield (lambda fn, *a: fn(*a)) if request.param == "eager" else \
-        (lambda fn, *a: ms.jit(fn)(*a))
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def rand(shape, complex_):
