@@ -38,7 +38,6 @@ class Abs(UnaryElementwise):
     """
 
     valid_types = real_types + mstype.complex_type
-    out_may_be_input = False
     _np_op = np.abs
 
     def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
