@@ -370,6 +370,11 @@ CASES += [Case("LuUnpack", lambda lu: ops.LuUnpack()(lu, PIVOTS)[1:], [r(M, M)],
                                                           )[1:], [r(B, M, M + 2)], outputs=(0, 1)),
           Case("LuSolve", lambda x, lu: ops.LuSolve()(x, lu, PIVOTS), [r(B, M, N),
                                                                       r(M, M) + 3 * np.eye(M)])]
+# householder_ops (Geqrf has no gradient: tests/test_linalg_householder.py)
+CASES += [Case("Orgqr", lambda x, t: ops.Orgqr()(x, t), [r(B, M + 2, M), r(B, M - 1)]),
+          Case("Ormqr", lambda x, t, c: ops.Ormqr()(x, t, c), [r(M + 1, M), r(M), r(M + 1, N)]),
+          Case("Ormqr_right_transpose", lambda x, t, c: ops.Ormqr(False, True)(x, t, c),
+               [r(B, M, M), r(B, M - 1), r(B, N, M)])]
 # complex_ops: built from real inputs, measured by real outputs
 CASES += [Case("Complex", lambda x, y: _parts(ops.Exp()(ops.Complex()(x, y))), [r(B, 3), r(3)],
                outputs=(0, 1)),
@@ -443,7 +448,7 @@ def test_backward_matches_finite_differences(case):
 
 def test_every_compute_primitive_has_a_case():
     """Each one has a case, but those declared without a backward rule (their refusal is
-    tested with them: Geqrf, Orgqr, Ormqr in tests/test_linalg_householder.py)."""
+    tested with them: Geqrf in tests/test_linalg_householder.py)."""
     names = {name for family in COMPUTE_FAMILIES for name in family.__all__
              if reason_without("bprop", getattr(family, name)) is None}
     assert names == {c.name.split("_")[0] for c in CASES}

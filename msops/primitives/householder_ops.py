@@ -4,9 +4,9 @@ columns) and Ormqr (Q or Q^H times another matrix), MindSpore's primitives of th
 y (..., M, N) holds R on and above the diagonal and, below it, the reflectors' vectors: w_j
 is 1 at j, y[j+1:, j] below, 0 above; Q = H_1 ... H_k with H_j = I - tau_j w_j w_j^H.
 Float32, float64, complex64 and complex128. Like the other factorisations the batch dims
-split freely in a parallel graph and the matrix dims stay whole. msops gives these three
-no gradient (differentiating through one is a NotImplementedError naming it); `ops.qr`
-is the differentiable QR.
+split freely in a parallel graph and the matrix dims stay whole. Orgqr and Ormqr
+differentiate (the reflector steps run backwards in numpy: ReflectorsGrad); Geqrf has no
+gradient (a NotImplementedError naming it; `ops.qr` is the differentiable QR).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from msops.common import validator
 from msops.primitives.linalg_ops import _WHOLE, matrix_dims, rounded
 from msops.primitives.math_ops import NoAttrPrimitive, check_same_dtype, compute_dtype
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
-from msops.primitives.rules import declare_without, sharding_rule
+from msops.primitives.rules import bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 
 __all__ = ["Geqrf", "Orgqr", "Ormqr"]
@@ -36,24 +36,66 @@ def _reflector(y: np.ndarray, j: int) -> np.ndarray:
     return w
 
 
+def _steps(tau: np.ndarray, left: bool, adjoint: bool) -> tuple:
+    """(the reflectors' order, their scales) of Q c, Q^H c (left) or c Q, c Q^H (right) with
+    Q = H_1 ... H_k: Q c applies the last reflector first, Q^H c the first with conj(tau);
+    right products mirror that."""
+    k = tau.shape[-1]
+    order = range(k) if left == adjoint else range(k - 1, -1, -1)
+    return order, (np.conj(tau) if adjoint else tau)
+
+
+def _left_step(c: np.ndarray, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """H c = c - s w (w^H c), s of shape (..., 1, 1)."""
+    return c - s * w[..., :, None] * (np.conj(w)[..., None, :] @ c)
+
+
 def apply_reflectors(y: np.ndarray, tau: np.ndarray, c: np.ndarray, left: bool,
                      adjoint: bool) -> np.ndarray:
     """Q c, Q^H c (left) or c Q, c Q^H (right) with Q = H_1 ... H_k from y's vectors and
-    tau (k = tau's last dim); each H_j = I - tau_j w_j w_j^H is applied in turn."""
-    k = tau.shape[-1]
-    # Q c = H_1 (... (H_k c)): the last reflector first; Q^H c reverses the order and
-    # conjugates tau. Right products mirror that.
-    order = range(k) if left == adjoint else range(k - 1, -1, -1)
-    scale = np.conj(tau) if adjoint else tau
-    out = c.copy()
+    tau (k = tau's last dim); each H_j = I - tau_j w_j w_j^H is applied in turn (a right
+    product as the left one of c^H: (c H)^H = H^H c^H)."""
+    order, scale = _steps(tau, left, adjoint)
+    out = c if left else _h(c)
     for j in order:
+        s = scale[..., j, None, None]
+        out = _left_step(out, _reflector(y, j), s if left else np.conj(s))
+    return out if left else _h(out)
+
+
+def _h(a: np.ndarray) -> np.ndarray:
+    """The conjugate transpose of each matrix."""
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def reflectors_grad(y: np.ndarray, tau: np.ndarray, c: np.ndarray, g: np.ndarray,
+                    left: bool, adjoint: bool) -> tuple:
+    """(dy, dtau, dc) of apply_reflectors for the output's gradient g (dL/dRe + i dL/dIm):
+    the steps run again, then backwards. For a left step out = c - s w u, u = w^H c:
+    dc = g - conj(s) w (w^H g), ds = -w^H g u^H, dw = -conj(s) g c^H w - s c g^H w; a
+    right step is the left one of the conjugate transposes (ds conjugated). dw lands in
+    y's column j below the diagonal; ds in tau_j (conjugated for Q^H)."""
+    order, scale = _steps(tau, left, adjoint)
+    cur = c if left else _h(c)
+    seen = []
+    for j in order:
+        s = scale[..., j, None, None] if left else np.conj(scale[..., j, None, None])
+        seen.append((j, cur, s))
+        cur = _left_step(cur, _reflector(y, j), s)
+    grad = g if left else _h(g)
+    dy, dtau = np.zeros_like(y), np.zeros_like(tau)
+    for j, before, s in reversed(seen):
         w = _reflector(y, j)
-        t = scale[..., j, None, None]
-        if left:             # H c = c - tau w (w^H c)
-            out = out - t * w[..., :, None] * (np.conj(w)[..., None, :] @ out)
-        else:                # c H = c - tau (c w) w^H
-            out = out - t * (out @ w[..., :, None]) * np.conj(w)[..., None, :]
-    return out
+        gw = grad @ (_h(before) @ w[..., :, None])                   # g c^H w
+        cw = before @ (_h(grad) @ w[..., :, None])                   # c g^H w
+        dw = (-np.conj(s) * gw - s * cw)[..., 0]
+        u_h = _h(before) @ w[..., :, None]                           # u^H = c^H w
+        ds = -(np.conj(w)[..., None, :] @ grad @ u_h)[..., 0, 0]
+        ds = ds if left else np.conj(ds)                             # s was conj(scale)
+        dtau[..., j] = np.conj(ds) if adjoint else ds
+        dy[..., j + 1:, j] = dw[..., j + 1:]
+        grad = grad - np.conj(s) * w[..., :, None] * (np.conj(w)[..., None, :] @ grad)
+    return dy, dtau, (grad if left else _h(grad))
 
 
 def _check_tau(prim_name: str, x: Sequence[int], tau: Sequence[int], most: int,
@@ -172,11 +214,58 @@ class Ormqr(PrimitiveWithInfer):
         return rounded(out, other.dtype)
 
 
-_NO_GRAD = ("msops gives the Householder form no gradient (differentiate ops.qr's factors "
-            "instead)")
-declare_without("bprop", Geqrf, reason=_NO_GRAD)
-declare_without("bprop", Orgqr, reason=_NO_GRAD)
-declare_without("bprop", Ormqr, reason=_NO_GRAD)
+declare_without("bprop", Geqrf, reason="msops gives the Householder factorisation no "
+                                       "gradient (differentiate ops.qr's factors instead)")
+
+
+class ReflectorsGrad(PrimitiveWithInfer):
+    """`ReflectorsGrad(left, adjoint)(x, tau, other, dout)` -> (dx, dtau, dother): the
+    backward of Ormqr (Orgqr: other = I), `reflectors_grad` in numpy. Internal; not
+    exported."""
+
+    fresh_outputs = True
+
+    @prim_attr_register
+    def __init__(self, left: bool = True, adjoint: bool = False) -> None:
+        self.from_left, self.adjoint = left, adjoint
+
+    def infer_shape(self, x_shape: list, tau_shape: list, other_shape: list,
+                    dout_shape: list) -> tuple:
+        return list(x_shape), list(tau_shape), list(other_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, *others: mstype.Type) -> tuple:
+        return x_dtype, x_dtype, x_dtype
+
+    def kernel(self, x: np.ndarray, tau: np.ndarray, other: np.ndarray,
+               dout: np.ndarray) -> tuple:
+        ct = compute_dtype(x.dtype)
+        grads = reflectors_grad(x.astype(ct), tau.astype(ct), other.astype(ct),
+                                dout.astype(ct), self.from_left, self.adjoint)
+        return tuple(rounded(v, x.dtype) for v in grads)
+
+
+declare_without("sharding", ReflectorsGrad, reason="it is made only by autodiff, on the "
+                                                   "rank-local graph")
+declare_without("bprop", ReflectorsGrad, reason="second derivatives of Orgqr and Ormqr are "
+                                                "not supported")
+
+
+@bprop(Ormqr, complex_values=True)
+def ormqr_bprop(prim: Ormqr, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """ReflectorsGrad: x's reflector entries (the strict lower part of its first K columns;
+    nothing else is read), tau and other."""
+    grads = g.apply(ReflectorsGrad(prim.from_left, prim.adjoint), list(inputs) + [dout])
+    return tuple(g.getitem(grads, i) for i in range(3))
+
+
+@bprop(Orgqr, complex_values=True)
+def orgqr_bprop(prim: Orgqr, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """Orgqr is Ormqr of the identity's first N columns: ReflectorsGrad's dx and dtau."""
+    x, tau = inputs
+    m, n = x.shape[-2:]
+    eye = np.broadcast_to(np.eye(m, n, dtype=x.dtype.np_dtype), tuple(x.shape))
+    grads = g.apply(ReflectorsGrad(), [x, tau, g.add_const(np.ascontiguousarray(eye)), dout])
+    return g.getitem(grads, 0), g.getitem(grads, 1)
 
 
 # -- sharding --------------------------------------------------------------------------------

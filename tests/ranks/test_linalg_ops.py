@@ -118,7 +118,7 @@ def test_lu_ops_batch_split_equal_serial():
 
 def test_householder_ops_batch_split_equal_serial():
     """Geqrf, Orgqr and Ormqr with their batch dim split: each rank's own matrices, no
-    communication, the serial values."""
+    communication, the serial values (and Ormqr's gradient in all three inputs)."""
     a = Tensor(RNG.standard_normal((2 * N, 4, 3)).astype(np.float32))
     y, tau = ops.Geqrf()(a)
     graph = check(lambda: Call(ops.Geqrf().shard(((N, 1, 1),))), a, rtol=1e-5, atol=1e-5)
@@ -127,6 +127,8 @@ def test_householder_ops_batch_split_equal_serial():
                   atol=1e-5)
     assert comm_ops(graph) == []
     other = Tensor(RNG.standard_normal((2 * N, 4, 2)).astype(np.float32))
-    graph = check(lambda: Call(ops.Ormqr(True, True).shard(((N, 1, 1), (N, 1), (N, 1, 1)))),
-                  y, tau, other, rtol=1e-5, atol=1e-5)
+    ormqr = lambda: ops.Ormqr(True, True).shard(((N, 1, 1), (N, 1), (N, 1, 1)))  # noqa: E731
+    graph = check(lambda: Call(ormqr()), y, tau, other, rtol=1e-5, atol=1e-5)
     assert comm_ops(graph) == []
+    check_grads(lambda: Weighted(ormqr(), y, tau, other), y, tau, other, positions=(0, 1, 2),
+                rtol=1e-3, atol=1e-4)
