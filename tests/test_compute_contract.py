@@ -208,6 +208,8 @@ CASES = [
     (ops.Svd(), (r(2, 3, 4),)),
     (ops.Svd(full_matrices=True, compute_uv=False), (r(4, 3),)),
     (ops.MatrixExp(), (r(2, 3, 3, dtype=F16),)),
+    (ops.Eig(compute_v=True), (r(2, 3, 3),)),
+    (ops.Eig(), ((r(3, 3) + 1j * r(3, 3)).astype(np.complex64),)),
     # fft_ops
     (ops.FFTN(s=(5,), dim=(1,)), (r(2, 3, 4),)),
     (ops.IFFTN(norm="ortho"), (r(2, 3) + 1j * r(2, 3),)),
@@ -266,6 +268,20 @@ CASES = [
     (ops.CumulativeLogsumexp(reverse=True), (r(2, 3, dtype=F16), 1)),
     (ops.Cummax(0), (np.arange(6, dtype=np.int32).reshape(2, 3),)),
     (ops.Cummin(-1), (r(2, 3),)),
+    # lu_ops (1-based LAPACK pivots)
+    (ops.LuUnpack(), (r(2, 4, 3), np.array([[2, 4, 3], [1, 3, 3]], np.int32))),
+    (ops.LuUnpack(unpack_data=False), (r(3, 2, dtype=F16), np.array([3, 2], np.int64))),
+    (ops.LuSolve(), (r(2, 3, 2), r(2, 3, 3) + 3 * np.eye(3, dtype=F32),
+                     np.array([[3, 2, 3], [1, 2, 3]], np.int32))),
+    # householder_ops
+    (ops.Geqrf(), (r(2, 4, 3),)),
+    (ops.Orgqr(), (r(4, 3), r(2))),
+    (ops.Ormqr(left=False, transpose=True), ((r(2, 3, 2) + 1j * r(2, 3, 2)).astype(np.complex64),
+                                             (r(2, 2) + 1j * r(2, 2)).astype(np.complex64),
+                                             (r(2, 4, 3) + 1j * r(2, 4, 3)).astype(np.complex64))),
+    # complex_ops
+    (ops.Complex(), (r(2, 3), r(3))),
+    (ops.ComplexAbs(), ((r(2, 3) + 1j * r(2, 3)).astype(np.complex64),)),
 ]
 
 

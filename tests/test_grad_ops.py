@@ -12,6 +12,7 @@ import pytest
 import msops as ms
 from msops import Tensor, ops
 from msops.primitives import COMPUTE_FAMILIES
+from msops.primitives.rules import reason_without
 
 RNG = np.random.default_rng(15)
 F64 = np.float64
@@ -57,6 +58,12 @@ def batchnorm(training, fmt="NCHW"):
 def svd_squared(svd, x):
     s, u, v = svd(x)
     return s, u * u, v * v
+
+
+def eig_parts(out):
+    """Re w, Im w and |v|^2 of Eig's outputs (real outputs for the loss)."""
+    w, v = out
+    return ops.Real()(w), ops.Imag()(w), ops.Square()(ops.Abs()(v))
 
 
 def dropout(x):
@@ -440,6 +447,41 @@ CASES += [Case("Lgamma", lambda x: ops.Lgamma()(x), [pos(M, N)]),
           Case("Cummax", lambda x: ops.Cummax(1)(x)[0], [r(M, N)]),
           Case("Cummin", lambda x: ops.Cummin(0)(x)[0], [r(M, N)])]
 
+#: the inputs of the cases below come from their own generator, so the cases above keep
+#: the inputs and the weights (drawn from RNG as the tests run, in order) they were tuned with
+LATER = np.random.default_rng(16)
+
+
+def r_later(*shape):
+    return LATER.standard_normal(shape)
+
+
+# linalg_ops' Eig: the eigenvectors enter as |v|^2 (the loss does not depend on their phases)
+CASES += [Case("Eig", lambda x: eig_parts(ops.Eig(True)(x)), [r_later(B, M, M)],
+               outputs=(0, 1, 2)),
+          Case("Eig_values", lambda x: eig_parts(ops.Eig()(x))[:2], [r_later(M, M)],
+               outputs=(0, 1))]
+# lu_ops: every entry of the packed LU_data is a variable; the pivots are constants
+PIVOTS = Tensor(np.array([M] * M, np.int32))
+CASES += [Case("LuUnpack", lambda lu: ops.LuUnpack()(lu, PIVOTS)[1:], [r_later(M, M)],
+               outputs=(0, 1)),
+          Case("LuUnpack_wide",
+               lambda lu: ops.LuUnpack()(lu, Tensor(np.ones((B, M), np.int32)))[1:],
+               [r_later(B, M, M + 2)], outputs=(0, 1)),
+          Case("LuSolve", lambda x, lu: ops.LuSolve()(x, lu, PIVOTS),
+               [r_later(B, M, N), r_later(M, M) + 3 * np.eye(M)])]
+# householder_ops (Geqrf has no gradient: tests/test_linalg_householder.py)
+CASES += [Case("Orgqr", lambda x, t: ops.Orgqr()(x, t),
+               [r_later(B, M + 2, M), r_later(B, M - 1)]),
+          Case("Ormqr", lambda x, t, c: ops.Ormqr()(x, t, c),
+               [r_later(M + 1, M), r_later(M), r_later(M + 1, N)]),
+          Case("Ormqr_right_transpose", lambda x, t, c: ops.Ormqr(False, True)(x, t, c),
+               [r_later(B, M, M), r_later(B, M - 1), r_later(B, N, M)])]
+# complex_ops: built from real inputs, measured by real outputs
+CASES += [Case("Complex", lambda x, y: _parts(ops.Exp()(ops.Complex()(x, y))),
+               [r_later(B, 3), r_later(3)], outputs=(0, 1)),
+          Case("ComplexAbs", lambda x: ops.ComplexAbs()(ops.FFTN()(x)), [r_later(B, 3)])]
+
 
 def _loss_fn(case, weights):
     reduce_sum, mul = ops.ReduceSum(), ops.Mul()
@@ -507,7 +549,10 @@ def test_backward_matches_finite_differences(case):
 
 
 def test_every_compute_primitive_has_a_case():
-    names = {name for family in COMPUTE_FAMILIES for name in family.__all__}
+    """Each one has a case, but those declared without a backward rule (their refusal is
+    tested with them: Geqrf in tests/test_linalg_householder.py)."""
+    names = {name for family in COMPUTE_FAMILIES for name in family.__all__
+             if reason_without("bprop", getattr(family, name)) is None}
     assert names == {c.name.split("_")[0] for c in CASES}
 
 

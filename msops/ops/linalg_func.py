@@ -1,6 +1,6 @@
 """Linear-algebra functions with `mindspore.ops`' names: the functional forms of the
-linalg primitives (`inverse`, `det`, `slogdet`, `cholesky`, `matrix_solve`, `qr`, `svd`, ...)
-and what is made of them (`logdet`, `pinv`, `matrix_power`). Every input is a batch of
+linalg primitives (`inverse`, `det`, `slogdet`, `cholesky`, `matrix_solve`, `qr`, `svd`, `eig`, ...)
+and what is made of them (`logdet`, `pinv`, `matrix_power`, `cond`). Every input is a batch of
 matrices (..., m, n); each function is primitive calls, so it traces, differentiates and
 shards (batch dims) through their rules."""
 from __future__ import annotations
@@ -13,17 +13,23 @@ from msops.common import validator
 from msops.common.tensor import Tensor, check_tensor
 from msops.ops._dispatch import _prim
 from msops.ops.array_func import matmul
+from msops.ops.norm_func import matrix_norm
 from msops.primitives.array_ops import Reshape, Transpose
 from msops.primitives.elementwise_ops import Greater, Select, ZerosLike
-from msops.primitives.linalg_ops import (Cholesky, LogMatrixDeterminant, MatrixDeterminant,
-                                         MatrixExp, MatrixInverse, MatrixSolve,
-                                         MatrixTriangularSolve, Qr, Svd, check_square)
+from msops.primitives.linalg_ops import (Cholesky, Eig, LogMatrixDeterminant,
+                                         MatrixDeterminant, MatrixExp, MatrixInverse,
+                                         MatrixSolve, MatrixTriangularSolve, Qr, Svd,
+                                         check_square)
+from msops.primitives.householder_ops import Geqrf, Orgqr, Ormqr
+from msops.primitives.lu_ops import LuSolve, LuUnpack
 from msops.primitives.math_ops import (Add, BatchMatMul, MatMul, Mul, RealDiv, ReduceMax,
                                        compute_dtype)
+from msops.primitives.reduce_ops import ReduceMin
 
 __all__ = ["inverse", "det", "matrix_determinant", "slogdet", "log_matrix_determinant",
            "logdet", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_solve", "qr",
-           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp"]
+           "svd", "pinv", "lstsq", "matrix_power", "matrix_exp", "eig", "eigvals", "cond",
+           "lu_unpack", "lu_solve", "geqrf", "orgqr", "ormqr"]
 
 
 def _one_matrix_op(cls: type, api: str, doc: str) -> Any:
@@ -193,3 +199,85 @@ def matrix_power(input: Any, n: int) -> Tensor:
         if k:
             base = _matmul(base, base)
     return result
+
+
+def eig(A: Any) -> tuple:
+    """(eigenvalues (..., n), unit-length eigenvectors (..., n, n) as columns) of each general
+    square matrix of A, complex (`Eig(compute_v=True)`)."""
+    check_tensor("eig", "A", A)
+    return _prim(Eig, True)(A)
+
+
+def eigvals(A: Any) -> Tensor:
+    """The eigenvalues (..., n) of each general square matrix of A, complex (`Eig()`)."""
+    check_tensor("eigvals", "A", A)
+    return _prim(Eig, False)(A)[0]
+
+
+#: the matrix norms `cond` takes through A's inverse (None, 2 and -2 read the SVD)
+_COND_NORMS = ("fro", "nuc", 1, -1, float("inf"), -float("inf"))
+
+
+def cond(A: Any, p: Any = None) -> Tensor:
+    """The condition number of each matrix of A (..., m, n) in the norm `p`: for None, 2 and
+    -2 the ratio of the largest and smallest singular values (-2: smallest over largest; any
+    m, n); for 'fro', 'nuc', inf, -inf, 1, -1, norm(A, p) * norm(inverse(A), p) (A square
+    and invertible)."""
+    api = "cond"
+    check_tensor(api, "A", A)
+    if len(A.shape) < 2:
+        raise ValueError(f"For '{api}', the 'A' should be a matrix (..., m, n), but got shape "
+                         f"{list(A.shape)}.")
+    if isinstance(p, bool) or not (p is None or p in (2, -2) or p in _COND_NORMS):
+        raise ValueError(f"For '{api}', the 'p' should be one of None, 'fro', 'nuc', inf, "
+                         f"-inf, 1, -1, 2, -2, but got {p!r}.")
+    if p is None or p in (2, -2):
+        s = _prim(Svd, False, False)(A)[0]
+        big, small = _prim(ReduceMax)(s, -1), _prim(ReduceMin)(s, -1)
+        return _prim(RealDiv)(small, big) if p == -2 else _prim(RealDiv)(big, small)
+    check_square(api, "A", A.shape)
+    return _prim(Mul)(matrix_norm(A, p), matrix_norm(_prim(MatrixInverse)(A), p))
+
+
+def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,
+              unpack_pivots: bool = True) -> tuple:
+    """(P, L, U) with A = P L U from LAPACK's packed LU_data (..., M, N) and 1-based
+    LU_pivots (..., min(M, N)) (scipy.linalg.lu_factor's form, pivots + 1); P is None
+    without `unpack_pivots`, L and U None without `unpack_data` (`LuUnpack`)."""
+    check_tensor("lu_unpack", "LU_data", LU_data)
+    check_tensor("lu_unpack", "LU_pivots", LU_pivots)
+    p, low, up = _prim(LuUnpack, unpack_data, unpack_pivots)(LU_data, LU_pivots)
+    return (p if unpack_pivots else None, low if unpack_data else None,
+            up if unpack_data else None)
+
+
+def lu_solve(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:
+    """y with A y = b (..., m, k) for A = P L U given packed (LU_data (..., m, m), int32
+    LU_pivots (..., m), 1-based) (`LuSolve`)."""
+    for arg, v in (("b", b), ("LU_data", LU_data), ("LU_pivots", LU_pivots)):
+        check_tensor("lu_solve", arg, v)
+    return _prim(LuSolve)(b, LU_data, LU_pivots)
+
+
+def geqrf(input: Any) -> tuple:
+    """(y, tau): input (..., M, N) = Q R in LAPACK's Householder form, R on and above y's
+    diagonal, the reflectors below it (`Geqrf`)."""
+    check_tensor("geqrf", "input", input)
+    return _prim(Geqrf)(input)
+
+
+def orgqr(input: Any, input2: Any) -> Tensor:
+    """The first N columns of H_1 ... H_K from the reflectors in input (..., M, N) and their
+    coefficients input2 (tau, (..., K)) (`Orgqr`)."""
+    check_tensor("orgqr", "input", input)
+    check_tensor("orgqr", "input2", input2)
+    return _prim(Orgqr)(input, input2)
+
+
+def ormqr(input: Any, tau: Any, other: Any, left: bool = True,
+          transpose: bool = False) -> Tensor:
+    """Q @ other (`left`) or other @ Q, Q^H with `transpose`, for Q = H_1 ... H_K of the
+    reflectors in input and tau (`Ormqr(left, transpose)`)."""
+    for arg, v in (("input", input), ("tau", tau), ("other", other)):
+        check_tensor("ormqr", arg, v)
+    return _prim(Ormqr, left, transpose)(input, tau, other)

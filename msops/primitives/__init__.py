@@ -56,6 +56,12 @@ from msops.primitives.special_ops import *  # noqa: F401,F403
 from msops.primitives import special_ops as _special
 from msops.primitives.arith_ext_ops import *  # noqa: F401,F403
 from msops.primitives import arith_ext_ops as _arith_ext
+from msops.primitives.complex_ops import *  # noqa: F401,F403
+from msops.primitives.lu_ops import *  # noqa: F401,F403
+from msops.primitives import lu_ops as _lu
+from msops.primitives.householder_ops import *  # noqa: F401,F403
+from msops.primitives import householder_ops as _householder
+from msops.primitives import complex_ops as _complex
 from msops.primitives.custom_ops import *  # noqa: F401,F403
 from msops.primitives import custom_ops as _custom
 from msops.primitives.ctc_ops import *  # noqa: F401,F403
@@ -76,6 +82,7 @@ from msops.primitives import unpool_ops as _unpool  # noqa: E402
 COMPUTE_FAMILIES += (_unpool,)
 COMPUTE_FAMILIES += (_attention, _rms_norm)
 COMPUTE_FAMILIES += (_special, _arith_ext)
+COMPUTE_FAMILIES += (_complex, _lu, _householder)
 
 __all__ = (["Primitive", "PrimitiveWithInfer", "prim_attr_register"] + list(_comm_all)
            + [name for family in COMPUTE_FAMILIES for name in family.__all__]

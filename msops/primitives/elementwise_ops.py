@@ -332,16 +332,18 @@ def erf_bprop(prim: Erf, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
                                                                x.dtype)])]),)
 
 
-@bprop(Pow)
+@bprop(Pow, holomorphic=True)
 def pow_bprop(prim: Pow, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    """x: dout * y * x**(y - 1); y: dout * out * log(x) (float x only: a log of x <= 0 is
-    not taken, as MindSpore's gives NaN there; the exponent's gradient is then 0)."""
+    """x: dout * y * x**(y - 1); y: dout * out * log(x) where the log is taken: x > 0 for a
+    float x (MindSpore's gives NaN elsewhere; the exponent's gradient is then 0), x != 0 for
+    a complex one (the principal log; holomorphic: run on the conjugates)."""
     x, y = inputs
     power = g.apply(Pow(), [x, g.apply(Sub(), [y, scalar(g, 1, y.dtype)])])
     dx = g.apply(Mul(), [dout, g.apply(Mul(), [y, power])])
-    positive = g.apply(Greater(), [x, scalar(g, 0, x.dtype)])
-    safe_x = g.apply(Select(), [positive, x, g.apply(OnesLike(), [x])])
-    log_x = g.apply(Mul(), [g.apply(Log(), [safe_x]), _mask(g, positive, x.dtype)])
+    zero = scalar(g, 0, x.dtype)
+    has_log = g.apply(NotEqual() if x.dtype.kind == "complex" else Greater(), [x, zero])
+    safe_x = g.apply(Select(), [has_log, x, g.apply(OnesLike(), [x])])
+    log_x = g.apply(Select(), [has_log, g.apply(Log(), [safe_x]), g.apply(ZerosLike(), [x])])
     dy = g.apply(Mul(), [dout, g.apply(Mul(), [out, log_x])])
     return sum_to(g, dx, x.shape), sum_to(g, dy, y.shape)
 

@@ -1,6 +1,6 @@
 """Linear-algebra primitives on batches of matrices (..., M, N): MatrixInverse,
 MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, Qr,
-Svd and MatrixExp.
+Svd, MatrixExp and Eig (complex eigenvalues and eigenvectors of general square matrices).
 
 Float inputs only; float16 and bfloat16 are factorised in float32 and rounded once into the
 output. A singular (or, for Cholesky, not positive definite) matrix is a ValueError naming
@@ -27,12 +27,12 @@ from msops.primitives.math_ops import (Add, BatchMatMul, Equal, MatMul, Mul, Neg
                                        compute_dtype, scalar)
 from msops.primitives.primitive import PrimitiveWithInfer, prim_attr_register
 from msops.primitives.batching import leading_batch
-from msops.primitives.rules import batch_rule, bprop, sharding_rule
+from msops.primitives.rules import batch_rule, bprop, declare_without, sharding_rule
 from msops.primitives.sharding import DimSpec, dims
 from msops.primitives.triangle_ops import Tril, Triu
 
 __all__ = ["MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky",
-           "MatrixSolve", "MatrixTriangularSolve", "Qr", "Svd", "MatrixExp"]
+           "MatrixSolve", "MatrixTriangularSolve", "Qr", "Svd", "MatrixExp", "Eig"]
 
 #: what each op accepts (float16/bfloat16 run in float32)
 linalg_types = mstype.float_type
@@ -620,6 +620,110 @@ def svd_bprop(prim: Svd, inputs: list, out: Any, dout: list, g: Any) -> tuple:
     return (g.apply(Add(), [dx, mm(g, u, right, tb=True)]),)
 
 
+# -- Eig -----------------------------------------------------------------------------------
+#: Eig's output dtype for each input dtype (MindSpore's: float32, float64 and the complex)
+_EIG_OUT = {mstype.float32: mstype.complex64, mstype.float64: mstype.complex128,
+            mstype.complex64: mstype.complex64, mstype.complex128: mstype.complex128}
+
+
+def _eig(prim_name: str, x: np.ndarray, compute_v: bool) -> Any:
+    """numpy's eig (or eigvals) of each matrix of x, complex; a matrix with a NaN or inf
+    entry, or whose iteration does not converge, is the op's ValueError."""
+    if not np.isfinite(x).all():
+        index = next(i for i in np.ndindex(x.shape[:-2]) if not np.isfinite(x[i]).all()) \
+            if x.ndim > 2 else ()
+        raise _singular(prim_name, "x", index, "finite")
+    fn = np.linalg.eig if compute_v else np.linalg.eigvals
+    return per_matrix(prim_name, "x", fn, x, what="diagonalizable by LAPACK's iteration")
+
+
+class Eig(PrimitiveWithInfer):
+    """`Eig(compute_v=False)(x)` -> (eigen_values, eigen_vectors): the eigenvalues (..., n)
+    of each general square matrix of x (..., n, n) and, with `compute_v`, the unit-length
+    eigenvectors as the columns of (..., n, n) (x @ v = v * w); without it eigen_vectors is
+    an empty tensor (shape (0,)), as MindSpore. float32 and complex64 give complex64,
+    float64 and complex128 complex128; the eigenvalues are in LAPACK's order (none sorted).
+
+    >>> w, v = Eig(True)(Tensor(np.array([[1.0, 0.0], [0.0, 2.0]], np.float32)))
+    >>> w.asnumpy()
+    array([1.+0.j, 2.+0.j], dtype=complex64)
+    """
+
+    fresh_outputs = True
+
+    @prim_attr_register
+    def __init__(self, compute_v: bool = False) -> None:
+        validator.check_bool("compute_v", compute_v, self.name)
+
+    def infer_shape(self, x_shape: list) -> tuple:
+        n = check_square(self.name, "x", x_shape)
+        batch = list(x_shape[:-2])
+        return batch + [n], (batch + [n, n] if self.compute_v else [0])
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> tuple:
+        validator.check_tensor_dtype_valid("x", x_dtype, tuple(_EIG_OUT), self.name)
+        return _EIG_OUT[x_dtype], _EIG_OUT[x_dtype]
+
+    def kernel(self, x: np.ndarray) -> tuple:
+        out = _EIG_OUT[mstype.from_numpy(x.dtype)].np_dtype
+        if not self.compute_v:
+            return rounded(_eig(self.name, x, False), out), np.zeros((0,), out)
+        w, v = _eig(self.name, x, True)
+        return rounded(w, out), rounded(v, out)
+
+
+class EigGrad(PrimitiveWithInfer):
+    """`EigGrad()(x, w, v, dw, dv)` -> dx: Eig's backward (Internal; not exported), the
+    adjoint of the eigendecomposition with unit-length eigenvectors (distinct eigenvalues):
+    with E_ij = conj(w_j - w_i) off the diagonal,
+        G = (V^H dV - V^H V Re(diag(V^H dV))) / E,   diag(G) = dw,
+        dx = V^-H G V^H      (its real part for a real x).
+    Without eigenvectors (v of shape (0,)) G = diag(dw) and V is computed again (this
+    gradient does not depend on their scaling). The loss must not depend on the vectors'
+    phases (Im diag(V^H dV) = 0), as for every eigenvector gradient."""
+
+    def infer_shape(self, x_shape: list, w_shape: list, v_shape: list, dw_shape: list,
+                    dv_shape: list) -> list:
+        return list(x_shape)
+
+    def infer_dtype(self, x_dtype: mstype.Type, *others: mstype.Type) -> mstype.Type:
+        return x_dtype
+
+    def kernel(self, x: np.ndarray, w: np.ndarray, v: np.ndarray, dw: np.ndarray,
+               dv: np.ndarray) -> np.ndarray:
+        if v.ndim != x.ndim:
+            w, v = _eig(self.name, x, True)
+            v = v.astype(dw.dtype)
+        vh = np.conj(np.swapaxes(v, -1, -2))
+        eye = np.eye(x.shape[-1], dtype=bool)
+        if dv.ndim == x.ndim:
+            vhdv = vh @ dv
+            diag_re = np.real(np.diagonal(vhdv, axis1=-2, axis2=-1))
+            g = vhdv - vh @ (v * diag_re[..., None, :])
+            gap = np.conj(w[..., None, :] - w[..., :, None])
+            g = g / np.where(eye, 1, gap)
+        else:
+            g = np.zeros(v.shape, v.dtype)
+        g = np.where(eye, dw[..., :, None] * eye, g)
+        dx = np.linalg.solve(vh, g @ vh)
+        dx = dx if np.iscomplexobj(x) else dx.real
+        return rounded(dx, x.dtype)
+
+
+declare_without("sharding", EigGrad, reason="it is made only by autodiff, on the rank-local "
+                                            "graph")
+declare_without("bprop", EigGrad, reason="second derivatives of Eig are not supported")
+
+
+@bprop(Eig, complex_values=True)
+def eig_bprop(prim: Eig, inputs: list, out: Any, dout: list, g: Any) -> tuple:
+    """EigGrad of x, the forward's eigenvalues and eigenvectors and their gradients (the
+    empty eigenvector output of compute_v=False carries none)."""
+    x, = inputs
+    w, v = g.getitem(out, 0), g.getitem(out, 1)
+    return (g.apply(EigGrad(), [x, w, v, dout[0], dout[1]]),)
+
+
 # -- sharding --------------------------------------------------------------------------------
 _WHOLE = "a factorisation reads the whole matrix"
 
@@ -658,6 +762,17 @@ def decomposition_spec(prim: Any, ins: list, outs: list, consts: dict) -> DimSpe
     tails = [tuple(f"o{i}_{j}" for j in range(len(o) - nb)) for i, o in enumerate(outs)]
     whole = ("r", "c") + tuple(l for t in tails for l in t)
     return DimSpec((batch + ("r", "c"),), tuple(batch + t for t in tails),
+                   unsplittable=tuple((l, _WHOLE) for l in whole))
+
+
+@sharding_rule(Eig)
+def eig_spec(prim: Eig, ins: list, outs: list, consts: dict) -> DimSpec:
+    """The batch dims split freely (the eigenvalues and -vectors carry them); the matrix
+    dims, and the empty eigenvector output of compute_v=False, stay whole."""
+    batch = dims(len(ins[0]) - 2, prefix="b")
+    vectors = batch + ("r", "c") if prim.compute_v else ("e",)
+    whole = ("r", "c") if prim.compute_v else ("r", "c", "e")
+    return DimSpec((batch + ("r", "c"),), (batch + ("c",), vectors),
                    unsplittable=tuple((l, _WHOLE) for l in whole))
 
 

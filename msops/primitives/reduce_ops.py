@@ -127,8 +127,10 @@ declare_without("bprop", ReduceProdGrad, reason="second derivatives of ReducePro
                                                 "supported")
 
 
-@bprop(ReduceProd)
+@bprop(ReduceProd, holomorphic=True)
 def reduce_prod_bprop(prim: ReduceProd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """ReduceProdGrad: the product of the other elements (holomorphic: on conjugates for
+    complex x)."""
     axes = inputs[1] if len(inputs) > 1 else g.add_const(())
     dx = g.apply(ReduceProdGrad(), [inputs[0], kept_dims(g, prim, inputs, dout), axes])
     return (dx,) + (None,) * (len(inputs) - 1)

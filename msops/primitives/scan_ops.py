@@ -260,7 +260,8 @@ class CumProdGrad(PrimitiveWithInfer):
 
     def infer_dtype(self, x_dtype: mstype.Type, dout_dtype: mstype.Type,
                     axis: Any) -> mstype.Type:
-        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.float_type, self.name)
+        return validator.check_tensor_dtype_valid("x", x_dtype, mstype.float_type +
+                                                  mstype.complex_type, self.name)
 
     def kernel(self, x: np.ndarray, dout: np.ndarray, axis: int) -> np.ndarray:
         axis = axis % x.ndim
@@ -288,8 +289,9 @@ declare_without("sharding", CumProdGrad,
 declare_without("bprop", CumProdGrad, reason="second derivatives of CumProd are not supported")
 
 
-@bprop(CumProd)
+@bprop(CumProd, holomorphic=True)
 def cumprod_bprop(prim: CumProd, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
+    """CumProdGrad (a product of x's elements, holomorphic: on conjugates for complex x)."""
     return g.apply(CumProdGrad(prim.exclusive, prim.reverse),
                    [inputs[0], dout, inputs[1]]), None
 

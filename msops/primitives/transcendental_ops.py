@@ -16,12 +16,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from msops.common import dtype as mstype
-from msops.primitives.elementwise_ops import computed
+from msops.primitives.elementwise_ops import Sqrt, computed
 from msops.primitives.math_ops import (Add, Exp, Mul, Neg, RealDiv, Square, Sub,
                                        UnaryElementwise, _Binary, real_div_types, scalar,
                                        sum_to)
 from msops.primitives.rules import bprop
-from msops.primitives.unary_ops import Rsqrt
 
 __all__ = ["Log1p", "Expm1", "Tan", "Atan", "Sinh", "Cosh", "Asin", "ACos", "Asinh", "Acosh",
            "Atanh", "Erfc", "Atan2", "Hypot"]
@@ -188,34 +187,44 @@ def cosh_bprop(prim: Cosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     return (g.apply(Mul(), [dout, g.apply(Sinh(), [inputs[0]])]),)
 
 
+def _over_root(g: Any, dout: Any, root_of: Any, sign: float = 1.0) -> Any:
+    """sign * dout / sqrt(root_of) (Sqrt and RealDiv: the principal root of a complex
+    value too)."""
+    dx = g.apply(RealDiv(), [dout, g.apply(Sqrt(), [root_of])])
+    return dx if sign > 0 else g.apply(Neg(), [dx])
+
+
 def _arc_bprop(sign: float) -> Callable:
     """Asin's (sign 1) and ACos's (sign -1) rule: sign * dout / sqrt(1 - x**2)."""
     def rule(prim: Any, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
         x = inputs[0]
-        root = g.apply(Rsqrt(), [g.apply(Sub(), [scalar(g, 1, x.dtype),
-                                                g.apply(Square(), [x])])])
-        dx = g.apply(Mul(), [dout, root])
-        return (dx if sign > 0 else g.apply(Neg(), [dx]),)
+        one_less = g.apply(Sub(), [scalar(g, 1, x.dtype), g.apply(Square(), [x])])
+        return (_over_root(g, dout, one_less, sign),)
     return rule
 
 
-bprop(Asin)(_arc_bprop(1.0))
-bprop(ACos)(_arc_bprop(-1.0))
+# holomorphic with the principal branches numpy uses (f(conj z) = conj f(z) off the cuts)
+bprop(Asin, holomorphic=True)(_arc_bprop(1.0))
+bprop(ACos, holomorphic=True)(_arc_bprop(-1.0))
 
 
-@bprop(Asinh)
+@bprop(Asinh, holomorphic=True)
 def asinh_bprop(prim: Asinh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
     """dout / sqrt(x**2 + 1)."""
     x = inputs[0]
-    return (g.apply(Mul(), [dout, g.apply(Rsqrt(), [_one_plus(g, g.apply(Square(), [x]))])]),)
+    return (_over_root(g, dout, _one_plus(g, g.apply(Square(), [x]))),)
 
 
-@bprop(Acosh)
+@bprop(Acosh, holomorphic=True)
 def acosh_bprop(prim: Acosh, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    """dout / sqrt(x**2 - 1)."""
+    """dout / (sqrt(x - 1) sqrt(x + 1)): acosh(z) = log(z + sqrt(z - 1) sqrt(z + 1)), whose
+    derivative differs from 1 / sqrt(z**2 - 1) in sign where Re z < 0 (equal for real
+    x > 1)."""
     x = inputs[0]
-    less_one = g.apply(Sub(), [g.apply(Square(), [x]), scalar(g, 1, x.dtype)])
-    return (g.apply(Mul(), [dout, g.apply(Rsqrt(), [less_one])]),)
+    one = scalar(g, 1, x.dtype)
+    roots = g.apply(Mul(), [g.apply(Sqrt(), [g.apply(Sub(), [x, one])]),
+                            g.apply(Sqrt(), [g.apply(Add(), [x, one])])])
+    return (g.apply(RealDiv(), [dout, roots]),)
 
 
 @bprop(Atanh, holomorphic=True)

@@ -17,9 +17,12 @@ import numpy as np
 from msops.common import dtype as mstype
 from msops.common.tensor import _OPERATORS
 from msops.primitives.activation_ops import _ActivationGrad
-from msops.primitives.elementwise_ops import computed, no_gradient_bprop, real_types
-from msops.primitives.math_ops import (Mul, Neg, Square, UnaryElementwise, real_div_types,
-                                       scalar, tensor_operator)
+from msops.primitives.elementwise_ops import (OnesLike, Select, computed, no_gradient_bprop,
+                                              real_types)
+from msops.primitives.fft_ops import _real_of
+from msops.primitives.math_ops import (Cast, Equal, Mul, Neg, RealDiv, Square,
+                                       UnaryElementwise, real_div_types, scalar,
+                                       tensor_operator)
 from msops.primitives.rules import bprop
 
 __all__ = ["Abs", "Sign", "Rsqrt", "Reciprocal", "Sin", "Cos", "ReLU6", "HSigmoid", "HSwish",
@@ -27,14 +30,19 @@ __all__ = ["Abs", "Sign", "Rsqrt", "Reciprocal", "Sin", "Cos", "ReLU6", "HSigmoi
 
 
 class Abs(UnaryElementwise):
-    """|x| element-wise; real dtypes (same dtype out).
+    """|x| element-wise; real dtypes (same dtype out) and complex ones (the modulus: float32
+    of complex64, float64 of complex128, as MindSpore).
 
     >>> Abs()(Tensor(np.array([-2.0, 0.0, 1.5], np.float32))).asnumpy()
     array([2. , 0. , 1.5], dtype=float32)
     """
 
-    valid_types = real_types
+    valid_types = real_types + mstype.complex_type
     _np_op = np.abs
+
+    def infer_dtype(self, x_dtype: mstype.Type) -> mstype.Type:
+        dtype = super().infer_dtype(x_dtype)
+        return _real_of(dtype) if dtype.kind == "complex" else dtype
 
 
 class Sign(UnaryElementwise):
@@ -212,10 +220,17 @@ bprop(Softplus)(_activation_bprop(SoftplusGrad))
 bprop(Sign)(no_gradient_bprop)
 
 
-@bprop(Abs)
+@bprop(Abs, complex_values=True)
 def abs_bprop(prim: Abs, inputs: list, out: Any, dout: Any, g: Any) -> tuple:
-    """dout * sign(x) (0 at x = 0, as MindSpore)."""
-    return (g.apply(Mul(), [dout, g.apply(Sign(), [inputs[0]])]),)
+    """dout * sign(x) (0 at x = 0, as MindSpore); for complex x, dout * x / |x| (dL/dRe +
+    i dL/dIm of the real |x|; 0 at x = 0)."""
+    x = inputs[0]
+    if x.dtype.kind != "complex":
+        return (g.apply(Mul(), [dout, g.apply(Sign(), [x])]),)
+    at_zero = g.apply(Equal(), [out, scalar(g, 0, out.dtype)])
+    safe = g.apply(Select(), [at_zero, g.apply(OnesLike(), [out]), out])
+    scale = g.apply(Cast(), [g.apply(RealDiv(), [dout, safe]), g.add_const(x.dtype)])
+    return (g.apply(Mul(), [scale, x]),)
 
 
 @bprop(Rsqrt)

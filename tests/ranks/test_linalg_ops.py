@@ -61,3 +61,74 @@ def test_matrix_solve_split_equals_serial(strategy):
     assert comm_ops(graph) == []
     check_grads(lambda: Weighted(op(), X, RHS), X, RHS, positions=(0, 1), rtol=1e-3,
                 atol=1e-4)
+
+
+class EigParts(nn.Cell):
+    """Re w, Im w and |v|^2 of a (sharded) Eig: real outputs, independent of the vectors'
+    phases, so the oracle and the gradient compare them directly; with `weighted`, the
+    scalar sum of them times fixed weights."""
+
+    def __init__(self, eig, weighted=False):
+        super().__init__()
+        self.eig, self.weighted, self.sum = eig, weighted, ops.ReduceSum()
+        rng = np.random.default_rng(5)                   # the same weights in every net
+        self.ws = [Tensor(rng.standard_normal(s).astype(np.float32))
+                   for s in ((2 * N, 3), (2 * N, 3), (2 * N, 3, 3))]
+
+    def construct(self, x):
+        w, v = self.eig(x)
+        parts = (ops.Real()(w), ops.Imag()(w), ops.Square()(ops.Abs()(v)))
+        if not self.weighted:
+            return parts
+        return self.sum(parts[0] * self.ws[0]) + self.sum(parts[1] * self.ws[1]) + \
+            self.sum(parts[2] * self.ws[2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64], ids=["real", "complex"])
+def test_eig_batch_split_equals_serial(dtype):
+    """Eig with its batch dim split: every rank decomposes its own matrices (no
+    communication), values, vectors and the gradient as the serial run."""
+    a = RNG.standard_normal((2 * N, 3, 3))
+    if dtype == np.complex64:
+        a = a + 1j * np.random.default_rng(3).standard_normal(a.shape)
+    x = Tensor(a.astype(dtype))
+    eig = lambda: ops.Eig(True).shard(((N, 1, 1),))  # noqa: E731
+    graph = check(lambda: EigParts(eig()), x, rtol=1e-4, atol=1e-4)
+    assert comm_ops(graph) == []
+    check_grads(lambda: EigParts(eig(), weighted=True), x, positions=(0,), rtol=1e-3,
+                atol=1e-4)
+
+
+def test_lu_ops_batch_split_equal_serial():
+    """LuUnpack and LuSolve with their batch dim split (LuSolve also by x's columns): no
+    communication, values and gradients as the serial run (the pivots are constants)."""
+    data = Tensor((RNG.standard_normal((2 * N, 3, 3)) + 3 * np.eye(3)).astype(np.float32))
+    piv = Tensor(np.tile(np.array([3, 2, 3], np.int32), (2 * N, 1)))
+    unpack = lambda: ops.LuUnpack().shard(((N, 1, 1), (N, 1)))  # noqa: E731
+    graph = check(lambda: Call(lambda d: unpack()(d, piv)), data, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
+    for strategy in (((N, 1, 1), (N, 1, 1), (N, 1)), ((1, 1, N), (1, 1, 1), (1, 1))):
+        solve = lambda: ops.LuSolve().shard(strategy)  # noqa: E731
+        graph = check(lambda: Call(lambda x, d: solve()(x, d, piv)), RHS, data, rtol=1e-4,
+                      atol=1e-4)
+        assert comm_ops(graph) == []
+        check_grads(lambda: Weighted(lambda x, d: solve()(x, d, piv), RHS, data), RHS, data,
+                    positions=(0, 1), rtol=1e-3, atol=1e-4)
+
+
+def test_householder_ops_batch_split_equal_serial():
+    """Geqrf, Orgqr and Ormqr with their batch dim split: each rank's own matrices, no
+    communication, the serial values (and Ormqr's gradient in all three inputs)."""
+    a = Tensor(RNG.standard_normal((2 * N, 4, 3)).astype(np.float32))
+    y, tau = ops.Geqrf()(a)
+    graph = check(lambda: Call(ops.Geqrf().shard(((N, 1, 1),))), a, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
+    graph = check(lambda: Call(ops.Orgqr().shard(((N, 1, 1), (N, 1)))), y, tau, rtol=1e-5,
+                  atol=1e-5)
+    assert comm_ops(graph) == []
+    other = Tensor(RNG.standard_normal((2 * N, 4, 2)).astype(np.float32))
+    ormqr = lambda: ops.Ormqr(True, True).shard(((N, 1, 1), (N, 1), (N, 1, 1)))  # noqa: E731
+    graph = check(lambda: Call(ormqr()), y, tau, other, rtol=1e-5, atol=1e-5)
+    assert comm_ops(graph) == []
+    check_grads(lambda: Weighted(ormqr(), y, tau, other), y, tau, other, positions=(0, 1, 2),
+                rtol=1e-3, atol=1e-4)
