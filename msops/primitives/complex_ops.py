@@ -36,6 +36,7 @@ class Complex(_Binary):
     """
 
     valid_types = (mstype.float32, mstype.float64)
+    out_may_be_input = False        # complex output, real inputs: never one of them
 
     def infer_dtype(self, real_dtype: mstype.Type, imag_dtype: mstype.Type) -> mstype.Type:
         dtype = check_same_dtype(self.name, {"real": real_dtype, "imag": imag_dtype},
