@@ -8,6 +8,7 @@ import pytest
 import msops as ms
 from msops import Tensor, nn, ops
 from numeric import finite_differences
+from compiled import Call, eager_and_compiled  # noqa: F401  (also imported from here)
 
 RNG = np.random.default_rng(1919)
 A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -88,26 +89,6 @@ FORMS = [
     ("mm", lambda x, y: ops.mm(x, y), (B, B.T), B @ B.T),
     ("bmm", lambda x, y: ops.bmm(x, y), (A, A.transpose(0, 2, 1)), A @ A.transpose(0, 2, 1)),
 ]
-
-
-class Call(nn.Cell):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def construct(self, *xs):
-        return self.fn(*xs)
-
-
-def eager_and_compiled(fn, *tensors):
-    """(fn(*tensors) run eagerly, the same inside a compiled Cell (GRAPH_MODE))."""
-    eager = fn(*tensors)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        compiled = Call(fn)(*tensors)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    return eager, compiled
 
 
 @pytest.mark.parametrize("name,fn,inputs,want", FORMS, ids=[f[0] for f in FORMS])

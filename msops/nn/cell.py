@@ -76,13 +76,17 @@ class Cell:
 
     @pipeline_stage.setter
     def pipeline_stage(self, value: int) -> None:
+        self._set_place("pipeline_stage", value)
+
+    def _set_place(self, prop: str, value: int) -> None:
+        """Set `pipeline_stage` or `pipeline_segment` (an int >= 0): a new compile."""
         if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"For 'Cell', the property 'pipeline_stage' should be an int, but "
-                            f"got {type(value).__name__}.")
+            raise TypeError(f"For 'Cell', the property '{prop}' should be an int, but got "
+                            f"{type(value).__name__}.")
         if value < 0:
-            raise ValueError(f"For 'Cell', the property 'pipeline_stage' should be >= 0, but "
-                             f"got {value}.")
-        self.__dict__["_pipeline_stage"] = value
+            raise ValueError(f"For 'Cell', the property '{prop}' should be >= 0, but got "
+                             f"{value}.")
+        self.__dict__[f"_{prop}"] = value
         bump()
 
     @property
@@ -96,14 +100,7 @@ class Cell:
 
     @pipeline_segment.setter
     def pipeline_segment(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"For 'Cell', the property 'pipeline_segment' should be an int, "
-                            f"but got {type(value).__name__}.")
-        if value < 0:
-            raise ValueError(f"For 'Cell', the property 'pipeline_segment' should be >= 0, "
-                             f"but got {value}.")
-        self.__dict__["_pipeline_segment"] = value
-        bump()
+        self._set_place("pipeline_segment", value)
 
     # -- attribute registration ------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
