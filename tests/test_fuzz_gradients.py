@@ -5,7 +5,8 @@ float64 inputs drawn away from the ops' kinks, differentiated eagerly (on the ta
 compiled (on the graph) against central finite differences of the eager forward.
 
 The loss is sum_k sum(out_k * r_k) over the op's float outputs (but the outputs MindSpore
-does not differentiate: BatchNorm's statistics, softmax cross-entropy's backprop), so every element of every gradient is
+does not differentiate: BatchNorm's statistics, softmax cross-entropy's backprop, flash
+attention's softmax statistics), so every element of every gradient is
 checked, including the empty ones' shapes and the broadcast, negative-axis, keep_dims and
 transposed forms the fixed cases of tests/test_grad_ops.py do not reach.
 """
@@ -22,7 +23,8 @@ from test_grad_ops import finite_differences
 from test_fuzz_primitives import DOCUMENTED, FUZZ, _flat, _inferred, attribute_values, perturbed
 
 #: differentiated through some outputs only, as in MindSpore
-DIFFERENTIATED_OUTPUTS = {"BatchNorm": (0,), "SoftmaxCrossEntropyWithLogits": (0,)}
+DIFFERENTIATED_OUTPUTS = {"BatchNorm": (0,), "SoftmaxCrossEntropyWithLogits": (0,),
+                          "FlashAttentionScore": (3,)}
 #: gradient zero by definition
 STOPPED = {"StopGradient"}
 #: random forward (tests/test_grad_ops.py checks it with a fixed mask)
