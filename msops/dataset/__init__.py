@@ -16,6 +16,10 @@ from msops.dataset.imagefolder import ImageFolderDataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
 from msops.dataset.fake import FakeImageDataset
+from msops.dataset.coco import CocoDataset
+from msops.dataset.voc import VOCDataset
+from msops.dataset.celeba import CelebADataset
+from msops.dataset.manifest import ManifestDataset
 from msops.dataset.schema import Schema
 from msops.dataset.randomdata import RandomDataset
 from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
@@ -29,3 +33,4 @@ __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Data
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
             "WeightedRandomSampler", "PKSampler", "PaddedDataset", "FakeImageDataset",
             "RandomDataset", "Schema", "zip", "DSCallback"]
+__all__ += ["CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset"]

@@ -17,8 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.dataset.files import FileDataset, check_dir
-from msops.dataset.vision.decode import decode_image
+from msops.dataset.files import FileDataset, check_dir, read_image
 
 __all__ = ["ImageFolderDataset"]
 
@@ -40,22 +39,7 @@ class _ImageFiles:
 
     def __getitem__(self, i: int) -> tuple:
         path, label = self.items[i]
-        try:
-            if self.decrypt is not None:
-                raw = self.decrypt(path)
-            else:
-                with open(path, "rb") as f:
-                    raw = f.read()
-        except OSError as exc:
-            raise RuntimeError(f"For '{self.api}', the image file '{path}' could not be read: "
-                               f"{exc}") from exc
-        if not isinstance(raw, (bytes, bytearray)):
-            raise TypeError(f"For '{self.api}', the 'decrypt' should return the file's bytes, "
-                            f"but got {type(raw).__name__} for '{path}'.")
-        image = np.frombuffer(bytes(raw), np.uint8).copy()
-        if self.decode:
-            image = decode_image(image, self.api, where=path)
-        return image, np.uint32(label)
+        return read_image(path, self.decode, self.api, self.decrypt), np.uint32(label)
 
 
 def _extensions(extensions: Any, api: str) -> set | None:

@@ -1,0 +1,255 @@
+"""CocoDataset, VOCDataset, CelebADataset, ManifestDataset over tiny datasets written here
+in each documented layout (JSON / XML / text lists and PNG files), rows compared with what
+was written: values, dtypes, shapes, column names and order; shards and samplers as the
+other readers'."""
+import io
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import msops as ms
+from msops import dataset as ds
+
+
+def png(path, seed, size=(4, 5)):
+    array = np.random.default_rng(seed).integers(0, 256, size + (3,), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, "PNG")
+    path.write_bytes(buf.getvalue())
+    return array, buf.getvalue()
+
+
+def rows(dataset):
+    return list(dataset.create_tuple_iterator(output_numpy=True))
+
+
+# ---- COCO ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def coco(tmp_path):
+    images = {name: png(tmp_path / name, k) for k, name in enumerate(["a.png", "b.png", "c.png"])}
+    tree = {
+        "images": [{"id": 10, "file_name": "a.png"}, {"id": 11, "file_name": "b.png"},
+                   {"id": 12, "file_name": "c.png"}],
+        "categories": [{"id": 1, "name": "cat", "isthing": 1},
+                       {"id": 5, "name": "dog", "isthing": 0}],
+        "annotations": [
+            {"id": 1, "image_id": 11, "bbox": [1, 2, 3, 4], "category_id": 5, "iscrowd": 0,
+             "segmentation": [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10]],
+             "keypoints": [1, 2, 2, 3, 4, 1], "num_keypoints": 2, "caption": "a dog"},
+            {"id": 2, "image_id": 10, "bbox": [5.5, 6, 7, 8], "category_id": 1,
+             "segmentation": {"counts": [3, 1, 4]}, "iscrowd": 1,
+             "keypoints": [9, 9, 2], "num_keypoints": 1, "caption": "a cat"},
+            {"id": 3, "image_id": 11, "bbox": [0, 0, 1, 1], "category_id": 1, "iscrowd": 1,
+             "segmentation": {"counts": [2, 2]},
+             "keypoints": [5, 5, 1, 6, 6, 1], "num_keypoints": 2, "caption": "two"}],
+    }
+    (tmp_path / "ann.json").write_text(json.dumps(tree))
+    panoptic = {"images": tree["images"], "categories": tree["categories"], "annotations": [
+        {"image_id": 12, "file_name": "c.png", "segments_info": [
+            {"id": 1, "bbox": [1, 1, 2, 2], "category_id": 5, "iscrowd": 0, "area": 40},
+            {"id": 2, "bbox": [3, 3, 4, 4], "category_id": 1, "iscrowd": 1, "area": 7}]}]}
+    (tmp_path / "pan.json").write_text(json.dumps(panoptic))
+    return tmp_path, images
+
+
+def test_coco_detection_rows_in_image_order(coco):
+    root, images = coco
+    d = ds.CocoDataset(str(root), str(root / "ann.json"), shuffle=False)
+    assert d.get_col_names() == ["image", "bbox", "category_id", "iscrowd"]
+    assert d.get_dataset_size() == 2                       # c.png has no annotation
+    (img_a, bbox_a, cat_a, crowd_a), (img_b, bbox_b, cat_b, crowd_b) = rows(d)
+    assert img_a.dtype == np.uint8 and img_a.tobytes() == images["a.png"][1]
+    np.testing.assert_array_equal(bbox_a, np.array([[5.5, 6, 7, 8]], np.float32))
+    assert bbox_a.dtype == np.float32 and cat_a.dtype == np.uint32
+    np.testing.assert_array_equal(cat_a, [[1]])
+    np.testing.assert_array_equal(crowd_a, [[1]])
+    np.testing.assert_array_equal(bbox_b, [[1, 2, 3, 4], [0, 0, 1, 1]])
+    np.testing.assert_array_equal(cat_b, [[5], [1]])
+    np.testing.assert_array_equal(crowd_b, [[0], [1]])
+    assert d.get_class_indexing() == {"cat": [1], "dog": [5]}
+    decoded = rows(ds.CocoDataset(str(root), str(root / "ann.json"), decode=True,
+                                  shuffle=False))
+    np.testing.assert_array_equal(decoded[1][0], images["b.png"][0])
+
+
+def test_coco_stuff_keypoint_panoptic_captioning(coco):
+    root, images = coco
+    ann = str(root / "ann.json")
+    stuff = rows(ds.CocoDataset(str(root), ann, task="Stuff", shuffle=False))
+    np.testing.assert_array_equal(stuff[0][1], [[3, 1, 4]])
+    # b: two polygons then one crowd's counts, padded with -1 to the longest
+    np.testing.assert_array_equal(stuff[1][1], [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, -1, -1],
+                                                [2, 2, -1, -1, -1, -1]])
+    np.testing.assert_array_equal(stuff[1][2], [[0], [1]])
+    assert stuff[1][1].dtype == np.float32 and stuff[1][2].dtype == np.uint32
+    key = ds.CocoDataset(str(root), ann, task="Keypoint", shuffle=False)
+    assert key.get_col_names() == ["image", "keypoints", "num_keypoints"]
+    key_rows = rows(key)
+    np.testing.assert_array_equal(key_rows[1][1], [[1, 2, 2, 3, 4, 1], [5, 5, 1, 6, 6, 1]])
+    np.testing.assert_array_equal(key_rows[1][2], [[2], [2]])
+    pan = ds.CocoDataset(str(root), str(root / "pan.json"), task="Panoptic", shuffle=False)
+    assert pan.get_col_names() == ["image", "bbox", "category_id", "iscrowd", "area"]
+    (image, bbox, cat, crowd, area), = rows(pan)
+    assert image.tobytes() == images["c.png"][1]
+    np.testing.assert_array_equal(bbox, [[1, 1, 2, 2], [3, 3, 4, 4]])
+    np.testing.assert_array_equal(np.hstack([cat, crowd, area]), [[5, 0, 40], [1, 1, 7]])
+    assert area.dtype == np.uint32
+    assert pan.get_class_indexing() == {"cat": [1, 1], "dog": [5, 0]}
+    cap = rows(ds.CocoDataset(str(root), ann, task="Captioning", shuffle=False,
+                              extra_metadata=True))
+    assert cap[1][1].shape == (2, 1) and [c[0] for c in cap[1][1]] == ["a dog", "two"]
+    assert str(cap[0][2]) == "a"
+
+
+def test_coco_shards_and_errors(coco):
+    root, _ = coco
+    ann = str(root / "ann.json")
+    parts = [[r[0].tobytes() for r in rows(ds.CocoDataset(str(root), ann, num_shards=2,
+                                                          shard_id=k, shuffle=False))]
+             for k in range(2)]
+    whole = [r[0].tobytes() for r in rows(ds.CocoDataset(str(root), ann, shuffle=False))]
+    assert parts == [[whole[0]], [whole[1]]]
+    ms.set_seed(3)
+    a = [r[0].tobytes() for r in rows(ds.CocoDataset(str(root), ann))]
+    ms.set_seed(3)
+    assert a == [r[0].tobytes() for r in rows(ds.CocoDataset(str(root), ann))]
+    assert sorted(a) == sorted(whole)
+    with pytest.raises(ValueError, match="'task' should be one of"):
+        ds.CocoDataset(str(root), ann, task="Boxes")
+    (root / "bad.json").write_text(json.dumps({"images": [{"id": 1, "file_name": "a.png"}],
+                                               "categories": [{"id": 1, "name": "x"}],
+                                               "annotations": [{"id": 1, "image_id": 1,
+                                                                "bbox": [1, 1, 1, 1],
+                                                                "category_id": 9}]}))
+    with pytest.raises(RuntimeError, match="'category_id' 9 is not in the 'categories'"):
+        ds.CocoDataset(str(root), str(root / "bad.json"))
+    with pytest.raises(RuntimeError, match="only valid for the 'Detection' and 'Panoptic'"):
+        ds.CocoDataset(str(root), ann, task="Stuff").get_class_indexing()
+
+
+# ---- VOC ----------------------------------------------------------------------------------
+
+def voc_xml(objects):
+    body = "".join(
+        f"<object><name>{n}</name><difficult>{d}</difficult><truncated>{t}</truncated>"
+        f"<bndbox><xmin>{b[0]}</xmin><ymin>{b[1]}</ymin><xmax>{b[2]}</xmax>"
+        f"<ymax>{b[3]}</ymax></bndbox></object>" for n, b, d, t in objects)
+    return f"<annotation><filename>x.jpg</filename>{body}</annotation>"
+
+
+@pytest.fixture
+def voc(tmp_path):
+    for sub in ("ImageSets/Segmentation", "ImageSets/Main", "JPEGImages", "SegmentationClass",
+                "Annotations"):
+        (tmp_path / sub).mkdir(parents=True)
+    ids = ["2007_01", "2007_02", "2007_03"]
+    files = {}
+    for k, i in enumerate(ids):
+        files[i] = (png(tmp_path / "JPEGImages" / f"{i}.jpg", k)[1],
+                    png(tmp_path / "SegmentationClass" / f"{i}.png", 10 + k)[1])
+    (tmp_path / "ImageSets/Segmentation/train.txt").write_text("2007_02\r\n2007_01\n")
+    (tmp_path / "ImageSets/Main/train.txt").write_text("\n".join(ids) + "\n")
+    xml = {"2007_01": [("dog", (2, 3, 10, 9), 0, 1), ("cat", (1, 1, 4, 5), 1, 0)],
+           "2007_02": [("person", (0, 3, 4, 5), 0, 0)],            # xmin 0: invalid, left out
+           "2007_03": [("cat", (5, 6, 7, 8.5), 0, 0), ("car", (3, 3, 3, 4), 0, 0)]}
+    for i, objs in xml.items():
+        (tmp_path / "Annotations" / f"{i}.xml").write_text(voc_xml(objs))
+    return tmp_path, files
+
+
+def test_voc_segmentation_reads_the_listed_pairs(voc):
+    root, files = voc
+    d = ds.VOCDataset(str(root), task="Segmentation", usage="train", shuffle=False)
+    assert d.get_col_names() == ["image", "target"]
+    got = rows(d)
+    assert [(a.tobytes(), b.tobytes()) for a, b in got] == [files["2007_02"], files["2007_01"]]
+
+
+def test_voc_detection_boxes_labels_and_indexing(voc):
+    root, files = voc
+    d = ds.VOCDataset(str(root), task="Detection", shuffle=False)
+    assert d.get_col_names() == ["image", "bbox", "label", "difficult", "truncate"]
+    assert d.get_class_indexing() == {"cat": 0, "dog": 1}
+    got = rows(d)
+    assert len(got) == 2                    # 2007_02 has no valid object
+    image, bbox, label, difficult, truncate = got[0]
+    assert image.tobytes() == files["2007_01"][0]
+    np.testing.assert_array_equal(bbox, [[2, 3, 8, 6], [1, 1, 3, 4]])
+    assert bbox.dtype == np.float32 and label.dtype == np.uint32
+    np.testing.assert_array_equal(label, [[1], [0]])
+    np.testing.assert_array_equal(difficult, [[0], [1]])
+    np.testing.assert_array_equal(truncate, [[1], [0]])
+    np.testing.assert_array_equal(got[1][1], [[5, 6, 2, 2.5]])     # the car box is empty
+    only = ds.VOCDataset(str(root), task="Detection", class_indexing={"dog": 7}, shuffle=False)
+    (_, bbox, label, _, _), = rows(only)
+    np.testing.assert_array_equal(bbox, [[2, 3, 8, 6]])
+    np.testing.assert_array_equal(label, [[7]])
+    with pytest.raises(ValueError, match="usage' 'val' should name a list"):
+        ds.VOCDataset(str(root), usage="val")
+    with pytest.raises(ValueError, match="only valid for the 'Detection' task"):
+        ds.VOCDataset(str(root), class_indexing={"dog": 0})
+
+
+# ---- CelebA -------------------------------------------------------------------------------
+
+def test_celeba_attrs_partitions_and_shards(tmp_path):
+    names = [f"00000{k}.jpg" for k in range(1, 6)]
+    images = [png(tmp_path / n, k)[1] for k, n in enumerate(names)]
+    attrs = np.random.default_rng(0).choice([-1, 1], (5, 40))
+    lines = ["5", " ".join(f"attr{k}" for k in range(40))]
+    lines += [f"{n}  " + " ".join(str(v) for v in a) for n, a in zip(names, attrs)]
+    (tmp_path / "list_attr_celeba.txt").write_text("\n".join(lines) + "\n")
+    parts = [0, 1, 0, 2, 0]
+    (tmp_path / "list_eval_partition.txt").write_text(
+        "\n".join(f"{n} {p}" for n, p in zip(names, parts)) + "\n")
+    d = ds.CelebADataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "attr"]
+    got = rows(d)
+    assert [g[0].tobytes() for g in got] == images
+    for (_, attr), want in zip(got, attrs):
+        assert attr.dtype == np.uint32 and attr.shape == (40,)
+        np.testing.assert_array_equal(attr, (want == 1).astype(np.uint32))
+    train = rows(ds.CelebADataset(str(tmp_path), usage="train", shuffle=False))
+    assert [g[0].tobytes() for g in train] == [images[0], images[2], images[4]]
+    test = rows(ds.CelebADataset(str(tmp_path), usage="test", shuffle=False))
+    assert [g[0].tobytes() for g in test] == [images[3]]
+    shard = rows(ds.CelebADataset(str(tmp_path), shuffle=False, num_shards=2, shard_id=1))
+    assert [g[0].tobytes() for g in shard] == [images[1], images[3], images[0]]
+    assert len(rows(ds.CelebADataset(str(tmp_path), num_samples=2))) == 2
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.CelebADataset(str(tmp_path), usage="val")
+
+
+# ---- Manifest -----------------------------------------------------------------------------
+
+def test_manifest_labels_usage_and_class_indexing(tmp_path):
+    images = [png(tmp_path / f"{k}.png", k)[1] for k in range(4)]
+    cls = "modelarts/image_classification"
+    entries = [
+        {"source": str(tmp_path / "0.png"), "usage": "TRAIN",
+         "annotation": [{"type": cls, "name": "dog"}]},
+        {"source": str(tmp_path / "1.png"), "usage": "train",
+         "annotation": [{"type": cls, "name": "cat"}, {"type": cls, "name": "dog"}]},
+        {"source": str(tmp_path / "2.png"), "usage": "eval",
+         "annotation": [{"type": cls, "name": "bird"}]},
+        {"source": str(tmp_path / "3.png"), "usage": "train",
+         "annotation": [{"type": "modelarts/object_detection", "name": "x"}]},
+    ]
+    path = tmp_path / "m.manifest"
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    d = ds.ManifestDataset(str(path), shuffle=False)
+    assert d.get_col_names() == ["image", "label"]
+    assert d.get_class_indexing() == {"cat": 0, "dog": 1} and d.num_classes() == 2
+    (i0, l0), (i1, l1) = rows(d)
+    assert i0.tobytes() == images[0] and i1.tobytes() == images[1]
+    assert l0.shape == () and l0.dtype == np.uint32 and int(l0) == 1
+    np.testing.assert_array_equal(l1, [0, 1])
+    (i2, l2), = rows(ds.ManifestDataset(str(path), usage="eval", shuffle=False))
+    assert i2.tobytes() == images[2] and int(l2) == 0
+    only = rows(ds.ManifestDataset(str(path), class_indexing={"cat": 4}, shuffle=False))
+    assert len(only) == 1 and int(only[0][1]) == 4
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.ManifestDataset(str(path), usage="test")
