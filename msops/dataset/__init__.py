@@ -20,6 +20,7 @@ from msops.dataset.coco import CocoDataset
 from msops.dataset.voc import VOCDataset
 from msops.dataset.celeba import CelebADataset
 from msops.dataset.manifest import ManifestDataset
+from msops.dataset.tfrecord import TFRecordDataset
 from msops.dataset.schema import Schema
 from msops.dataset.randomdata import RandomDataset
 from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
@@ -33,4 +34,4 @@ __all__ += ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "Cifar10Data
 __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
             "WeightedRandomSampler", "PKSampler", "PaddedDataset", "FakeImageDataset",
             "RandomDataset", "Schema", "zip", "DSCallback"]
-__all__ += ["CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset"]
+__all__ += ["CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset", "TFRecordDataset"]
