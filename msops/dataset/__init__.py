@@ -21,6 +21,10 @@ from msops.dataset.voc import VOCDataset
 from msops.dataset.celeba import CelebADataset
 from msops.dataset.manifest import ManifestDataset
 from msops.dataset.tfrecord import TFRecordDataset
+from msops.dataset.imdb import IMDBDataset
+from msops.dataset.textcorpora import (AGNewsDataset, AmazonReviewDataset, DBpediaDataset,
+                                       EnWik9Dataset, PennTreebankDataset, SogouNewsDataset,
+                                       WikiTextDataset, YahooAnswersDataset, YelpReviewDataset)
 from msops.dataset.schema import Schema
 from msops.dataset.randomdata import RandomDataset
 from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
@@ -35,3 +39,6 @@ __all__ += ["ImageFolderDataset", "Shuffle", "TextFileDataset", "CSVDataset",
             "WeightedRandomSampler", "PKSampler", "PaddedDataset", "FakeImageDataset",
             "RandomDataset", "Schema", "zip", "DSCallback"]
 __all__ += ["CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset", "TFRecordDataset"]
+__all__ += ["IMDBDataset", "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset",
+            "EnWik9Dataset", "PennTreebankDataset", "SogouNewsDataset", "WikiTextDataset",
+            "YahooAnswersDataset", "YelpReviewDataset"]

@@ -1,0 +1,119 @@
+"""IMDBDataset and the CSV / line corpora (AGNews, AmazonReview, DBpedia, SogouNews,
+YahooAnswers, YelpReview, WikiText, PennTreebank, EnWik9) over tiny corpora written here in
+their published layouts; rows compared with the lines and fields written."""
+import numpy as np
+import pytest
+
+import msops as ms
+from msops import dataset as ds
+
+
+def rows(dataset):
+    return list(dataset.create_tuple_iterator(output_numpy=True))
+
+
+def text_rows(dataset):
+    return [tuple(str(v) for v in r) for r in rows(dataset)]
+
+
+@pytest.fixture
+def imdb(tmp_path):
+    reviews = {}
+    for part in ("train", "test"):
+        for name in ("pos", "neg"):
+            (tmp_path / part / name).mkdir(parents=True)
+            for k in (2, 0, 1):
+                text = f"{part} {name} review {k}, \"quoted\"."
+                (tmp_path / part / name / f"{k}_7.txt").write_text(text + "\n")
+                reviews[(part, name, k)] = text
+    return tmp_path, reviews
+
+
+def test_imdb_rows_labels_and_order(imdb):
+    root, reviews = imdb
+    d = ds.IMDBDataset(str(root), usage="train", shuffle=False)
+    assert d.get_col_names() == ["text", "label"]
+    got = rows(d)
+    want = [(reviews[("train", n, k)], 1 if n == "pos" else 0)
+            for n in ("pos", "neg") for k in (0, 1, 2)]
+    assert [(str(t), int(l)) for t, l in got] == want
+    assert got[0][1].dtype == np.uint32 and got[0][1].shape == () and got[0][0].dtype.kind == "U"
+    both = rows(ds.IMDBDataset(str(root), shuffle=False))
+    assert len(both) == 12 and str(both[6][0]) == reviews[("test", "pos", 0)]
+    shard = rows(ds.IMDBDataset(str(root), "test", shuffle=False, num_shards=4, shard_id=3))
+    # round-robin over pos 0-2, neg 0-2: positions 3 and 7 % 6 = 1
+    assert [str(t) for t, _ in shard] == [reviews[("test", "neg", 0)],
+                                          reviews[("test", "pos", 1)]]
+    picked = rows(ds.IMDBDataset(str(root), "test", sampler=ds.SubsetSampler([4, 0])))
+    assert [str(t) for t, _ in picked] == [reviews[("test", "neg", 1)], reviews[("test", "pos", 0)]]
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.IMDBDataset(str(root), usage="valid")
+
+
+CSV_READERS = [
+    (ds.AGNewsDataset, ["index", "title", "description"]),
+    (ds.AmazonReviewDataset, ["label", "title", "content"]),
+    (ds.DBpediaDataset, ["class", "title", "content"]),
+    (ds.SogouNewsDataset, ["index", "title", "content"]),
+    (ds.YahooAnswersDataset, ["class", "title", "content", "answer"]),
+    (ds.YelpReviewDataset, ["label", "text"]),
+]
+
+
+@pytest.mark.parametrize("reader,columns", CSV_READERS, ids=[r.__name__ for r, _ in CSV_READERS])
+def test_csv_corpora_columns_usage_and_quoting(tmp_path, reader, columns):
+    def fields(part, k):
+        return [f"{k}"] + [f"{part} {c} {k}, with \"quotes\"" for c in columns[1:]]
+
+    def line(values):
+        return ",".join('"' + v.replace('"', '""') + '"' for v in values)
+
+    for part, n in (("train", 3), ("test", 2)):
+        (tmp_path / f"{part}.csv").write_text("\n".join(line(fields(part, k)) for k in range(n)) + "\n")
+    d = reader(str(tmp_path), usage="train", shuffle=False)
+    assert d.get_col_names() == columns
+    assert text_rows(d) == [tuple(fields("train", k)) for k in range(3)]
+    every = text_rows(reader(str(tmp_path), shuffle=False))        # 'all': test.csv first
+    assert every == [tuple(fields("test", k)) for k in range(2)] + \
+        [tuple(fields("train", k)) for k in range(3)]
+    shard = text_rows(reader(str(tmp_path), "all", shuffle=False, num_shards=2, shard_id=1))
+    assert shard == every[3:] + every[:1]                    # a contiguous block, wrapped
+    ms.set_seed(1)
+    shuffled = text_rows(reader(str(tmp_path)))
+    assert sorted(shuffled) == sorted(every)
+    assert len(rows(reader(str(tmp_path), num_samples=2))) == 2
+    (tmp_path / "test.csv").unlink()
+    with pytest.raises(ValueError, match="test.csv"):
+        reader(str(tmp_path), usage="test")
+
+
+LINE_READERS = [
+    (ds.WikiTextDataset, {"train": "wiki.train.tokens", "valid": "wiki.valid.tokens",
+                          "test": "wiki.test.tokens"}),
+    (ds.PennTreebankDataset, {"train": "ptb.train.txt", "valid": "ptb.valid.txt",
+                              "test": "ptb.test.txt"}),
+]
+
+
+@pytest.mark.parametrize("reader,files", LINE_READERS, ids=[r.__name__ for r, _ in LINE_READERS])
+def test_line_corpora(tmp_path, reader, files):
+    for usage, name in files.items():
+        (tmp_path / name).write_text(f" = {usage} = \n\n{usage} line one\n{usage} <unk> two\n")
+    d = reader(str(tmp_path), usage="valid", shuffle=False)
+    assert d.get_col_names() == ["text"]
+    assert [str(r[0]) for r in rows(d)] == [" = valid = ", "valid line one", "valid <unk> two"]
+    every = [str(r[0]) for r in rows(reader(str(tmp_path), shuffle=False))]
+    by_name = [u for _, u in sorted((n, u) for u, n in files.items())]
+    assert every == [s for u in by_name for s in (f" = {u} = ", f"{u} line one", f"{u} <unk> two")]
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        reader(str(tmp_path), usage="dev")
+
+
+def test_enwik9(tmp_path):
+    (tmp_path / "enwik9").write_text("<mediawiki>\n  <page>\n\n  </page>\n")
+    got = [str(r[0]) for r in rows(ds.EnWik9Dataset(str(tmp_path), shuffle=False))]
+    assert got == ["<mediawiki>", "  <page>", "  </page>"]
+    ms.set_seed(2)
+    assert sorted(str(r[0]) for r in rows(ds.EnWik9Dataset(str(tmp_path)))) == sorted(got)
+    with pytest.raises(ValueError, match="should hold the file 'enwik9'"):
+        ds.EnWik9Dataset(str(tmp_path / ".."))
