@@ -28,7 +28,7 @@ from msops.dataset.textcorpora import (AGNewsDataset, AmazonReviewDataset, DBped
 from msops.dataset.schema import Schema
 from msops.dataset.randomdata import RandomDataset
 from msops.dataset.combine import zip  # noqa: A004 - MindSpore's dataset.zip
-from msops.dataset import transforms, vision  # noqa: F401  (ds.vision, ds.transforms)
+from msops.dataset import text, transforms, vision  # noqa: F401  (ds.text, ds.vision, ...)
 
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "parallel_shard",
            "dataset_shards", "Sampler", "BuiltinSampler", "DistributedSampler", "RandomSampler",
