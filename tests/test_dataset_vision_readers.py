@@ -253,3 +253,96 @@ def test_manifest_labels_usage_and_class_indexing(tmp_path):
     assert len(only) == 1 and int(only[0][1]) == 4
     with pytest.raises(ValueError, match="'usage' should be one of"):
         ds.ManifestDataset(str(path), usage="test")
+
+
+# ---- STL10, Semeion, SBU, Caltech256, EMNIST -----------------------------------------------
+
+def test_stl10_column_major_planes_labels_and_usage(tmp_path):
+    rng = np.random.default_rng(0)
+    images = {p: rng.integers(0, 256, (n, 96, 96, 3), dtype=np.uint8)
+              for p, n in (("train", 3), ("test", 2), ("unlabeled", 2))}
+    for part, hwc in images.items():
+        # the file stores each channel plane column by column (x outer, y inner)
+        (tmp_path / f"{part}_X.bin").write_bytes(hwc.transpose(0, 3, 2, 1).tobytes())
+    (tmp_path / "train_y.bin").write_bytes(bytes([3, 10, 1]))
+    (tmp_path / "test_y.bin").write_bytes(bytes([5, 2]))
+    d = ds.STL10Dataset(str(tmp_path), usage="train", shuffle=False)
+    got = rows(d)
+    assert d.get_col_names() == ["image", "label"]
+    for (image, label), want, y in zip(got, images["train"], [2, 9, 0]):
+        assert image.shape == (96, 96, 3) and image.dtype == np.uint8
+        np.testing.assert_array_equal(image, want)
+        assert label.dtype == np.int32 and int(label) == y
+    every = rows(ds.STL10Dataset(str(tmp_path), shuffle=False))
+    assert [int(r[1]) for r in every] == [4, 1, 2, 9, 0, -1, -1]       # test, train, unlabeled
+    np.testing.assert_array_equal(every[6][0], images["unlabeled"][1])
+    mixed = rows(ds.STL10Dataset(str(tmp_path), "train+unlabeled", shuffle=False))
+    assert [int(r[1]) for r in mixed] == [2, 9, 0, -1, -1]
+    (tmp_path / "test_y.bin").write_bytes(bytes([5]))
+    with pytest.raises(ValueError, match="one label byte per image"):
+        ds.STL10Dataset(str(tmp_path), usage="test")
+
+
+def test_semeion_pixels_and_one_hot_labels(tmp_path):
+    rng = np.random.default_rng(1)
+    pixels = rng.integers(0, 2, (3, 256))
+    labels = [7, 0, 9]
+    lines = [" ".join(f"{p:.4f}" for p in px) + " " + " ".join("1" if k == y else "0"
+                                                               for k in range(10)) + " "
+             for px, y in zip(pixels, labels)]
+    (tmp_path / "semeion.data").write_text("\n".join(lines) + "\n")
+    got = rows(ds.SemeionDataset(str(tmp_path), shuffle=False))
+    for (image, label), px, y in zip(got, pixels, labels):
+        assert image.dtype == np.uint8 and image.shape == (16, 16)
+        np.testing.assert_array_equal(image.reshape(-1), px)
+        assert label.dtype == np.uint32 and int(label) == y
+    assert len(rows(ds.SemeionDataset(str(tmp_path), num_shards=2, shard_id=0))) == 2
+
+
+def test_sbu_lists_and_missing_images(tmp_path):
+    (tmp_path / "sbu_images").mkdir()
+    blobs = {n: png(tmp_path / "sbu_images" / n, k)[1] for k, n in enumerate(["a_1.jpg", "c_3.jpg"])}
+    (tmp_path / "SBU_captioned_photo_dataset_urls.txt").write_text(
+        "http://static.flickr.com/1/a_1.jpg\nhttp://static.flickr.com/2/b_2.jpg\n"
+        "http://static.flickr.com/3/c_3.jpg\n")
+    (tmp_path / "SBU_captioned_photo_dataset_captions.txt").write_text(
+        "a cat on a mat \nno image here\nthe sea\n")
+    d = ds.SBUDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "caption"]
+    got = rows(d)                                   # b_2.jpg was never downloaded
+    assert [(i.tobytes(), str(c)) for i, c in got] == [(blobs["a_1.jpg"], "a cat on a mat"),
+                                                     (blobs["c_3.jpg"], "the sea")]
+
+
+def test_caltech256_folders_and_extensions(tmp_path):
+    blobs = {}
+    for k, folder in enumerate(["002.american-flag", "001.ak47", "257.clutter"]):
+        (tmp_path / folder).mkdir()
+        blobs[folder] = png(tmp_path / folder / "0001.jpg", k)[1]
+        (tmp_path / folder / "notes.txt").write_text("skipped")
+    got = rows(ds.Caltech256Dataset(str(tmp_path), shuffle=False))
+    assert [(i.tobytes(), int(l)) for i, l in got] == [
+        (blobs["001.ak47"], 0), (blobs["002.american-flag"], 1), (blobs["257.clutter"], 2)]
+    assert got[0][1].dtype == np.uint32
+
+
+def test_emnist_split_files(tmp_path):
+    from tests.test_dataset_readers import write_idx
+    rng = np.random.default_rng(2)
+    data = {}
+    for split in ("letters", "digits"):
+        for usage, n in (("train", 3), ("test", 2)):
+            images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+            labels = rng.integers(0, 26, n, dtype=np.uint8)
+            write_idx(tmp_path, f"emnist-{split}-{usage}", images, labels)
+            data[(split, usage)] = (images, labels)
+    got = rows(ds.EMnistDataset(str(tmp_path), "letters", "train", shuffle=False))
+    images, labels = data[("letters", "train")]
+    for (image, label), x, y in zip(got, images, labels):
+        np.testing.assert_array_equal(image[..., 0], x)
+        assert label.dtype == np.uint32 and int(label) == int(y)
+    every = rows(ds.EMnistDataset(str(tmp_path), "digits", shuffle=False))
+    assert [int(r[1]) for r in every] == data[("digits", "test")][1].tolist() + \
+        data[("digits", "train")][1].tolist()
+    with pytest.raises(ValueError, match="'name' should be one of"):
+        ds.EMnistDataset(str(tmp_path), "kana")

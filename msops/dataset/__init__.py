@@ -10,9 +10,10 @@ from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSa
                                     SequentialSampler, SubsetRandomSampler, SubsetSampler,
                                     WeightedRandomSampler, PKSampler)
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDataset
-from msops.dataset.mnist import FashionMnistDataset, KMnistDataset, MnistDataset
+from msops.dataset.mnist import EMnistDataset, FashionMnistDataset, KMnistDataset, MnistDataset
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
-from msops.dataset.imagefolder import ImageFolderDataset
+from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset
+from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
 from msops.dataset.fake import FakeImageDataset
@@ -42,3 +43,5 @@ __all__ += ["CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset", "TF
 __all__ += ["IMDBDataset", "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset",
             "EnWik9Dataset", "PennTreebankDataset", "SogouNewsDataset", "WikiTextDataset",
             "YahooAnswersDataset", "YelpReviewDataset"]
+__all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset",
+            "STL10Dataset"]

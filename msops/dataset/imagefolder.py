@@ -19,7 +19,7 @@ import numpy as np
 
 from msops.dataset.files import FileDataset, check_dir, read_image
 
-__all__ = ["ImageFolderDataset"]
+__all__ = ["ImageFolderDataset", "Caltech256Dataset"]
 
 
 class _ImageFiles:
@@ -118,3 +118,17 @@ class ImageFolderDataset(FileDataset):
     def num_classes(self) -> int:
         """The number of classes (of labels in `get_class_indexing`)."""
         return len(set(self._class_indexing.values()))
+
+
+class Caltech256Dataset(ImageFolderDataset):
+    """Caltech 256 as MindSpore's `Caltech256Dataset`: `dataset_dir` holds the class folders
+    ('001.ak47', ..., '257.clutter'), labelled 0, 1, ... by name; the '.jpg' / '.JPEG' files
+    in each are its rows; columns `image` (bytes, decoded with `decode`) and `label`
+    (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 decode: bool = False, sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        super().__init__(dataset_dir, num_samples, num_parallel_workers, shuffle, sampler,
+                         [".jpg", ".JPEG"], None, decode, num_shards, shard_id, cache)

@@ -15,7 +15,7 @@ import numpy as np
 
 from msops.dataset.files import FileDataset, RecordFiles, check_dir, check_usage, matching_files
 
-__all__ = ["MnistDataset", "FashionMnistDataset", "KMnistDataset"]
+__all__ = ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "EMnistDataset"]
 
 _IMAGE_MAGIC, _LABEL_MAGIC = 2051, 2049
 _PREFIX = {"train": "train", "test": "t10k", "all": ""}
@@ -75,19 +75,29 @@ class MnistDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         path = check_dir(dataset_dir, api)
-        prefix = _PREFIX[check_usage(usage, api)]
-        images = matching_files(path, lambda n: prefix + "-images" in n and "idx3-ubyte" in n)
-        labels = matching_files(path, lambda n: prefix + "-labels" in n and "idx1-ubyte" in n)
+        use = check_usage(usage, api)
+        images = matching_files(path, lambda n: self._accept(n, "images", use) and
+                                "idx3-ubyte" in n)
+        labels = matching_files(path, lambda n: self._accept(n, "labels", use) and
+                                "idx1-ubyte" in n)
         if not images or len(images) != len(labels):
+            example = self._example("train" if use == "all" else use)
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold matching image and "
                              f"label idx files for usage '{usage or 'all'}' (e.g. "
-                             f"'{prefix or 'train'}-images-idx3-ubyte' and "
-                             f"'{prefix or 'train'}-labels-idx1-ubyte', uncompressed), but got "
+                             f"'{example}-images-idx3-ubyte' and "
+                             f"'{example}-labels-idx1-ubyte', uncompressed), but got "
                              f"{len(images)} image and {len(labels)} label files in '{path}'.")
         pairs = [_read_pair(i, lb, api) for i, lb in zip(images, labels)]
         records = RecordFiles([[p[0] for p in pairs], [p[1] for p in pairs]], _row)
         super().__init__(records, ["image", "label"], num_samples, shuffle, sampler, num_shards,
                          shard_id, cache)
+
+    def _accept(self, name: str, kind: str, usage: str) -> bool:
+        """Whether file `name` holds the `kind` ('images' or 'labels') of `usage`."""
+        return _PREFIX[usage] + "-" + kind in name
+
+    def _example(self, usage: str) -> str:
+        return _PREFIX[usage]
 
 
 class FashionMnistDataset(MnistDataset):
@@ -98,3 +108,32 @@ class FashionMnistDataset(MnistDataset):
 class KMnistDataset(MnistDataset):
     """Kuzushiji-MNIST as MindSpore's `KMnistDataset`: the same idx files and names as MNIST;
     arguments and columns as `MnistDataset`."""
+
+
+_EMNIST_NAMES = ("byclass", "bymerge", "balanced", "letters", "digits", "mnist")
+
+
+class EMnistDataset(MnistDataset):
+    """EMNIST as MindSpore's `EMnistDataset`: split `name` ('byclass', 'bymerge',
+    'balanced', 'letters', 'digits' or 'mnist') from the idx files
+    'emnist-<name>-<train|test>-images-idx3-ubyte' / '...-labels-idx1-ubyte' (as
+    extracted, images not transposed); columns and sampling as `MnistDataset`."""
+
+    def __init__(self, dataset_dir: str, name: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        if name not in _EMNIST_NAMES:
+            raise ValueError(f"For 'EMnistDataset', the 'name' should be one of "
+                             f"{list(_EMNIST_NAMES)}, but got {name!r}.")
+        self._name = name
+        super().__init__(dataset_dir, usage, num_samples, num_parallel_workers, shuffle,
+                         sampler, num_shards, shard_id, cache)
+
+    def _accept(self, name: str, kind: str, usage: str) -> bool:
+        parts = ("train", "test") if usage == "all" else (usage,)
+        return any(name.startswith(f"emnist-{self._name}-{u}-{kind}") for u in parts)
+
+    def _example(self, usage: str) -> str:
+        return f"emnist-{self._name}-{usage}"
