@@ -327,7 +327,7 @@ def test_caltech256_folders_and_extensions(tmp_path):
 
 
 def test_emnist_split_files(tmp_path):
-    from tests.test_dataset_readers import write_idx
+    from test_dataset_readers import write_idx
     rng = np.random.default_rng(2)
     data = {}
     for split in ("letters", "digits"):
