@@ -346,3 +346,60 @@ def test_emnist_split_files(tmp_path):
         data[("digits", "train")][1].tolist()
     with pytest.raises(ValueError, match="'name' should be one of"):
         ds.EMnistDataset(str(tmp_path), "kana")
+
+
+# ---- SUN397, Places365, Food101 ----------------------------------------------------------
+
+def test_sun397_classes_from_the_list(tmp_path):
+    (tmp_path / "ClassName.txt").write_text("/a/abbey\n/b/bakery\n")
+    blobs = {}
+    for k, (cls, name) in enumerate([("a/abbey", "sun_b.jpg"), ("a/abbey", "sun_a.jpg"),
+                                     ("b/bakery", "sun_c.jpg")]):
+        (tmp_path / cls).mkdir(parents=True, exist_ok=True)
+        blobs[(cls, name)] = png(tmp_path / cls / name, k)[1]
+    (tmp_path / "a/abbey/notes.jpg").write_text("not sun_")
+    d = ds.SUN397Dataset(str(tmp_path), shuffle=False)
+    assert d.get_class_indexing() == {"/a/abbey": 0, "/b/bakery": 1}
+    got = [(i.tobytes(), int(l)) for i, l in rows(d)]
+    assert got == [(blobs[("a/abbey", "sun_a.jpg")], 0), (blobs[("a/abbey", "sun_b.jpg")], 0),
+                   (blobs[("b/bakery", "sun_c.jpg")], 1)]
+    assert rows(d)[0][1].dtype == np.uint32
+
+
+def test_places365_lists_usage_and_small(tmp_path):
+    (tmp_path / "categories_places365.txt").write_text("/a/airfield 0\n/b/bar 1\n")
+    blobs = {}
+    for folder in ("data_256_standard", "val_large"):
+        for k, rel in enumerate(["a/airfield/00000001.jpg", "b/bar/00000002.jpg"]):
+            path = tmp_path / folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            blobs[(folder, rel)] = png(path, k + len(folder))[1]
+    (tmp_path / "places365_train_standard.txt").write_text(
+        "/b/bar/00000002.jpg 1\n/a/airfield/00000001.jpg 0\n")
+    (tmp_path / "places365_val.txt").write_text("a/airfield/00000001.jpg 0\n")
+    d = ds.Places365Dataset(str(tmp_path), shuffle=False)
+    assert d.get_class_indexing() == {"/a/airfield": 0, "/b/bar": 1}
+    got = [(i.tobytes(), int(l)) for i, l in rows(d)]
+    assert got == [(blobs[("data_256_standard", "b/bar/00000002.jpg")], 1),
+                   (blobs[("data_256_standard", "a/airfield/00000001.jpg")], 0)]
+    (image, label), = rows(ds.Places365Dataset(str(tmp_path), "val", small=False))
+    assert image.tobytes() == blobs[("val_large", "a/airfield/00000001.jpg")]
+    assert label.dtype == np.uint32 and int(label) == 0
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.Places365Dataset(str(tmp_path), "test")
+
+
+def test_food101_meta_lists_and_string_labels(tmp_path):
+    blobs = {}
+    for k, entry in enumerate(["apple_pie/101", "apple_pie/7", "ramen/55"]):
+        path = tmp_path / "images" / (entry + ".jpg")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        blobs[entry] = png(path, k)[1]
+    (tmp_path / "meta").mkdir()
+    (tmp_path / "meta/train.txt").write_text("ramen/55\napple_pie/7\n")
+    (tmp_path / "meta/test.txt").write_text("apple_pie/101\n")
+    got = [(i.tobytes(), str(l)) for i, l in rows(ds.Food101Dataset(str(tmp_path), shuffle=False))]
+    assert got == [(blobs["ramen/55"], "ramen"), (blobs["apple_pie/7"], "apple_pie"),
+                   (blobs["apple_pie/101"], "apple_pie")]
+    test = rows(ds.Food101Dataset(str(tmp_path), "test", decode=True, shuffle=False))
+    assert test[0][0].shape == (4, 5, 3) and test[0][1].dtype.kind == "U"
