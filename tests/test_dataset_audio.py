@@ -1,0 +1,82 @@
+"""YesNoDataset, SpeechCommandsDataset, LJSpeechDataset over WAV files written here with
+struct (a hand-built RIFF header, not the reader's `wave` module), the waveforms compared
+with int16 samples / 32767."""
+import struct
+
+import numpy as np
+import pytest
+
+from msops import dataset as ds
+
+
+def write_wav(path, samples, rate=8000):
+    """A mono 16-bit PCM WAV file of int16 `samples`, header built field by field."""
+    data = np.asarray(samples, "<i2").tobytes()
+    header = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE" + b"fmt " + \
+        struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16) + b"data" + \
+        struct.pack("<I", len(data))
+    path.write_bytes(header + data)
+
+
+def rows(dataset):
+    return list(dataset.create_tuple_iterator(output_numpy=True))
+
+
+def test_yesno_waveforms_rates_and_labels(tmp_path):
+    rng = np.random.default_rng(0)
+    names = ["1_0_1_1_0_0_0_1.wav", "0_0_0_1_1_0_1_0.wav"]
+    waves = {n: rng.integers(-32768, 32768, 20 + k) for k, n in enumerate(names)}
+    for n in names:
+        write_wav(tmp_path / n, waves[n], rate=8000)
+    (tmp_path / "README").write_text("skipped")
+    d = ds.YesNoDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "labels"]
+    got = rows(d)
+    for (wave, rate, labels), name in zip(got, sorted(names)):
+        assert wave.dtype == np.float32 and wave.shape == (1, len(waves[name]))
+        np.testing.assert_allclose(wave[0], waves[name] / 32767.0, rtol=1e-6)
+        assert rate.dtype == np.int32 and int(rate) == 8000
+        assert labels.dtype == np.int32
+        assert labels.tolist() == [int(v) for v in name[:-4].split("_")]
+    assert len(rows(ds.YesNoDataset(str(tmp_path), num_shards=2, shard_id=1))) == 1
+
+
+def test_speech_commands_usage_lists(tmp_path):
+    files = {"yes/a1b2_nohash_0.wav": [1, 2], "yes/c3d4_nohash_1.wav": [3],
+             "no/a1b2_nohash_2.wav": [-4, 5, 6], "_background_noise_/noise.wav": [0]}
+    for rel, samples in files.items():
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        write_wav(tmp_path / rel, samples, rate=16000)
+    (tmp_path / "validation_list.txt").write_text("yes/c3d4_nohash_1.wav\n")
+    (tmp_path / "testing_list.txt").write_text("no/a1b2_nohash_2.wav\n")
+    d = ds.SpeechCommandsDataset(str(tmp_path), "train", shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "label", "speaker_id",
+                                 "utterance_number"]
+    (wave, rate, label, speaker, number), = rows(d)
+    np.testing.assert_allclose(wave, [[1 / 32767.0, 2 / 32767.0]], rtol=1e-6)
+    assert (int(rate), str(label), str(speaker), int(number)) == (16000, "yes", "a1b2", 0)
+    assert number.dtype == np.int32
+    (_, _, label, speaker, number), = rows(ds.SpeechCommandsDataset(str(tmp_path), "test"))
+    assert (str(label), str(speaker), int(number)) == ("no", "a1b2", 2)
+    every = rows(ds.SpeechCommandsDataset(str(tmp_path), shuffle=False))
+    assert [(str(r[2]), int(r[4])) for r in every] == [("no", 2), ("yes", 0), ("yes", 1)]
+
+
+def test_ljspeech_metadata_and_wavs(tmp_path):
+    (tmp_path / "wavs").mkdir()
+    write_wav(tmp_path / "wavs/LJ001-0001.wav", [100, -100, 32767], rate=22050)
+    write_wav(tmp_path / "wavs/LJ001-0002.wav", [7], rate=22050)
+    (tmp_path / "metadata.csv").write_text(
+        "LJ001-0001|Printing, in the 1st sense|Printing, in the first sense\n"
+        "LJ001-0002|in being comparatively modern.|in being comparatively modern.\n")
+    d = ds.LJSpeechDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "transcription",
+                                 "normalized_transcription"]
+    (wave, rate, text, norm), second = rows(d)
+    np.testing.assert_allclose(wave, [[100 / 32767.0, -100 / 32767.0, 1.0]], rtol=1e-6)
+    assert int(rate) == 22050 and str(text) == "Printing, in the 1st sense"
+    assert str(norm) == "Printing, in the first sense"
+    assert second[0].tolist() == [[np.float32(7 / 32767.0)]]
+    (tmp_path / "metadata.csv").write_text("LJ001-0001|only two\n")
+    with pytest.raises(RuntimeError, match="line 1 .* should be 'id\\|transcription"):
+        ds.LJSpeechDataset(str(tmp_path))
