@@ -403,3 +403,74 @@ def test_food101_meta_lists_and_string_labels(tmp_path):
                    (blobs["apple_pie/101"], "apple_pie")]
     test = rows(ds.Food101Dataset(str(tmp_path), "test", decode=True, shuffle=False))
     assert test[0][0].shape == (4, 5, 3) and test[0][1].dtype.kind == "U"
+
+
+# ---- .mat labelled: Flowers102, Caltech101 (files written with scipy.io.savemat) ------------
+
+def test_mat_reader_against_scipy(tmp_path):
+    from scipy.io import savemat
+    from msops.dataset.matfile import load_mat
+    arrays = {"d": np.arange(6.0).reshape(2, 3), "u": np.array([[3, 1, 2]], np.uint8),
+              "i": np.array([[-5], [7]], np.int32), "f": np.float32([[1.5, -2.25]])}
+    for compress in (False, True):
+        savemat(tmp_path / "a.mat", arrays, do_compression=compress)
+        got = load_mat(str(tmp_path / "a.mat"))
+        for name, want in arrays.items():
+            assert got[name].dtype == want.dtype and got[name].shape == want.shape
+            np.testing.assert_array_equal(got[name], want)
+    (tmp_path / "b.mat").write_bytes(b"MATLAB 5.0" + bytes(200))
+    with pytest.raises(ValueError, match="not a MATLAB level-5 .mat file"):
+        load_mat(str(tmp_path / "b.mat"))
+
+
+def test_flowers102_sets_labels_and_segmentation(tmp_path):
+    from scipy.io import savemat
+    (tmp_path / "jpg").mkdir()
+    (tmp_path / "segmim").mkdir()
+    blobs = {}
+    for i in range(1, 6):
+        blobs[i] = (png(tmp_path / "jpg" / f"image_{i:05d}.jpg", i)[1],
+                    png(tmp_path / "segmim" / f"segmim_{i:05d}.jpg", 10 + i)[1])
+    savemat(tmp_path / "imagelabels.mat", {"labels": np.array([[77, 1, 102, 5, 5]], np.uint8)})
+    savemat(tmp_path / "setid.mat", {"trnid": np.array([[4, 1]], np.uint16),
+                                     "valid": np.array([[2]], np.uint16),
+                                     "tstid": np.array([[5, 3]], np.uint16)}, do_compression=True)
+    d = ds.Flowers102Dataset(str(tmp_path), usage="train", shuffle=False)
+    assert d.get_col_names() == ["image", "label"]
+    got = [(i.tobytes(), l) for i, l in rows(d)]
+    assert [g[0] for g in got] == [blobs[4][0], blobs[1][0]]
+    assert [int(g[1]) for g in got] == [4, 76] and got[0][1].dtype == np.uint32
+    every = rows(ds.Flowers102Dataset(str(tmp_path), shuffle=False))      # train, test, valid
+    assert [int(r[1]) for r in every] == [4, 76, 4, 101, 0]
+    seg = ds.Flowers102Dataset(str(tmp_path), "Segmentation", "valid", shuffle=False)
+    (image, segmentation, label), = rows(seg)
+    assert (image.tobytes(), segmentation.tobytes(), int(label)) == (blobs[2][0], blobs[2][1], 0)
+
+
+def test_caltech101_categories_and_contours(tmp_path):
+    from scipy.io import savemat
+    blobs, contours = {}, {}
+    for name, count in (("airplanes", 2), ("Faces", 1), ("BACKGROUND_Google", 1), ("ant", 1)):
+        (tmp_path / "101_ObjectCategories" / name).mkdir(parents=True)
+        for k in range(1, count + 1):
+            blobs[(name, k)] = png(tmp_path / "101_ObjectCategories" / name / f"image_{k:04d}.jpg",
+                                   len(blobs))[1]
+            folder = {"airplanes": "Airplanes_Side_2", "Faces": "Faces_2"}.get(name, name)
+            (tmp_path / "Annotations" / folder).mkdir(parents=True, exist_ok=True)
+            contour = np.random.default_rng(k).random((2, 3 + k))
+            savemat(tmp_path / "Annotations" / folder / f"annotation_{k:04d}.mat",
+                    {"obj_contour": contour, "box_coord": np.array([[1, 2, 3, 4]])})
+            contours[(name, k)] = contour
+    d = ds.Caltech101Dataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "category"]
+    assert d.get_class_indexing() == {"Faces": 0, "airplanes": 1, "ant": 2}
+    got = [(i.tobytes(), int(c)) for i, c in rows(d)]
+    assert got == [(blobs[("Faces", 1)], 0), (blobs[("airplanes", 1)], 1),
+                   (blobs[("airplanes", 2)], 1), (blobs[("ant", 1)], 2)]
+    every = rows(ds.Caltech101Dataset(str(tmp_path), "all", shuffle=False))
+    assert [len(r) for r in every] == [3] * 4 and every[0][1].dtype == np.uint32
+    for row, key in zip(every, [("Faces", 1), ("airplanes", 1), ("airplanes", 2), ("ant", 1)]):
+        assert row[2].dtype == np.float64
+        np.testing.assert_array_equal(row[2], contours[key])
+    ann = ds.Caltech101Dataset(str(tmp_path), "annotation", shuffle=False)
+    assert ann.get_col_names() == ["image", "annotation"]

@@ -15,6 +15,7 @@ from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
 from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import LJSpeechDataset, SpeechCommandsDataset, YesNoDataset
+from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.scenes import Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
@@ -47,4 +48,5 @@ __all__ += ["IMDBDataset", "AGNewsDataset", "AmazonReviewDataset", "DBpediaDatas
             "YahooAnswersDataset", "YelpReviewDataset"]
 __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset",
             "STL10Dataset", "Food101Dataset", "Places365Dataset", "SUN397Dataset"]
-__all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset"]
+__all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
+            "Flowers102Dataset"]
