@@ -1,6 +1,8 @@
 """IMDBDataset and the CSV / line corpora (AGNews, AmazonReview, DBpedia, SogouNews,
 YahooAnswers, YelpReview, WikiText, PennTreebank, EnWik9) over tiny corpora written here in
 their published layouts; rows compared with the lines and fields written."""
+import json
+
 import numpy as np
 import pytest
 
@@ -117,3 +119,95 @@ def test_enwik9(tmp_path):
     assert sorted(str(r[0]) for r in rows(ds.EnWik9Dataset(str(tmp_path)))) == sorted(got)
     with pytest.raises(ValueError, match="should hold the file 'enwik9'"):
         ds.EnWik9Dataset(str(tmp_path / ".."))
+
+
+# ---- tagged, paired and QA corpora ---------------------------------------------------------
+
+def test_conll2000_and_udpos_sentences(tmp_path):
+    (tmp_path / "train.txt").write_text("Confidence NN B-NP\nin IN B-PP\n\nChancellor NNP O\n")
+    (tmp_path / "test.txt").write_text("Rockwell NNP B-NP\n")
+    d = ds.CoNLL2000Dataset(str(tmp_path), "train", shuffle=False)
+    assert d.get_col_names() == ["word", "pos_tag", "chunk_tag"]
+    got = [[c.tolist() for c in r] for r in rows(d)]
+    assert got == [[["Confidence", "in"], ["NN", "IN"], ["B-NP", "B-PP"]],
+                   [["Chancellor"], ["NNP"], ["O"]]]
+    every = [r[0].tolist() for r in rows(ds.CoNLL2000Dataset(str(tmp_path), shuffle=False))]
+    assert every == [["Rockwell"], ["Confidence", "in"], ["Chancellor"]]     # test.txt first
+    for usage, name in (("train", "train"), ("valid", "dev"), ("test", "test")):
+        (tmp_path / f"en-ud-tag.v2.{name}.txt").write_text(
+            f"{usage}\tNOUN\tNN\n.\tPUNCT\t.\n\nok\tINTJ\tUH\n")
+    u = ds.UDPOSDataset(str(tmp_path), "valid", shuffle=False)
+    assert u.get_col_names() == ["word", "universal", "stanford"]
+    assert [[c.tolist() for c in r] for r in rows(u)] == [
+        [["valid", "."], ["NOUN", "PUNCT"], ["NN", "."]], [["ok"], ["INTJ"], ["UH"]]]
+    assert len(rows(ds.UDPOSDataset(str(tmp_path), shuffle=False))) == 6
+    with pytest.raises(RuntimeError, match="line 1 .* should have 3 fields"):
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad/train.txt").write_text("only two\n")
+        (tmp_path / "bad/test.txt").write_text("")
+        ds.CoNLL2000Dataset(str(tmp_path / "bad"))
+
+
+def test_multi30k_pairs_and_language_order(tmp_path):
+    for stem, lines in (("training/train", 2), ("validation/val", 1),
+                        ("mmt16_task1_test/test", 1)):
+        (tmp_path / stem).parent.mkdir(exist_ok=True)
+        for lang in ("en", "de"):
+            (tmp_path / f"{stem}.{lang}").write_text(
+                "\n".join(f"{stem} {lang} {k}" for k in range(lines)) + "\n")
+    d = ds.Multi30kDataset(str(tmp_path), "train", shuffle=False)
+    assert d.get_col_names() == ["text", "translation"]
+    assert text_rows(d) == [("training/train en 0", "training/train de 0"),
+                            ("training/train en 1", "training/train de 1")]
+    de_en = text_rows(ds.Multi30kDataset(str(tmp_path), "valid", ["de", "en"], shuffle=False))
+    assert de_en == [("validation/val de 0", "validation/val en 0")]
+    every = text_rows(ds.Multi30kDataset(str(tmp_path), shuffle=False))
+    assert [t for t, _ in every] == ["mmt16_task1_test/test en 0", "training/train en 0",
+                                     "training/train en 1", "validation/val en 0"]
+    with pytest.raises(ValueError, match="'language_pair' should be"):
+        ds.Multi30kDataset(str(tmp_path), language_pair=["en", "fr"])
+
+
+def test_squad_questions_answers_and_unanswerable(tmp_path):
+    tree = {"data": [{"title": "T", "paragraphs": [
+        {"context": "Paris is in France.", "qas": [
+            {"id": "1", "question": "Where is Paris?",
+             "answers": [{"text": "France", "answer_start": 12},
+                         {"text": "in France", "answer_start": 9}]},
+            {"id": "2", "question": "Who?", "answers": [], "is_impossible": True}]}]}]}
+    (tmp_path / "dev-v2.0.json").write_text(json.dumps(tree))
+    (tmp_path / "train-v2.0.json").write_text(json.dumps({"data": []}))
+    d = ds.SQuADDataset(str(tmp_path), "dev", shuffle=False)
+    assert d.get_col_names() == ["context", "question", "text", "answer_start"]
+    (ctx, q, text, start), (_, q2, text2, start2) = rows(d)
+    assert (str(ctx), str(q)) == ("Paris is in France.", "Where is Paris?")
+    assert text.tolist() == ["France", "in France"] and start.dtype == np.uint32
+    assert start.tolist() == [12, 9]
+    assert text2.tolist() == [""] and start2.tolist() == [4294967295]
+
+
+def test_sst2_usages(tmp_path):
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\nhide new secretions \t0\ngreat\t1\n")
+    (tmp_path / "dev.tsv").write_text("sentence\tlabel\nit 's a charming trip\t1\n")
+    (tmp_path / "test.tsv").write_text("index\tsentence\n0\tuneasy mishmash\n")
+    d = ds.SST2Dataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["sentence", "label"]
+    assert text_rows(d) == [("hide new secretions ", "0"), ("great", "1")]
+    t = ds.SST2Dataset(str(tmp_path), "test", shuffle=False)
+    assert t.get_col_names() == ["sentence"] and text_rows(t) == [("uneasy mishmash",)]
+
+
+def test_argument_orders_follow_mindspore():
+    import inspect
+    order = lambda cls: list(inspect.signature(cls).parameters)        # noqa: E731
+    late = ["dataset_dir", "usage", "num_samples", "shuffle", "num_shards", "shard_id",
+            "num_parallel_workers", "cache"]
+    early = ["dataset_dir", "usage", "num_samples", "num_parallel_workers", "shuffle",
+             "num_shards", "shard_id", "cache"]
+    for cls in (ds.SogouNewsDataset, ds.YelpReviewDataset, ds.CoNLL2000Dataset,
+                ds.UDPOSDataset):
+        assert order(cls) == late, cls
+    for cls in (ds.AGNewsDataset, ds.AmazonReviewDataset, ds.DBpediaDataset,
+                ds.YahooAnswersDataset, ds.WikiTextDataset, ds.PennTreebankDataset,
+                ds.SQuADDataset, ds.SST2Dataset):
+        assert order(cls) == early, cls

@@ -26,6 +26,8 @@ from msops.dataset.celeba import CelebADataset
 from msops.dataset.manifest import ManifestDataset
 from msops.dataset.tfrecord import TFRecordDataset
 from msops.dataset.imdb import IMDBDataset
+from msops.dataset.textsequences import (CoNLL2000Dataset, Multi30kDataset, SQuADDataset,
+                                         SST2Dataset, UDPOSDataset)
 from msops.dataset.textcorpora import (AGNewsDataset, AmazonReviewDataset, DBpediaDataset,
                                        EnWik9Dataset, PennTreebankDataset, SogouNewsDataset,
                                        WikiTextDataset, YahooAnswersDataset, YelpReviewDataset)
@@ -49,4 +51,5 @@ __all__ += ["IMDBDataset", "AGNewsDataset", "AmazonReviewDataset", "DBpediaDatas
 __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset",
             "STL10Dataset", "Food101Dataset", "Places365Dataset", "SUN397Dataset"]
 __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
-            "Flowers102Dataset"]
+            "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
+            "SST2Dataset", "UDPOSDataset"]

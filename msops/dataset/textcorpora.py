@@ -63,6 +63,18 @@ class _CsvCorpus(CSVDataset):
                          shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
 
 
+class _CsvCorpusShuffleFirst(_CsvCorpus):
+    """A CSV corpus whose MindSpore signature puts `shuffle`, `num_shards` and `shard_id`
+    before `num_parallel_workers`."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, shuffle: bool | Shuffle = Shuffle.GLOBAL,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 num_parallel_workers: int | None = None, cache: Any = None) -> None:
+        super().__init__(dataset_dir, usage, num_samples, num_parallel_workers, shuffle,
+                         num_shards, shard_id, cache)
+
+
 class AGNewsDataset(_CsvCorpus):
     """AG's News as MindSpore's `AGNewsDataset`: columns index, title, description (str)."""
     _columns = ["index", "title", "description"]
@@ -79,7 +91,7 @@ class DBpediaDataset(_CsvCorpus):
     _columns = ["class", "title", "content"]
 
 
-class SogouNewsDataset(_CsvCorpus):
+class SogouNewsDataset(_CsvCorpusShuffleFirst):
     """Sogou News as MindSpore's `SogouNewsDataset`: columns index, title, content (str)."""
     _columns = ["index", "title", "content"]
 
@@ -90,7 +102,7 @@ class YahooAnswersDataset(_CsvCorpus):
     _columns = ["class", "title", "content", "answer"]
 
 
-class YelpReviewDataset(_CsvCorpus):
+class YelpReviewDataset(_CsvCorpusShuffleFirst):
     """Yelp reviews (Polarity or Full) as MindSpore's `YelpReviewDataset`: columns label,
     text (str)."""
     _columns = ["label", "text"]
