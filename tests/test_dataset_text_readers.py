@@ -211,3 +211,32 @@ def test_argument_orders_follow_mindspore():
                 ds.YahooAnswersDataset, ds.WikiTextDataset, ds.PennTreebankDataset,
                 ds.SQuADDataset, ds.SST2Dataset):
         assert order(cls) == early, cls
+
+
+def test_clue_tasks_columns_and_types(tmp_path):
+    afqmc = [{"sentence1": "双十一花呗提额在哪", "sentence2": "里可以提花呗额度", "label": "0"},
+             {"sentence1": "a", "sentence2": "b", "label": "1"}]
+    (tmp_path / "train.json").write_text("\n".join(json.dumps(o, ensure_ascii=False)
+                                                   for o in afqmc) + "\n")
+    d = ds.CLUEDataset(str(tmp_path / "train.json"), shuffle=False)
+    assert d.get_col_names() == ["label", "sentence1", "sentence2"]
+    assert text_rows(d) == [("0", "双十一花呗提额在哪", "里可以提花呗额度"), ("1", "a", "b")]
+    (tmp_path / "test.json").write_text(json.dumps({"id": 7, "sentence1": "x",
+                                                    "sentence2": "y"}) + "\n")
+    (ident, s1, s2), = rows(ds.CLUEDataset(str(tmp_path / "test.json"), usage="test"))
+    assert ident.dtype == np.uint32 and int(ident) == 7 and (str(s1), str(s2)) == ("x", "y")
+    wsc = {"target": {"span1_index": 0, "span1_text": "他", "span2_index": 5,
+                      "span2_text": "小明"}, "idx": 3, "text": "他说小明", "label": "true"}
+    (tmp_path / "wsc.json").write_text(json.dumps(wsc) + "\n")
+    w = ds.CLUEDataset(str(tmp_path / "wsc.json"), task="WSC", usage="eval", shuffle=False)
+    assert w.get_col_names() == ["idx", "label", "span1_index", "span1_text", "span2_index",
+                                 "span2_text", "text"]
+    got = rows(w)[0]
+    assert [v.item() if v.dtype.kind != "U" else str(v) for v in got] == \
+        [3, "true", 0, "他", 5, "小明", "他说小明"]
+    csl = {"id": 1, "abst": "摘要", "keyword": ["水", "土"], "label": "1"}
+    (tmp_path / "csl.json").write_text(json.dumps(csl) + "\n")
+    (abst, ident, keyword, label), = rows(ds.CLUEDataset(str(tmp_path / "csl.json"), "CSL"))
+    assert keyword.tolist() == ["水", "土"] and str(abst) == "摘要" and int(ident) == 1
+    with pytest.raises(RuntimeError, match="should have the key 'keywords'"):
+        ds.CLUEDataset(str(tmp_path / "train.json"), task="TNEWS")

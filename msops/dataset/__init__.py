@@ -26,6 +26,7 @@ from msops.dataset.celeba import CelebADataset
 from msops.dataset.manifest import ManifestDataset
 from msops.dataset.tfrecord import TFRecordDataset
 from msops.dataset.imdb import IMDBDataset
+from msops.dataset.clue import CLUEDataset
 from msops.dataset.textsequences import (CoNLL2000Dataset, Multi30kDataset, SQuADDataset,
                                          SST2Dataset, UDPOSDataset)
 from msops.dataset.textcorpora import (AGNewsDataset, AmazonReviewDataset, DBpediaDataset,
@@ -52,4 +53,4 @@ __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset"
             "STL10Dataset", "Food101Dataset", "Places365Dataset", "SUN397Dataset"]
 __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
-            "SST2Dataset", "UDPOSDataset"]
+            "SST2Dataset", "UDPOSDataset", "CLUEDataset"]
