@@ -474,3 +474,55 @@ def test_caltech101_categories_and_contours(tmp_path):
         np.testing.assert_array_equal(row[2], contours[key])
     ann = ds.Caltech101Dataset(str(tmp_path), "annotation", shuffle=False)
     assert ann.get_col_names() == ["image", "annotation"]
+
+
+# ---- QMNIST, Omniglot ---------------------------------------------------------------------
+
+def write_qmnist(folder, prefix, images, labels):
+    import struct
+    n = len(images)
+    (folder / f"{prefix}-images-idx3-ubyte").write_bytes(
+        struct.pack(">IIII", 2051, n, 28, 28) + images.astype(np.uint8).tobytes())
+    (folder / f"{prefix}-labels-idx2-int").write_bytes(
+        struct.pack(">III", 3074, n, 8) + labels.astype(">i4").tobytes())
+
+
+def test_qmnist_compat_labels_and_usages(tmp_path):
+    rng = np.random.default_rng(3)
+    data = {}
+    for prefix, n in (("qmnist-train", 3), ("qmnist-test", 10002), ("xnist", 2)):
+        images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 100000, (n, 8))
+        write_qmnist(tmp_path, prefix, images, labels)
+        data[prefix] = (images, labels)
+    got = rows(ds.QMnistDataset(str(tmp_path), "train", shuffle=False))
+    for (image, label), x, y in zip(got, *data["qmnist-train"]):
+        np.testing.assert_array_equal(image[..., 0], x)
+        assert label.dtype == np.uint32 and label.shape == () and int(label) == y[0]
+    full = rows(ds.QMnistDataset(str(tmp_path), "nist", compat=False, shuffle=False))
+    assert full[1][1].dtype == np.uint32 and full[1][1].tolist() == data["xnist"][1][1].tolist()
+    assert ds.QMnistDataset(str(tmp_path), "test10k").get_dataset_size() == 10000
+    tail = rows(ds.QMnistDataset(str(tmp_path), "test50k", shuffle=False))
+    assert [int(r[1]) for r in tail] == data["qmnist-test"][1][10000:, 0].tolist()
+    assert ds.QMnistDataset(str(tmp_path)).get_dataset_size() == 3 + 10002 + 2
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.QMnistDataset(str(tmp_path), "valid")
+
+
+def test_omniglot_alphabet_character_classes(tmp_path):
+    blobs = {}
+    for split in ("images_background", "images_evaluation"):
+        for k, rel in enumerate(["Latin/character02/b.png", "Latin/character01/a.png",
+                                 "Greek/character01/c.png", "Latin/character01/0.png"]):
+            path = tmp_path / split / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            blobs[(split, rel)] = png(path, k + len(split))[1]
+    got = [(i.tobytes(), int(l)) for i, l in rows(ds.OmniglotDataset(str(tmp_path),
+                                                                     shuffle=False))]
+    bg = "images_background"
+    assert got == [(blobs[(bg, "Greek/character01/c.png")], 0),
+                   (blobs[(bg, "Latin/character01/0.png")], 1),
+                   (blobs[(bg, "Latin/character01/a.png")], 1),
+                   (blobs[(bg, "Latin/character02/b.png")], 2)]
+    ev = rows(ds.OmniglotDataset(str(tmp_path), background=False, shuffle=False))
+    assert ev[0][0].tobytes() == blobs[("images_evaluation", "Greek/character01/c.png")]

@@ -10,9 +10,10 @@ from msops.dataset.samplers import (BuiltinSampler, DistributedSampler, RandomSa
                                     SequentialSampler, SubsetRandomSampler, SubsetSampler,
                                     WeightedRandomSampler, PKSampler)
 from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDataset
-from msops.dataset.mnist import EMnistDataset, FashionMnistDataset, KMnistDataset, MnistDataset
+from msops.dataset.mnist import (EMnistDataset, FashionMnistDataset, KMnistDataset, MnistDataset,
+                                 QMnistDataset)
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
-from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset
+from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset, OmniglotDataset
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import LJSpeechDataset, SpeechCommandsDataset, YesNoDataset
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
@@ -53,4 +54,5 @@ __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset"
             "STL10Dataset", "Food101Dataset", "Places365Dataset", "SUN397Dataset"]
 __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
-            "SST2Dataset", "UDPOSDataset", "CLUEDataset"]
+            "SST2Dataset", "UDPOSDataset", "CLUEDataset",
+            "QMnistDataset", "OmniglotDataset"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from msops.dataset.files import FileDataset, check_dir, read_image
 
-__all__ = ["ImageFolderDataset", "Caltech256Dataset"]
+__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset"]
 
 
 class _ImageFiles:
@@ -132,3 +132,39 @@ class Caltech256Dataset(ImageFolderDataset):
                  shard_id: int | None = None, cache: Any = None) -> None:
         super().__init__(dataset_dir, num_samples, num_parallel_workers, shuffle, sampler,
                          [".jpg", ".JPEG"], None, decode, num_shards, shard_id, cache)
+
+
+class OmniglotDataset(FileDataset):
+    """Omniglot as MindSpore's `OmniglotDataset`: `dataset_dir`/images_background
+    (`background`, the default) or images_evaluation holds <alphabet>/<character>/ folders;
+    each character is a class, labelled 0, 1, ... in 'alphabet/character' name order, its
+    files (by name) the rows; columns `image` (bytes, decoded with `decode`) and `label`
+    (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, background: bool | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, decode: bool = False, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        background = True if background is None else background
+        if not isinstance(background, bool) or not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'background' and 'decode' should be bool, but "
+                            f"got {background!r} and {decode!r}.")
+        root = os.path.join(check_dir(dataset_dir, api),
+                            "images_background" if background else "images_evaluation")
+        if not os.path.isdir(root):
+            raise ValueError(f"For '{api}', the 'dataset_dir' should hold '{root}', but it "
+                             f"does not exist.")
+        classes = sorted(f"{a}/{c}" for a in os.listdir(root)
+                         if os.path.isdir(os.path.join(root, a))
+                         for c in os.listdir(os.path.join(root, a))
+                         if os.path.isdir(os.path.join(root, a, c)))
+        items = [(os.path.join(root, name, f), label) for label, name in enumerate(classes)
+                 for f in sorted(os.listdir(os.path.join(root, name)))
+                 if os.path.isfile(os.path.join(root, name, f))]
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold <alphabet>/<character>/ image "
+                             f"folders, but none were found.")
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
