@@ -80,3 +80,47 @@ def test_ljspeech_metadata_and_wavs(tmp_path):
     (tmp_path / "metadata.csv").write_text("LJ001-0001|only two\n")
     with pytest.raises(RuntimeError, match="line 1 .* should be 'id\\|transcription"):
         ds.LJSpeechDataset(str(tmp_path))
+
+
+def test_cmu_arctic_labels_and_rate(tmp_path):
+    base = tmp_path / "cmu_us_slt_arctic"
+    (base / "etc").mkdir(parents=True)
+    (base / "wav").mkdir()
+    (base / "etc/txt.done.data").write_text(
+        '( arctic_a0001 "Author of the danger trail, Philip Steels, etc." )\n'
+        '( arctic_b0002 "Not at this particular case, Tom." )\n')
+    write_wav(base / "wav/arctic_a0001.wav", [1, -1], rate=16000)
+    write_wav(base / "wav/arctic_b0002.wav", [5], rate=16000)
+    d = ds.CMUArcticDataset(str(tmp_path), name="slt", shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "transcript", "utterance_id"]
+    (wave, rate, text, ident), (_, _, text2, ident2) = rows(d)
+    np.testing.assert_allclose(wave, [[1 / 32767.0, -1 / 32767.0]], rtol=1e-6)
+    assert rate.dtype == np.uint32 and int(rate) == 16000
+    assert (str(text), str(ident)) == ("Author of the danger trail, Philip Steels, etc.", "a0001")
+    assert (str(text2), str(ident2)) == ("Not at this particular case, Tom.", "b0002")
+    write_wav(base / "wav/arctic_b0002.wav", [5], rate=8000)
+    with pytest.raises(RuntimeError, match="sample rate .* should be 16000, but got 8000"):
+        rows(ds.CMUArcticDataset(str(tmp_path), name="slt", shuffle=False))
+    with pytest.raises(ValueError, match="'name' should be one of"):
+        ds.CMUArcticDataset(str(tmp_path), name="xyz")
+
+
+def test_libritts_transcripts_ids_and_usage(tmp_path):
+    for usage, speaker, chapter in (("dev-clean", 84, 121123), ("train-clean-100", 19, 198)):
+        folder = tmp_path / usage / str(speaker) / str(chapter)
+        folder.mkdir(parents=True)
+        ident = f"{speaker}_{chapter}_000007_000001"
+        write_wav(folder / f"{ident}.wav", [speaker, chapter % 1000], rate=24000)
+        (folder / f"{speaker}_{chapter}.trans.tsv").write_text(
+            f"{ident}\tOriginal {usage}.\toriginal {usage}\n")
+    d = ds.LibriTTSDataset(str(tmp_path), "train-clean-100", shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "original_text", "normalized_text",
+                                 "speaker_id", "chapter_id", "utterance_id"]
+    (wave, rate, original, normalized, speaker, chapter, ident), = rows(d)
+    np.testing.assert_allclose(wave, [[19 / 32767.0, 198 / 32767.0]], rtol=1e-6)
+    assert (int(rate), str(original), str(normalized)) == \
+        (24000, "Original train-clean-100.", "original train-clean-100")
+    assert speaker.dtype == np.uint32 and (int(speaker), int(chapter)) == (19, 198)
+    assert str(ident) == "19_198_000007_000001"
+    every = rows(ds.LibriTTSDataset(str(tmp_path), shuffle=False))      # dev-clean first
+    assert [int(r[4]) for r in every] == [84, 19]

@@ -15,7 +15,8 @@ from msops.dataset.mnist import (EMnistDataset, FashionMnistDataset, KMnistDatas
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
 from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset, OmniglotDataset
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
-from msops.dataset.audio import LJSpeechDataset, SpeechCommandsDataset, YesNoDataset
+from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
+                                 SpeechCommandsDataset, YesNoDataset)
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.scenes import Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
@@ -55,4 +56,4 @@ __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset"
 __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
-            "QMnistDataset", "OmniglotDataset"]
+            "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset"]

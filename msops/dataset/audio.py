@@ -13,6 +13,15 @@ is an int32 scalar.
     LJSpeechDataset        dataset_dir/metadata.csv ('id|transcription|normalized' per
                            line) and dataset_dir/wavs/<id>.wav -> waveform, sample_rate,
                            transcription (str), normalized_transcription (str)
+    CMUArcticDataset       dataset_dir/cmu_us_<name>_arctic/etc/txt.done.data
+                           ('( arctic_a0001 "text" )' per line) and .../wav/<id>.wav (16 kHz)
+                           -> waveform, sample_rate (uint32), transcript (str),
+                           utterance_id (str, the part after the last '_')
+    LibriTTSDataset        dataset_dir/<usage>/<speaker>/<chapter>/*.trans.tsv
+                           ('utterance<TAB>original<TAB>normalized' per line) and
+                           <utterance>.wav (24 kHz) beside it -> waveform, sample_rate
+                           (uint32), original_text, normalized_text (str), speaker_id,
+                           chapter_id (uint32), utterance_id (str)
 
 Files are listed by name (MindSpore takes the directory's order); rows sample as
 MnistDataset (shuffled by default, shards, num_samples, sampler).
@@ -29,7 +38,8 @@ from msops.common import validator
 from msops.dataset.files import FileDataset, ListedRows, check_dir
 from msops.dataset.linefiles import read_text
 
-__all__ = ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "read_wav"]
+__all__ = ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "CMUArcticDataset",
+           "LibriTTSDataset", "read_wav"]
 
 
 def read_wav(path: str, api: str) -> tuple[np.ndarray, np.ndarray]:
@@ -153,4 +163,100 @@ class LJSpeechDataset(FileDataset):
             return read_wav(item[0], api) + (np.array(item[1]), np.array(item[2]))
         super().__init__(ListedRows(items, make_row),
                          ["waveform", "sample_rate", "transcription", "normalized_transcription"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+
+def _fixed_rate(path: str, rate: int, api: str) -> tuple:
+    """read_wav of `path`, which must be sampled at `rate` Hz (as MindSpore checks)."""
+    wave_, got = read_wav(path, api)
+    if int(got) != rate:
+        raise RuntimeError(f"For '{api}', the sample rate of '{path}' should be {rate}, but got "
+                           f"{int(got)}.")
+    return wave_, np.uint32(rate)
+
+
+_ARCTIC_NAMES = ("aew", "ahw", "aup", "awb", "axb", "bdl", "clb", "eey", "fem", "gka", "jmk",
+                 "ksp", "ljm", "lnh", "rms", "rxr", "slp", "slt")
+
+
+class CMUArcticDataset(FileDataset):
+    """CMU Arctic as MindSpore's `CMUArcticDataset` (module docstring): speaker `name`
+    (default 'aew')."""
+
+    def __init__(self, dataset_dir: str, name: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        name = "aew" if name is None else name
+        validator.check_string("name", name, list(_ARCTIC_NAMES), api)
+        base = os.path.join(check_dir(dataset_dir, api), f"cmu_us_{name}_arctic")
+        labels = os.path.join(base, "etc", "txt.done.data")
+        if not os.path.isfile(labels):
+            raise ValueError(f"For '{api}', the label file '{labels}' does not exist.")
+        items = []
+        for number, line in enumerate(read_text(labels, api).splitlines(), 1):
+            if not line.strip():
+                continue
+            first = line.find('"')
+            second = line.find('"', first + 1)
+            if first < 0 or second < 0:
+                raise RuntimeError(f"For '{api}', line {number} of '{labels}' should be "
+                                   f"'( <id> \"<text>\" )', but got {line!r}.")
+            ident = line[2:first - 1].strip()
+            items.append((os.path.join(base, "wav", ident + ".wav"), line[first + 1:second],
+                          ident.rsplit("_", 1)[-1]))
+
+        def make_row(item: tuple) -> tuple:
+            return _fixed_rate(item[0], 16000, api) + (np.array(item[1]), np.array(item[2]))
+        super().__init__(ListedRows(items, make_row),
+                         ["waveform", "sample_rate", "transcript", "utterance_id"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+
+_LIBRITTS_USAGES = ("dev-clean", "dev-other", "test-clean", "test-other", "train-clean-100",
+                    "train-clean-360", "train-other-500")
+
+
+class LibriTTSDataset(FileDataset):
+    """LibriTTS as MindSpore's `LibriTTSDataset` (module docstring): `usage` one of
+    'dev-clean', 'dev-other', 'test-clean', 'test-other', 'train-clean-100',
+    'train-clean-360', 'train-other-500' or 'all'/None (those in turn, the ones present)."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        usage = "all" if usage is None else usage
+        validator.check_string("usage", usage, list(_LIBRITTS_USAGES) + ["all"], api)
+        items = []
+        for part in (_LIBRITTS_USAGES if usage == "all" else (usage,)):
+            for folder, _, files in sorted(os.walk(os.path.join(root, part))):
+                for name in sorted(f for f in files if f.endswith(".trans.tsv")):
+                    path = os.path.join(folder, name)
+                    for line in read_text(path, api).splitlines():
+                        if not line:
+                            continue
+                        fields = line.split("\t")
+                        ident = fields[0]
+                        parts = ident.split("_")
+                        if len(fields) != 3 or len(parts) != 4 or not parts[0].isdigit() or \
+                                not parts[1].isdigit():
+                            raise RuntimeError(f"For '{api}', every line of '{path}' should be "
+                                               f"'<speaker>_<chapter>_<n>_<m><TAB>original<TAB>"
+                                               f"normalized', but got {line!r}.")
+                        items.append((os.path.join(folder, ident + ".wav"), fields[1], fields[2],
+                                      int(parts[0]), int(parts[1]), ident))
+
+        def make_row(item: tuple) -> tuple:
+            return _fixed_rate(item[0], 24000, api) + (
+                np.array(item[1]), np.array(item[2]), np.uint32(item[3]), np.uint32(item[4]),
+                np.array(item[5]))
+        super().__init__(ListedRows(items, make_row),
+                         ["waveform", "sample_rate", "original_text", "normalized_text",
+                          "speaker_id", "chapter_id", "utterance_id"],
                          num_samples, shuffle, sampler, num_shards, shard_id, cache)
