@@ -526,3 +526,28 @@ def test_omniglot_alphabet_character_classes(tmp_path):
                    (blobs[(bg, "Latin/character02/b.png")], 2)]
     ev = rows(ds.OmniglotDataset(str(tmp_path), background=False, shuffle=False))
     assert ev[0][0].tobytes() == blobs[("images_evaluation", "Greek/character01/c.png")]
+
+
+def test_div2k_pairs_by_downgrade_and_scale(tmp_path):
+    blobs = {}
+
+    def put(rel, seed):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        blobs[rel] = png(path, seed)[1]
+    for part in ("train", "valid"):
+        for k, n in enumerate(["0002", "0001"]):
+            put(f"DIV2K_{part}_HR/{n}.png", k)
+            put(f"DIV2K_{part}_LR_bicubic/X3/{n}x3.png", 10 + k)
+            put(f"DIV2K_{part}_LR_mild/{n}x4m.png", 20 + k)
+    got = rows(ds.DIV2KDataset(str(tmp_path), "train", "bicubic", 3, shuffle=False))
+    assert [(h.tobytes(), l.tobytes()) for h, l in got] == [
+        (blobs["DIV2K_train_HR/0001.png"], blobs["DIV2K_train_LR_bicubic/X3/0001x3.png"]),
+        (blobs["DIV2K_train_HR/0002.png"], blobs["DIV2K_train_LR_bicubic/X3/0002x3.png"])]
+    mild = rows(ds.DIV2KDataset(str(tmp_path), "all", "mild", 4, shuffle=False))
+    assert [l.tobytes() for _, l in mild] == [blobs[f"DIV2K_{p}_LR_mild/{n}x4m.png"]
+                                             for p in ("train", "valid") for n in ("0001", "0002")]
+    assert ds.DIV2KDataset(str(tmp_path), "valid", "mild", 4).get_col_names() == \
+        ["hr_image", "lr_image"]
+    with pytest.raises(ValueError, match="'scale' should be one of \\[4\\]"):
+        ds.DIV2KDataset(str(tmp_path), downgrade="wild", scale=2)

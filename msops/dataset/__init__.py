@@ -18,7 +18,7 @@ from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
                                  SpeechCommandsDataset, YesNoDataset)
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
-from msops.dataset.scenes import Food101Dataset, Places365Dataset, SUN397Dataset
+from msops.dataset.scenes import DIV2KDataset, Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
 from msops.dataset.fake import FakeImageDataset
@@ -56,4 +56,5 @@ __all__ += ["EMnistDataset", "Caltech256Dataset", "SBUDataset", "SemeionDataset"
 __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech101Dataset",
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
-            "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset"]
+            "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
+            "DIV2KDataset"]

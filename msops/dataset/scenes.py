@@ -14,6 +14,13 @@
                       and test.txt ('<class>/<id>' per line; 'all': train then test) ->
                       image, label str (the class name).
 
+    DIV2KDataset      dataset_dir/DIV2K_<usage>_HR/0001.png with its low-resolution
+                      partner: DIV2K_<usage>_LR_<bicubic|unknown>/X<scale>/0001x<scale>.png
+                      (scale 2, 3, 4), DIV2K_<usage>_LR_x8/0001x8.png (bicubic, 8) or
+                      DIV2K_<usage>_LR_<mild|difficult|wild>/0001x4<m|d|w>.png (scale 4)
+                      -> hr_image, lr_image; usage 'train', 'valid' or 'all' (train
+                      then valid), the HR files by name.
+
 `image` is the file's bytes (1-D uint8), decoded to (H, W, 3) RGB with `decode`. All
 sample as MnistDataset (shuffled by default, shards, num_samples, sampler).
 """
@@ -28,7 +35,7 @@ from msops.common import validator
 from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
 from msops.dataset.linefiles import read_text
 
-__all__ = ["SUN397Dataset", "Places365Dataset", "Food101Dataset"]
+__all__ = ["SUN397Dataset", "Places365Dataset", "Food101Dataset", "DIV2KDataset"]
 
 
 def _meta(root: str, name: str, api: str) -> str:
@@ -153,3 +160,50 @@ class Food101Dataset(_ImageList):
                 items.append((os.path.join(images, entry + ".jpg"), label))
         self._build(items, decode, np.str_, num_samples, shuffle, sampler, num_shards,
                     shard_id, cache)
+
+
+_DIV2K_SCALES = {"bicubic": (2, 3, 4, 8), "unknown": (2, 3, 4), "mild": (4,), "difficult": (4,),
+                 "wild": (4,)}
+
+
+class DIV2KDataset(FileDataset):
+    """DIV2K as MindSpore's `DIV2KDataset` (module docstring): `downgrade` 'bicubic',
+    'unknown', 'mild', 'difficult' or 'wild' with a `scale` it has."""
+
+    def __init__(self, dataset_dir: str, usage: str = "train", downgrade: str = "bicubic",
+                 scale: int = 2, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 decode: bool = False, sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        validator.check_string("usage", usage, ["train", "valid", "all"], api)
+        validator.check_string("downgrade", downgrade, list(_DIV2K_SCALES), api)
+        validator.check_bool("decode", decode, api)
+        if scale not in _DIV2K_SCALES[downgrade] or isinstance(scale, bool):
+            raise ValueError(f"For '{api}', the 'scale' should be one of "
+                             f"{list(_DIV2K_SCALES[downgrade])} for downgrade '{downgrade}', "
+                             f"but got {scale!r}.")
+        items = []
+        for part in (["train", "valid"] if usage == "all" else [usage]):
+            hr_dir = os.path.join(root, f"DIV2K_{part}_HR")
+            if scale == 8:
+                lr_dir, suffix = os.path.join(root, f"DIV2K_{part}_LR_x8"), ""
+            elif downgrade in ("bicubic", "unknown"):
+                lr_dir, suffix = os.path.join(root, f"DIV2K_{part}_LR_{downgrade}", f"X{scale}"), ""
+            else:
+                lr_dir, suffix = os.path.join(root, f"DIV2K_{part}_LR_{downgrade}"), downgrade[0]
+            for folder in (hr_dir, lr_dir):
+                if not os.path.isdir(folder):
+                    raise ValueError(f"For '{api}', the folder '{folder}' does not exist.")
+            for name in sorted(f for f in os.listdir(hr_dir) if f.endswith(".png")):
+                lr = os.path.join(lr_dir, f"{name[:-4]}x{scale}{suffix}.png")
+                if not os.path.isfile(lr):
+                    raise ValueError(f"For '{api}', the low-resolution image '{lr}' of "
+                                     f"'{name}' does not exist.")
+                items.append((os.path.join(hr_dir, name), lr))
+
+        def make_row(item: tuple) -> tuple:
+            return read_image(item[0], decode, api), read_image(item[1], decode, api)
+        super().__init__(ListedRows(items, make_row), ["hr_image", "lr_image"], num_samples,
+                         shuffle, sampler, num_shards, shard_id, cache)
