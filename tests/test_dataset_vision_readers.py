@@ -551,3 +551,36 @@ def test_div2k_pairs_by_downgrade_and_scale(tmp_path):
         ["hr_image", "lr_image"]
     with pytest.raises(ValueError, match="'scale' should be one of \\[4\\]"):
         ds.DIV2KDataset(str(tmp_path), downgrade="wild", scale=2)
+
+
+def test_widerface_annotations_and_usages(tmp_path):
+    blobs = {}
+    for base, names in (("WIDER_train", ["0--Parade/a.jpg", "0--Parade/b.jpg", "1--Handshaking/c.jpg"]),
+                        ("WIDER_val", ["0--Parade/v.jpg"]), ("WIDER_test", ["0--Parade/t.jpg"])):
+        for k, rel in enumerate(names):
+            path = tmp_path / base / "images" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            blobs[(base, rel)] = png(path, k + len(base))[1]
+    (tmp_path / "wider_face_split").mkdir()
+    # fields: x y w h blur expression illumination invalid occlusion pose
+    (tmp_path / "wider_face_split/wider_face_train_bbx_gt.txt").write_text(
+        "0--Parade/b.jpg\n2\n10 20 30 40 2 0 1 0 1 0 \n5 6 7 8 0 1 0 1 2 1 \n"
+        "1--Handshaking/c.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n0--Parade/a.jpg\n1\n1 2 3 4 1 1 1 0 0 1 \n")
+    (tmp_path / "wider_face_split/wider_face_val_bbx_gt.txt").write_text(
+        "0--Parade/v.jpg\n1\n9 9 9 9 0 0 0 0 0 0\n")
+    d = ds.WIDERFaceDataset(str(tmp_path), "train", shuffle=False)
+    assert d.get_col_names() == ["image", "bbox", "blur", "expression", "illumination",
+                                 "occlusion", "pose", "invalid"]
+    got = rows(d)
+    assert [r[0].tobytes() for r in got] == [blobs[("WIDER_train", n)] for n in
+                                             ("0--Parade/a.jpg", "0--Parade/b.jpg",
+                                              "1--Handshaking/c.jpg")]
+    _, bbox, blur, expression, illumination, occlusion, pose, invalid = got[1]
+    assert bbox.dtype == np.uint32 and bbox.tolist() == [[10, 20, 30, 40], [5, 6, 7, 8]]
+    assert (blur.tolist(), expression.tolist(), illumination.tolist()) == ([2, 0], [0, 1], [1, 0])
+    assert (occlusion.tolist(), pose.tolist(), invalid.tolist()) == ([1, 2], [0, 1], [0, 1])
+    assert got[2][1].tolist() == [[0, 0, 0, 0]]                   # no face: one zero line
+    assert len(rows(ds.WIDERFaceDataset(str(tmp_path), shuffle=False))) == 4
+    test = ds.WIDERFaceDataset(str(tmp_path), "test", shuffle=False)
+    assert test.get_col_names() == ["image"]
+    assert rows(test)[0][0].tobytes() == blobs[("WIDER_test", "0--Parade/t.jpg")]

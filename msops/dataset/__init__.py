@@ -18,6 +18,7 @@ from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
                                  SpeechCommandsDataset, YesNoDataset)
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
+from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.scenes import DIV2KDataset, Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
@@ -57,4 +58,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
-            "DIV2KDataset"]
+            "DIV2KDataset", "WIDERFaceDataset"]
