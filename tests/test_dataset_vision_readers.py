@@ -584,3 +584,34 @@ def test_widerface_annotations_and_usages(tmp_path):
     test = ds.WIDERFaceDataset(str(tmp_path), "test", shuffle=False)
     assert test.get_col_names() == ["image"]
     assert rows(test)[0][0].tobytes() == blobs[("WIDER_test", "0--Parade/t.jpg")]
+
+
+def test_kitti_objects_columns_and_dtypes(tmp_path):
+    img = tmp_path / "data_object_image_2/training/image_2"
+    lab = tmp_path / "data_object_label_2/training/label_2"
+    img.mkdir(parents=True)
+    lab.mkdir(parents=True)
+    blobs = [png(img / f"{k:06d}.png", k)[1] for k in range(3)]
+    (lab / "000000.txt").write_text(
+        "Pedestrian 0.00 0 -0.20 712.40 143.00 810.73 307.92 1.89 0.48 1.20 1.84 1.47 8.41 0.01\n"
+        "Car 0.50 2 1.5 1 2 3 4 1.5 1.6 3.7 -1 2 30 -1.5\n")
+    (lab / "000001.txt").write_text("")                          # no object: left out
+    (lab / "000002.txt").write_text("Car 0 1 0 10 20 30 40 1 2 3 4 5 6 7\n")
+    d = ds.KITTIDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "label", "truncated", "occluded", "alpha", "bbox",
+                                 "dimensions", "location", "rotation_y"]
+    got = rows(d)
+    assert [r[0].tobytes() for r in got] == [blobs[0], blobs[2]]
+    _, label, truncated, occluded, alpha, bbox, dims, loc, rot = got[0]
+    assert label.dtype == np.uint32 and label.tolist() == [[1], [0]]       # Car 0, Pedestrian 1
+    assert occluded.dtype == np.uint32 and occluded.tolist() == [[0], [2]]
+    assert truncated.dtype == np.float32 and truncated.tolist() == [[0.0], [0.5]]
+    np.testing.assert_allclose(alpha, [[-0.2], [1.5]], rtol=1e-6)
+    np.testing.assert_allclose(bbox, [[712.40, 143.00, 810.73, 307.92], [1, 2, 3, 4]], rtol=1e-6)
+    np.testing.assert_allclose(dims, [[1.89, 0.48, 1.20], [1.5, 1.6, 3.7]], rtol=1e-6)
+    np.testing.assert_allclose(loc, [[1.84, 1.47, 8.41], [-1, 2, 30]], rtol=1e-6)
+    np.testing.assert_allclose(rot, [[0.01], [-1.5]], rtol=1e-6)
+    test_dir = tmp_path / "data_object_image_2/testing/image_2"
+    test_dir.mkdir(parents=True)
+    png(test_dir / "000000.png", 9)
+    assert ds.KITTIDataset(str(tmp_path), "test").get_col_names() == ["image"]
