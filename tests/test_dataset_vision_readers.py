@@ -615,3 +615,40 @@ def test_kitti_objects_columns_and_dtypes(tmp_path):
     test_dir.mkdir(parents=True)
     png(test_dir / "000000.png", 9)
     assert ds.KITTIDataset(str(tmp_path), "test").get_col_names() == ["image"]
+
+
+def test_lfw_people_and_pairs(tmp_path):
+    blobs = {}
+    people = {"Aaron_Peirsol": 2, "Abel_Pacheco": 1, "Zico": 3}
+    for folder in ("lfw_funneled", "lfw"):
+        for name, count in people.items():
+            (tmp_path / folder / name).mkdir(parents=True)
+            for k in range(1, count + 1):
+                blobs[(folder, name, k)] = png(tmp_path / folder / name / f"{name}_{k:04d}.jpg",
+                                               len(blobs))[1]
+    (tmp_path / "lfw-names.txt").write_text("Aaron_Peirsol\t2\nAbel_Pacheco\t1\nZico\t3\n")
+    (tmp_path / "peopleDevTrain.txt").write_text("2\nZico\t2\nAbel_Pacheco\t1\n")
+    (tmp_path / "peopleDevTest.txt").write_text("1\nAaron_Peirsol\t1\n")
+    (tmp_path / "people.txt").write_text("2\n1\nZico\t1\n1\nAaron_Peirsol\t2\n")
+    (tmp_path / "pairsDevTrain.txt").write_text("1\nZico\t1\t3\nAaron_Peirsol\t2\tZico\t2\n")
+    d = ds.LFWDataset(str(tmp_path), usage="train", shuffle=False)
+    assert d.get_col_names() == ["image", "label"]
+    got = [(i.tobytes(), int(l)) for i, l in rows(d)]
+    fun = "lfw_funneled"
+    assert got == [(blobs[(fun, "Zico", 1)], 2), (blobs[(fun, "Zico", 2)], 2),
+                   (blobs[(fun, "Abel_Pacheco", 1)], 1)]
+    assert rows(d)[0][1].dtype == np.uint32
+    every = rows(ds.LFWDataset(str(tmp_path), shuffle=False))          # DevTrain, DevTest
+    assert [int(r[1]) for r in every] == [2, 2, 1, 0]
+    folds = rows(ds.LFWDataset(str(tmp_path), usage="10fold", image_set="original",
+                               shuffle=False))
+    assert [r[0].tobytes() for r in folds] == [blobs[("lfw", "Zico", 1)],
+                                               blobs[("lfw", "Aaron_Peirsol", 1)],
+                                               blobs[("lfw", "Aaron_Peirsol", 2)]]
+    pairs = ds.LFWDataset(str(tmp_path), task="pairs", usage="train", shuffle=False)
+    assert pairs.get_col_names() == ["image1", "image2", "label"]
+    (a1, a2, same), (b1, b2, diff) = rows(pairs)
+    assert (a1.tobytes(), a2.tobytes(), int(same)) == (blobs[(fun, "Zico", 1)],
+                                                       blobs[(fun, "Zico", 3)], 1)
+    assert (b1.tobytes(), b2.tobytes(), int(diff)) == (blobs[(fun, "Aaron_Peirsol", 2)],
+                                                       blobs[(fun, "Zico", 2)], 0)

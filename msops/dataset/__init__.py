@@ -20,6 +20,7 @@ from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechData
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.kitti import KITTIDataset
+from msops.dataset.lfw import LFWDataset
 from msops.dataset.scenes import DIV2KDataset, Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
@@ -59,4 +60,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "Flowers102Dataset", "CoNLL2000Dataset", "Multi30kDataset", "SQuADDataset",
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
-            "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset"]
+            "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset"]
