@@ -71,7 +71,8 @@ def test_csv_corpora_columns_usage_and_quoting(tmp_path, reader, columns):
         return ",".join('"' + v.replace('"', '""') + '"' for v in values)
 
     for part, n in (("train", 3), ("test", 2)):
-        (tmp_path / f"{part}.csv").write_text("\n".join(line(fields(part, k)) for k in range(n)) + "\n")
+        text = "\n".join(line(fields(part, k)) for k in range(n))
+        (tmp_path / f"{part}.csv").write_text(text + "\n")
     d = reader(str(tmp_path), usage="train", shuffle=False)
     assert d.get_col_names() == columns
     assert text_rows(d) == [tuple(fields("train", k)) for k in range(3)]

@@ -68,7 +68,8 @@ def write_tfrecord(path, examples, opener=open):
 
 
 def records(n, start=0):
-    return [{"label": [start + k], "weights": [0.5 * k, -1.25], "text": [f"row {start + k}".encode()],
+    return [{"label": [start + k], "weights": [0.5 * k, -1.25],
+             "text": [f"row {start + k}".encode()],
              "ids": [k, -3, 2 ** 40]} for k in range(n)]
 
 

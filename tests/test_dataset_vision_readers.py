@@ -301,7 +301,8 @@ def test_semeion_pixels_and_one_hot_labels(tmp_path):
 
 def test_sbu_lists_and_missing_images(tmp_path):
     (tmp_path / "sbu_images").mkdir()
-    blobs = {n: png(tmp_path / "sbu_images" / n, k)[1] for k, n in enumerate(["a_1.jpg", "c_3.jpg"])}
+    blobs = {n: png(tmp_path / "sbu_images" / n, k)[1]
+             for k, n in enumerate(["a_1.jpg", "c_3.jpg"])}
     (tmp_path / "SBU_captioned_photo_dataset_urls.txt").write_text(
         "http://static.flickr.com/1/a_1.jpg\nhttp://static.flickr.com/2/b_2.jpg\n"
         "http://static.flickr.com/3/c_3.jpg\n")
@@ -555,7 +556,8 @@ def test_div2k_pairs_by_downgrade_and_scale(tmp_path):
 
 def test_widerface_annotations_and_usages(tmp_path):
     blobs = {}
-    for base, names in (("WIDER_train", ["0--Parade/a.jpg", "0--Parade/b.jpg", "1--Handshaking/c.jpg"]),
+    train = ["0--Parade/a.jpg", "0--Parade/b.jpg", "1--Handshaking/c.jpg"]
+    for base, names in (("WIDER_train", train),
                         ("WIDER_val", ["0--Parade/v.jpg"]), ("WIDER_test", ["0--Parade/t.jpg"])):
         for k, rel in enumerate(names):
             path = tmp_path / base / "images" / rel

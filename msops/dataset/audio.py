@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage
 from msops.dataset.linefiles import read_text
 
 __all__ = ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "CMUArcticDataset",
@@ -96,8 +96,7 @@ class SpeechCommandsDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "valid", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "valid", "test", "all"], api, "all")
         lists = {}
         for part, name in (("valid", "validation_list.txt"), ("test", "testing_list.txt")):
             path = os.path.join(root, name)
@@ -231,8 +230,7 @@ class LibriTTSDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, list(_LIBRITTS_USAGES) + ["all"], api)
+        usage = pick_usage(usage, list(_LIBRITTS_USAGES) + ["all"], api, "all")
         items = []
         for part in (_LIBRITTS_USAGES if usage == "all" else (usage,)):
             for folder, _, files in sorted(os.walk(os.path.join(root, part))):

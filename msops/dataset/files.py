@@ -16,7 +16,7 @@ import numpy as np
 from msops.dataset.sources import GeneratorDataset
 
 __all__ = ["RecordFiles", "ListedRows", "FileDataset", "check_dir", "check_usage",
-           "matching_files", "read_image"]
+           "matching_files", "read_image", "pick_usage"]
 
 
 def check_dir(dataset_dir: Any, api: str) -> str:
@@ -60,6 +60,15 @@ def read_image(path: str, decode: bool, api: str, decrypt: Callable | None = Non
                         f"but got {type(raw).__name__} for '{path}'.")
     image = np.frombuffer(bytes(raw), np.uint8).copy()
     return decode_image(image, api, where=path) if decode else image
+
+
+def pick_usage(usage: Any, valid: Sequence[str], api: str, default: str = "all") -> str:
+    """`usage` (None: `default`) checked to be one of `valid` (ValueError naming `api`)."""
+    usage = default if usage is None else usage
+    if not isinstance(usage, str) or usage not in valid:
+        raise ValueError(f"For '{api}', the 'usage' should be one of {list(valid)}, but got "
+                         f"{usage!r}.")
+    return usage
 
 
 def matching_files(path: str, accept: Callable[[str], bool]) -> list[str]:

@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage
 from msops.dataset.linefiles import read_text
 
 __all__ = ["IMDBDataset"]
@@ -32,8 +31,7 @@ class IMDBDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "test", "all"], api, "all")
         items = []
         for part in (["train", "test"] if usage == "all" else [usage]):
             for name, label in (("pos", 1), ("neg", 0)):

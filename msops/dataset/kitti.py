@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
 from msops.dataset.linefiles import read_text
 
 __all__ = ["KITTIDataset"]
@@ -39,8 +39,7 @@ class KITTIDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "train" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "test"], api)
+        usage = pick_usage(usage, ["train", "test"], api, "train")
         validator.check_bool("decode", decode, api)
         part = "training" if usage == "train" else "testing"
         images = os.path.join(root, "data_object_image_2", part, "image_2")

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
 from msops.dataset.linefiles import read_text
 
 __all__ = ["LFWDataset"]
@@ -50,10 +50,9 @@ class LFWDataset(FileDataset):
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
         task = "people" if task is None else task
-        usage = "all" if usage is None else usage
+        usage = pick_usage(usage, ["10fold", "train", "test", "all"], api)
         image_set = "funneled" if image_set is None else image_set
         validator.check_string("task", task, ["people", "pairs"], api)
-        validator.check_string("usage", usage, ["10fold", "train", "test", "all"], api)
         validator.check_string("image_set", image_set, list(_IMAGE_SETS), api)
         validator.check_bool("decode", decode, api)
         names = {row[0]: k for k, row in enumerate(_table(os.path.join(root, "lfw-names.txt"),

@@ -68,7 +68,8 @@ class Flowers102Dataset(FileDataset):
         bad = [i for i in ids if not 1 <= i <= len(labels)]
         if bad:
             raise RuntimeError(f"For '{api}', the image numbers of setid.mat should be in [1, "
-                               f"{len(labels)}] (the labels of imagelabels.mat), but got {bad[:5]}.")
+                               f"{len(labels)}] (the labels of imagelabels.mat), but got "
+                               f"{bad[:5]}.")
 
         def make_row(i: int) -> tuple:
             image = read_image(os.path.join(root, "jpg", f"image_{i:05d}.jpg"), decode, api)

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from msops.dataset.files import FileDataset, RecordFiles, check_dir, check_usage, matching_files
+from msops.dataset.files import (FileDataset, RecordFiles, check_dir, check_usage, matching_files,
+                                 pick_usage)
 
 __all__ = ["MnistDataset", "FashionMnistDataset", "KMnistDataset", "EMnistDataset",
            "QMnistDataset"]
@@ -187,10 +188,7 @@ class QMnistDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        if usage not in _QMNIST_FILES:
-            raise ValueError(f"For '{api}', the 'usage' should be one of {list(_QMNIST_FILES)}, "
-                             f"but got {usage!r}.")
+        usage = pick_usage(usage, list(_QMNIST_FILES), api)
         if not isinstance(compat, bool):
             raise TypeError(f"For '{api}', the 'compat' should be bool, but got "
                             f"{type(compat).__name__}.")

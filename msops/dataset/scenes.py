@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
 from msops.dataset.linefiles import read_text
 
 __all__ = ["SUN397Dataset", "Places365Dataset", "Food101Dataset", "DIV2KDataset"]
@@ -108,8 +108,7 @@ class Places365Dataset(_ImageList):
                  shard_id: int | None = None, cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "train-standard" if usage is None else usage
-        validator.check_string("usage", usage, list(_PLACES_LISTS), api)
+        usage = pick_usage(usage, list(_PLACES_LISTS), api, "train-standard")
         validator.check_bool("small", small, api)
         fields = _meta(root, "categories_places365.txt", api).split()
         self._class_indexing = {c: int(v) for c, v in zip(fields[0::2], fields[1::2])}
@@ -139,8 +138,7 @@ class Food101Dataset(_ImageList):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "test", "all"], api, "all")
         images = os.path.join(root, "images")
         if not os.path.isdir(images):
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold the folder 'images', "

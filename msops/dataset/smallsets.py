@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, RecordFiles, check_dir, read_image
+from msops.dataset.files import (FileDataset, ListedRows, RecordFiles, check_dir,
+                                 pick_usage, read_image)
 from msops.dataset.linefiles import read_text
 
 __all__ = ["STL10Dataset", "SemeionDataset", "SBUDataset"]
@@ -53,8 +54,7 @@ class STL10Dataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, list(_STL_USAGES), api)
+        usage = pick_usage(usage, list(_STL_USAGES), api, "all")
         images, labels = [], []
         for part in _STL_USAGES[usage]:
             x = os.path.join(root, f"{part}_X.bin")

@@ -24,9 +24,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from msops.common import validator
 from msops.dataset.csvfile import CSVDataset
-from msops.dataset.files import check_dir
+from msops.dataset.files import check_dir, pick_usage
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 
 __all__ = ["AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "SogouNewsDataset",
@@ -38,8 +37,7 @@ def corpus_files(dataset_dir: Any, usage: str | None, files: dict, api: str) -> 
     """The existing files of `usage` (None: 'all') under `dataset_dir`, by name: `files` maps
     each usage but 'all' to its file name."""
     root = check_dir(dataset_dir, api)
-    usage = "all" if usage is None else usage
-    validator.check_string("usage", usage, list(files) + ["all"], api)
+    usage = pick_usage(usage, list(files) + ["all"], api, "all")
     names = list(files.values()) if usage == "all" else [files[usage]]
     paths = sorted(os.path.join(root, n) for n in names)
     missing = [p for p in paths if not os.path.isfile(p)]

@@ -29,8 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from msops.common import validator
-from msops.dataset.files import check_dir
+from msops.dataset.files import check_dir, pick_usage
 from msops.dataset.linefiles import LineFileDataset, Shuffle, read_text
 
 __all__ = ["CoNLL2000Dataset", "UDPOSDataset", "Multi30kDataset", "SQuADDataset",
@@ -93,8 +92,7 @@ class CoNLL2000Dataset(_TaggedCorpus):
                  num_shards: int | None = None, shard_id: int | None = None,
                  num_parallel_workers: int | None = None, cache: Any = None) -> None:
         api = type(self).__name__
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "test", "all"], api, "all")
         paths = _files(check_dir(dataset_dir, api), usage,
                        {"train": "train.txt", "test": "test.txt"}, api)
         self._read(paths, 3, None, ["word", "pos_tag", "chunk_tag"], num_samples, shuffle,
@@ -110,8 +108,7 @@ class UDPOSDataset(_TaggedCorpus):
                  num_shards: int | None = None, shard_id: int | None = None,
                  num_parallel_workers: int | None = None, cache: Any = None) -> None:
         api = type(self).__name__
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "valid", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "valid", "test", "all"], api, "all")
         names = {"train": "en-ud-tag.v2.train.txt", "valid": "en-ud-tag.v2.dev.txt",
                  "test": "en-ud-tag.v2.test.txt"}
         paths = _files(check_dir(dataset_dir, api), usage, names, api)
@@ -130,8 +127,7 @@ class Multi30kDataset(LineFileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "valid", "test", "all"], api)
+        usage = pick_usage(usage, ["train", "valid", "test", "all"], api, "all")
         pair = ["en", "de"] if language_pair is None else list(language_pair)
         if pair not in (["en", "de"], ["de", "en"]):
             raise ValueError(f"For '{api}', the 'language_pair' should be ['en', 'de'] or "
@@ -169,11 +165,10 @@ class SQuADDataset(LineFileDataset):
                  shard_id: int | None = None, cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "dev", "all"], api)
+        usage = pick_usage(usage, ["train", "dev", "all"], api, "all")
         parts = ["train", "dev"] if usage == "all" else [usage]
-        paths = sorted(os.path.join(root, f"{p}-v{v}.json") for p in parts
-                       for v in ("1.1", "2.0") if os.path.isfile(os.path.join(root, f"{p}-v{v}.json")))
+        candidates = [os.path.join(root, f"{p}-v{v}.json") for p in parts for v in ("1.1", "2.0")]
+        paths = sorted(p for p in candidates if os.path.isfile(p))
         if not paths:
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold '<usage>-v1.1.json' "
                              f"or '<usage>-v2.0.json' for usage '{usage}', but '{root}' does "
@@ -216,8 +211,7 @@ class SST2Dataset(LineFileDataset):
                  shard_id: int | None = None, cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "train" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "dev", "test"], api)
+        usage = pick_usage(usage, ["train", "dev", "test"], api, "train")
         path, = _files(root, usage, {usage: f"{usage}.tsv"}, api)
         rows = []
         for number, line in enumerate(read_text(path, api).splitlines()[1:], 2):

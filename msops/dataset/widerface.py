@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
 from msops.dataset.linefiles import read_text
 
 __all__ = ["WIDERFaceDataset"]
@@ -65,8 +65,7 @@ class WIDERFaceDataset(FileDataset):
                  cache: Any = None) -> None:
         api = type(self).__name__
         root = check_dir(dataset_dir, api)
-        usage = "all" if usage is None else usage
-        validator.check_string("usage", usage, ["train", "test", "valid", "all"], api)
+        usage = pick_usage(usage, ["train", "test", "valid", "all"], api, "all")
         validator.check_bool("decode", decode, api)
         items, labels = [], {}
         for part in (["train", "valid"] if usage == "all" else [usage]):

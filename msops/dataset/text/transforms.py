@@ -2,7 +2,6 @@
 SlidingWindow, TruncateSequencePair, CaseFold, RegexReplace and NormalizeUTF8."""
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
