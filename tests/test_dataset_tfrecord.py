@@ -12,6 +12,7 @@ import pytest
 
 import msops as ms
 from msops import dataset as ds
+from test_checkpoint_ckpt import _field as field, _varint   # the protobuf wire helpers
 
 
 def crc32c(data):
@@ -30,18 +31,8 @@ def masked(data):
 
 
 def varint(n):
-    n &= (1 << 64) - 1                        # negative int64: two's complement, 10 bytes
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def field(number, payload):                   # a length-delimited field
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
+    """Protobuf varint of an int64 (a negative one as its 64-bit two's complement)."""
+    return _varint(n & ((1 << 64) - 1))
 
 
 def feature(value):
