@@ -654,3 +654,56 @@ def test_lfw_people_and_pairs(tmp_path):
                                                        blobs[(fun, "Zico", 3)], 1)
     assert (b1.tobytes(), b2.tobytes(), int(diff)) == (blobs[(fun, "Aaron_Peirsol", 2)],
                                                        blobs[(fun, "Zico", 2)], 0)
+
+
+# ---- USPS, SVHN, Flickr -------------------------------------------------------------------
+
+def test_usps_libsvm_pixels(tmp_path):
+    rng = np.random.default_rng(4)
+    values = {name: rng.uniform(-1, 1, (n, 256)).round(6) for name, n in (("usps", 3),
+                                                                           ("usps.t", 1))}
+    labels = {"usps": [1, 10, 5], "usps.t": [3]}
+    for name in values:
+        (tmp_path / name).write_text("".join(
+            f"{y} " + " ".join(f"{i}:{v:.6f}" for i, v in enumerate(row, 1)) + " \n"
+            for y, row in zip(labels[name], values[name])))
+    got = rows(ds.USPSDataset(str(tmp_path), "train", shuffle=False))
+    for (image, label), row, y in zip(got, values["usps"], labels["usps"]):
+        assert image.dtype == np.uint8 and image.shape == (16, 16, 1)
+        want = np.floor((row.astype(np.float32).astype(np.float64) + 1) / 2 * 255)
+        np.testing.assert_array_equal(image.reshape(-1), want.astype(np.uint8))
+        assert label.dtype == np.uint32 and int(label) == y - 1
+    assert [int(r[1]) for r in rows(ds.USPSDataset(str(tmp_path), shuffle=False))] == [0, 9, 4, 2]
+
+
+def test_svhn_mat_files(tmp_path):
+    from scipy.io import savemat
+    rng = np.random.default_rng(5)
+    data = {}
+    for part, n in (("train", 3), ("test", 2)):
+        x = rng.integers(0, 256, (32, 32, 3, n), dtype=np.uint8)
+        y = rng.integers(1, 11, (n, 1)).astype(np.float64)
+        y[0, 0] = 10
+        savemat(tmp_path / f"{part}_32x32.mat", {"X": x, "y": y})
+        data[part] = (x, y)
+    got = rows(ds.SVHNDataset(str(tmp_path), "train", shuffle=False))
+    x, y = data["train"]
+    for k, (image, label) in enumerate(got):
+        assert image.dtype == np.uint8 and image.shape == (32, 32, 3)
+        np.testing.assert_array_equal(image, x[..., k])
+        assert label.dtype == np.uint32 and int(label) == int(y[k, 0]) % 10
+    with pytest.raises(ValueError, match="extra_32x32.mat' does not exist"):
+        ds.SVHNDataset(str(tmp_path))
+
+
+def test_flickr_captions_grouped_by_image(tmp_path):
+    blobs = {n: png(tmp_path / n, k)[1] for k, n in enumerate(["b.jpg", "a.jpg"])}
+    (tmp_path / "notes.jpg").write_text("not an image")
+    (tmp_path / "captions.txt").write_text(
+        "b.jpg#0\tA dog runs .\na.jpg#0\tTwo men .\nb.jpg#1\tThe dog plays .\n"
+        "notes.jpg#0\tskipped\n")
+    d = ds.FlickrDataset(str(tmp_path), str(tmp_path / "captions.txt"), shuffle=False)
+    assert d.get_col_names() == ["image", "annotation"]
+    got = [(i.tobytes(), a.tolist()) for i, a in rows(d)]
+    assert got == [(blobs["a.jpg"], ["Two men ."]),
+                   (blobs["b.jpg"], ["A dog runs .", "The dog plays ."])]
