@@ -707,3 +707,19 @@ def test_flickr_captions_grouped_by_image(tmp_path):
     got = [(i.tobytes(), a.tolist()) for i, a in rows(d)]
     assert got == [(blobs["a.jpg"], ["Two men ."]),
                    (blobs["b.jpg"], ["A dog runs .", "The dog plays ."])]
+
+
+def test_rendered_sst2_splits_and_classes(tmp_path):
+    blobs = {}
+    for split in ("train", "valid", "test"):
+        for cls in ("positive", "negative"):
+            for k in range(2):
+                path = tmp_path / split / cls / f"{k}.png"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                blobs[(split, cls, k)] = png(path, len(blobs))[1]
+    d = ds.RenderedSST2Dataset(str(tmp_path), "val", shuffle=False)
+    assert d.get_class_indexing() == {"negative": 0, "positive": 1}
+    got = [(i.tobytes(), int(l)) for i, l in rows(d)]
+    assert got == [(blobs[("valid", "negative", 0)], 0), (blobs[("valid", "negative", 1)], 0),
+                   (blobs[("valid", "positive", 0)], 1), (blobs[("valid", "positive", 1)], 1)]
+    assert ds.RenderedSST2Dataset(str(tmp_path)).get_dataset_size() == 12

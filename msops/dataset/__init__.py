@@ -13,7 +13,8 @@ from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDa
 from msops.dataset.mnist import (EMnistDataset, FashionMnistDataset, KMnistDataset, MnistDataset,
                                  QMnistDataset)
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
-from msops.dataset.imagefolder import Caltech256Dataset, ImageFolderDataset, OmniglotDataset
+from msops.dataset.imagefolder import (Caltech256Dataset, ImageFolderDataset, OmniglotDataset,
+                                       RenderedSST2Dataset)
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
                                  SpeechCommandsDataset, YesNoDataset)
@@ -62,4 +63,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
-            "FlickrDataset", "SVHNDataset", "USPSDataset"]
+            "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset"]

@@ -17,9 +17,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.dataset.files import FileDataset, check_dir, read_image
+from msops.dataset.files import FileDataset, check_dir, pick_usage, read_image
 
-__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset"]
+__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset", "RenderedSST2Dataset"]
 
 
 class _ImageFiles:
@@ -168,3 +168,42 @@ class OmniglotDataset(FileDataset):
                              f"folders, but none were found.")
         super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
                          num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+
+class RenderedSST2Dataset(FileDataset):
+    """Rendered SST-2 as MindSpore's `RenderedSST2Dataset`: `dataset_dir`/train, valid (usage
+    'val') and test hold one folder per class ('negative', 'positive', labelled 0, 1, ...
+    by name) of .png images; `usage` 'train', 'val', 'test' or 'all'/None (every split).
+    Rows are the images by folder path then name: `image` (bytes, decoded with `decode`) and
+    `label` (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, decode: bool = False, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        usage = pick_usage(usage, ["train", "val", "test", "all"], api)
+        if not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'decode' should be bool, but got {decode!r}.")
+        splits = {"train": ["train"], "val": ["valid"], "test": ["test"],
+                  "all": ["test", "train", "valid"]}[usage]
+        folders = [os.path.join(root, split, c) for split in splits
+                   if os.path.isdir(os.path.join(root, split))
+                   for c in os.listdir(os.path.join(root, split))
+                   if os.path.isdir(os.path.join(root, split, c))]
+        labels = {c: k for k, c in enumerate(sorted({os.path.basename(f) for f in folders}))}
+        items = [(os.path.join(folder, f), labels[os.path.basename(folder)])
+                 for folder in sorted(folders) for f in sorted(os.listdir(folder))
+                 if f.endswith(".png")]
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold <split>/<class>/*.png images for "
+                             f"usage '{usage}', but none were found.")
+        self._class_indexing = labels
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+    def get_class_indexing(self) -> dict:
+        """{class folder name: label}."""
+        return dict(self._class_indexing)
