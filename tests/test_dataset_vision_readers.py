@@ -723,3 +723,28 @@ def test_rendered_sst2_splits_and_classes(tmp_path):
     assert got == [(blobs[("valid", "negative", 0)], 0), (blobs[("valid", "negative", 1)], 0),
                    (blobs[("valid", "positive", 0)], 1), (blobs[("valid", "positive", 1)], 1)]
     assert ds.RenderedSST2Dataset(str(tmp_path)).get_dataset_size() == 12
+
+
+def test_phototour_patches_and_matches(tmp_path):
+    folder = tmp_path / "liberty"
+    folder.mkdir()
+    rng = np.random.default_rng(6)
+    sheets = [rng.integers(0, 256, (1024, 1024), dtype=np.uint8) for _ in range(2)]
+    for k, sheet in enumerate(sheets):
+        Image.fromarray(sheet).save(folder / f"patches{k:04d}.bmp")
+    (folder / "info.txt").write_text("".join(f"{k // 2} 0\n" for k in range(258)))
+    (folder / "m50_100000_100000_0.txt").write_text("0 0 0 1 0 0 0\n17 8 0 257 128 0 0\n")
+    patch = lambda i: sheets[i // 256][(i % 256) // 16 * 64:(i % 256) // 16 * 64 + 64,  # noqa
+                                       i % 16 * 64:i % 16 * 64 + 64]
+    train = ds.PhotoTourDataset(str(tmp_path), "liberty", shuffle=False)
+    assert train.get_col_names() == ["image"] and train.get_dataset_size() == 258
+    got = rows(ds.PhotoTourDataset(str(tmp_path), "liberty", sampler=ds.SubsetSampler([17, 257])))
+    assert got[0][0].shape == (64, 64, 1) and got[0][0].dtype == np.uint8
+    np.testing.assert_array_equal(got[0][0][..., 0], patch(17))
+    np.testing.assert_array_equal(got[1][0][..., 0], patch(257))
+    test = ds.PhotoTourDataset(str(tmp_path), "liberty", "test", shuffle=False)
+    assert test.get_col_names() == ["image1", "image2", "matches"]
+    (a1, a2, m1), (b1, b2, m2) = rows(test)
+    np.testing.assert_array_equal(a2[..., 0], patch(1))
+    np.testing.assert_array_equal(b1[..., 0], patch(17))
+    assert m1.dtype == np.uint32 and (int(m1), int(m2)) == (1, 0)

@@ -22,7 +22,7 @@ from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.kitti import KITTIDataset
 from msops.dataset.lfw import LFWDataset
-from msops.dataset.moresets import FlickrDataset, SVHNDataset, USPSDataset
+from msops.dataset.moresets import FlickrDataset, PhotoTourDataset, SVHNDataset, USPSDataset
 from msops.dataset.scenes import DIV2KDataset, Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
 from msops.dataset.csvfile import CSVDataset
@@ -63,4 +63,5 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "SST2Dataset", "UDPOSDataset", "CLUEDataset",
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
-            "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset"]
+            "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
+            "PhotoTourDataset"]

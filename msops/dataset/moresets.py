@@ -11,6 +11,11 @@
                    '<image>#<k><TAB><caption>' -> image (bytes, decoded with `decode`),
                    annotation (1-D str: the image's captions in file order); images by
                    path; a file that is not JPEG, PNG, GIF or BMP is left out (as MindSpore)
+    PhotoTourDataset  dataset_dir/<name>/patches*.bmp (by name; 16 x 16 grey 64 x 64 patches
+                   each, row by row), info.txt (one '3D-point-id unused' line per patch) and
+                   m50_100000_100000_0.txt ('patch1 point1 _ patch2 point2 _ _' lines) ->
+                   usage 'train': image (64, 64, 1) uint8 per patch of info.txt; 'test':
+                   image1, image2, matches (uint32: 1 when the two points are the same)
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from msops.dataset.files import (FileDataset, ListedRows, RecordFiles, check_dir
 from msops.dataset.linefiles import LineFileDataset, Shuffle, read_text
 from msops.dataset.matfile import load_mat
 
-__all__ = ["USPSDataset", "SVHNDataset", "FlickrDataset"]
+__all__ = ["USPSDataset", "SVHNDataset", "FlickrDataset", "PhotoTourDataset"]
 
 
 def _usps_row(line: str, where: str, api: str) -> tuple:
@@ -145,3 +150,67 @@ class FlickrDataset(FileDataset):
             return read_image(item[0], decode, api), np.array(item[1], np.str_)
         super().__init__(ListedRows(items, make_row), ["image", "annotation"], num_samples,
                          shuffle, sampler, num_shards, shard_id, cache)
+
+
+_PHOTOTOUR_NAMES = ("notredame", "yosemite", "liberty", "notredame_harris", "yosemite_harris",
+                    "liberty_harris")
+
+
+class _Patches:
+    """Random access to the 64 x 64 patches of a list of 1024 x 1024 grey bitmaps."""
+
+    def __init__(self, bitmaps: list, api: str) -> None:
+        self.bitmaps, self.api, self.cache = bitmaps, api, {}
+
+    def __call__(self, index: int) -> np.ndarray:
+        sheet, cell = divmod(index, 256)
+        if sheet >= len(self.bitmaps):
+            raise RuntimeError(f"For '{self.api}', the patch {index} is beyond the "
+                               f"{len(self.bitmaps)} bitmaps.")
+        if sheet not in self.cache:
+            from msops.dataset.vision.decode import load_pil
+            with load_pil().open(self.bitmaps[sheet]) as image:
+                self.cache = {sheet: np.asarray(image.convert("L"))}
+        row, col = divmod(cell, 16)
+        return self.cache[sheet][row * 64:(row + 1) * 64, col * 64:(col + 1) * 64, None].copy()
+
+
+class PhotoTourDataset(FileDataset):
+    """PhotoTour (Multi-view Stereo Correspondence) as MindSpore's `PhotoTourDataset`
+    (module docstring): `name` one of 'notredame', 'yosemite', 'liberty' and their
+    '_harris' sets; `usage` 'train' (default) or 'test'. Sampling as MnistDataset."""
+
+    def __init__(self, dataset_dir: str, name: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        validator.check_string("name", name, list(_PHOTOTOUR_NAMES), api)
+        usage = pick_usage(usage, ["train", "test"], api, "train")
+        folder = os.path.join(check_dir(dataset_dir, api), name)
+        tables = {}
+        for file in ("info.txt", "m50_100000_100000_0.txt"):
+            path = os.path.join(folder, file)
+            if not os.path.isfile(path):
+                raise ValueError(f"For '{api}', the file '{path}' does not exist.")
+            tables[file] = [row.split() for row in read_text(path, api).splitlines() if row]
+        patches = _Patches(sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                                  if f.endswith("bmp")), api)
+        try:
+            if usage == "train":
+                items = list(range(len(tables["info.txt"])))
+            else:
+                items = [(int(r[0]), int(r[3]), np.uint32(int(r[1]) == int(r[4])))
+                         for r in tables["m50_100000_100000_0.txt"]]
+        except (IndexError, ValueError):
+            raise RuntimeError(f"For '{api}', the match file of '{folder}' should hold "
+                               f"'patch1 point1 unused patch2 point2 unused unused' lines.") from None
+
+        def make_row(item: Any) -> tuple:
+            if usage == "train":
+                return (patches(item),)
+            return patches(item[0]), patches(item[1]), item[2]
+        columns = ["image"] if usage == "train" else ["image1", "image2", "matches"]
+        super().__init__(ListedRows(items, make_row), columns, num_samples, shuffle, sampler,
+                         num_shards, shard_id, cache)
