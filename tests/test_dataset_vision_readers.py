@@ -748,3 +748,31 @@ def test_phototour_patches_and_matches(tmp_path):
     np.testing.assert_array_equal(a2[..., 0], patch(1))
     np.testing.assert_array_equal(b1[..., 0], patch(17))
     assert m1.dtype == np.uint32 and (int(m1), int(m2)) == (1, 0)
+
+
+def test_cityscapes_tasks_and_usages(tmp_path):
+    import json
+    blobs = {}
+    for part in ("train", "val", "test"):
+        for k, (city, stem) in enumerate([("bonn", "bonn_000001_000019"),
+                                          ("aachen", "aachen_000000_000019")]):
+            img = tmp_path / "leftImg8bit" / part / city / f"{stem}_leftImg8bit.png"
+            img.parent.mkdir(parents=True, exist_ok=True)
+            blobs[(part, stem)] = png(img, k)[1]
+            gt = tmp_path / "gtFine" / part / city
+            gt.mkdir(parents=True, exist_ok=True)
+            blobs[(part, stem, "inst")] = png(gt / f"{stem}_gtFine_instanceIds.png", 10 + k)[1]
+            (gt / f"{stem}_gtFine_polygons.json").write_text(json.dumps(
+                {"objects": [{"label": "road", "polygon": [[1, 2], [3, 4]]}], "imgWidth": 2048,
+                 "imgHeight": 1024}))
+    d = ds.CityscapesDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "task"]
+    got = [(i.tobytes(), t.tobytes()) for i, t in rows(d)]
+    order = ["aachen_000000_000019", "bonn_000001_000019"]           # by path: aachen first
+    assert got == [(blobs[("train", s)], blobs[("train", s, "inst")]) for s in order]
+    poly = rows(ds.CityscapesDataset(str(tmp_path), "val", task="polygon", shuffle=False))
+    assert str(poly[0][1]) == ('{"imgHeight":1024,"imgWidth":2048,"objects":[{"label":"road",'
+                               '"polygon":[[1,2],[3,4]]}]}')
+    assert ds.CityscapesDataset(str(tmp_path), "all").get_dataset_size() == 6
+    with pytest.raises(ValueError, match="'usage' should be one of"):
+        ds.CityscapesDataset(str(tmp_path), "train_extra")

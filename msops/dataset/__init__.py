@@ -22,6 +22,7 @@ from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.kitti import KITTIDataset
 from msops.dataset.lfw import LFWDataset
+from msops.dataset.cityscapes import CityscapesDataset
 from msops.dataset.moresets import FlickrDataset, PhotoTourDataset, SVHNDataset, USPSDataset
 from msops.dataset.scenes import DIV2KDataset, Food101Dataset, Places365Dataset, SUN397Dataset
 from msops.dataset.linefiles import Shuffle, TextFileDataset
@@ -64,4 +65,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
             "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
-            "PhotoTourDataset"]
+            "PhotoTourDataset", "CityscapesDataset"]
