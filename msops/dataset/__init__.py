@@ -1,7 +1,9 @@
 """Datasets, as `mindspore.dataset`: GeneratorDataset and NumpySlicesDataset with batch,
 shuffle (seeded), map, repeat, zip, concat, per-rank shards, samplers and tuple/dict
-iterators; readers of the MNIST and CIFAR files, image folders, text and CSV files;
-synthetic datasets; `transforms` and `vision` for `map`."""
+iterators; readers of the standard local layouts of vision, text and audio datasets
+(MNIST family, CIFAR, COCO, VOC, CelebA, ..., TFRecord, IMDB, the CSV and line corpora, CLUE,
+SQuAD, ..., YesNo, LJSpeech, ...; nothing is downloaded), text and CSV files; synthetic
+datasets; `transforms`, `vision` and `text` for `map`."""
 from msops.dataset import config
 from msops.dataset.callback import DSCallback
 from msops.dataset.engine import Dataset
