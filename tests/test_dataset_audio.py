@@ -124,3 +124,40 @@ def test_libritts_transcripts_ids_and_usage(tmp_path):
     assert str(ident) == "19_198_000007_000001"
     every = rows(ds.LibriTTSDataset(str(tmp_path), shuffle=False))      # dev-clean first
     assert [int(r[4]) for r in every] == [84, 19]
+
+
+def write_sph(path, samples, rate=16000, byte_format="10"):
+    """A NIST SPHERE file: a 1024-byte ASCII header, then 16-bit PCM samples."""
+    order = ">i2" if byte_format == "10" else "<i2"
+    header = (f"NIST_1A\n   1024\nsample_count -i {len(samples)}\nsample_n_bytes -i 2\n"
+              f"channel_count -i 1\nsample_byte_format -s2 {byte_format}\n"
+              f"sample_rate -i {rate}\nsample_coding -s3 pcm\nend_head\n").encode()
+    path.write_bytes(header.ljust(1024, b" ") + np.asarray(samples, order).tobytes())
+
+
+def test_tedlium_stm_segments(tmp_path):
+    rng = np.random.default_rng(7)
+    audio = rng.integers(-32768, 32768, 40)
+    for part in ("train", "test"):
+        (tmp_path / part / "stm").mkdir(parents=True)
+        (tmp_path / part / "sph").mkdir()
+        write_sph(tmp_path / part / "sph" / "Talk_A.sph", audio, rate=10,
+                  byte_format="10" if part == "train" else "01")
+        (tmp_path / part / "stm" / "Talk_A.stm").write_text(
+            "Talk_A 1 Talk_A 0.5 1.2 <o,f0,male> hello there\n"
+            "Talk_A 1 Speaker_B 2.0 3.5 <o,f0,female> the second one\n")
+    d = ds.TedliumDataset(str(tmp_path), "release1", "train", shuffle=False)
+    assert d.get_col_names() == ["waveform", "sample_rate", "transcript", "talk_id",
+                                 "speaker_id", "identifier"]
+    (wave, rate, text, talk, speaker, ident), second = rows(d)
+    np.testing.assert_allclose(wave, audio[None, 5:12] / 32767.0, rtol=1e-6)
+    assert wave.dtype == np.float32 and rate.dtype == np.int32 and int(rate) == 10
+    assert (str(text), str(talk), str(speaker), str(ident)) == \
+        ("hello there", "Talk_A", "Talk_A", "<o,f0,male>")
+    np.testing.assert_allclose(second[0], audio[None, 20:35] / 32767.0, rtol=1e-6)
+    little = rows(ds.TedliumDataset(str(tmp_path), "release1", "test", shuffle=False))
+    np.testing.assert_allclose(little[0][0], audio[None, 5:12] / 32767.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="dev/stm' does not exist"):     # 'all' needs dev too
+        ds.TedliumDataset(str(tmp_path), "release2", "all")
+    with pytest.raises(ValueError, match="'usage' should be one of \\['all'\\]"):
+        ds.TedliumDataset(str(tmp_path), "release3", "train")

@@ -19,7 +19,7 @@ from msops.dataset.imagefolder import (Caltech256Dataset, ImageFolderDataset, Om
                                        RenderedSST2Dataset)
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
-                                 SpeechCommandsDataset, YesNoDataset)
+                                 SpeechCommandsDataset, TedliumDataset, YesNoDataset)
 from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
 from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.kitti import KITTIDataset
@@ -67,4 +67,5 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "QMnistDataset", "OmniglotDataset", "CMUArcticDataset", "LibriTTSDataset",
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
             "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
-            "PhotoTourDataset", "CityscapesDataset"]
+            "PhotoTourDataset", "CityscapesDataset",
+            "TedliumDataset"]

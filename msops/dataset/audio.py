@@ -22,6 +22,12 @@ is an int32 scalar.
                            <utterance>.wav (24 kHz) beside it -> waveform, sample_rate
                            (uint32), original_text, normalized_text (str), speaker_id,
                            chapter_id (uint32), utterance_id (str)
+    TedliumDataset         TED-LIUM release1/2: dataset_dir/<usage>/stm/<talk>.stm and
+                           <usage>/sph/<talk>.sph; release3: dataset_dir/data/stm, data/sph.
+                           One row per STM line 'talk channel speaker start end <id>
+                           transcript': waveform (the NIST SPHERE file's 16-bit samples from
+                           start to end seconds, / 32767), sample_rate (int32), transcript,
+                           talk_id, speaker_id, identifier (str); talks by name, lines in order
 
 Files are listed by name (MindSpore takes the directory's order); rows sample as
 MnistDataset (shuffled by default, shards, num_samples, sampler).
@@ -39,7 +45,7 @@ from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage
 from msops.dataset.linefiles import read_text
 
 __all__ = ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "CMUArcticDataset",
-           "LibriTTSDataset", "read_wav"]
+           "LibriTTSDataset", "TedliumDataset", "read_wav", "read_sph"]
 
 
 def read_wav(path: str, api: str) -> tuple[np.ndarray, np.ndarray]:
@@ -258,3 +264,86 @@ class LibriTTSDataset(FileDataset):
                          ["waveform", "sample_rate", "original_text", "normalized_text",
                           "speaker_id", "chapter_id", "utterance_id"],
                          num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+
+def read_sph(path: str, start: float, end: float, api: str) -> tuple[np.ndarray, np.int32]:
+    """(waveform float32 (1, n) of the samples in [start, end) seconds / 32767, sample rate)
+    of a NIST SPHERE file of 16-bit PCM: an ASCII header ('NIST_1A', its byte size, then
+    'name -type value' lines up to 'end_head') followed by the samples, big-endian unless
+    sample_byte_format is '01'."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise RuntimeError(f"For '{api}', the SPHERE file '{path}' could not be read: "
+                           f"{exc}") from exc
+    lines = data[:4096].split(b"\n")
+    if len(lines) < 2 or lines[0].strip() != b"NIST_1A":
+        raise RuntimeError(f"For '{api}', '{path}' is not a NIST SPHERE file.")
+    size = int(lines[1])
+    fields = {}
+    for line in data[:size].split(b"\n")[2:]:
+        parts = line.split(None, 2)
+        if parts and parts[0] == b"end_head":
+            break
+        if len(parts) == 3:
+            fields[parts[0].decode()] = parts[2].strip().decode()
+    if fields.get("sample_n_bytes", "2") != "2" or \
+            fields.get("sample_coding", "pcm").split(",")[0] != "pcm":
+        raise RuntimeError(f"For '{api}', '{path}' should hold uncompressed 16-bit PCM, but its "
+                           f"header says {fields}.")
+    rate = int(fields.get("sample_rate", 16000))
+    order = "<i2" if fields.get("sample_byte_format") == "01" else ">i2"
+    samples = np.frombuffer(data[size:size + (len(data) - size) // 2 * 2], order)
+    first, last = int(start * rate), int(end * rate)
+    return (samples[first:last] / np.float32(32767.0)).astype(np.float32)[None], np.int32(rate)
+
+
+class TedliumDataset(FileDataset):
+    """TED-LIUM as MindSpore's `TedliumDataset` (module docstring): `release` 'release1',
+    'release2' (usage 'train', 'test', 'dev' or 'all'/None) or 'release3' (usage 'all');
+    `extensions` the audio suffix (default '.sph'). MindSpore's reader reads its samples from
+    the wrong offset; msops reads the stated time span."""
+
+    def __init__(self, dataset_dir: str, release: str, usage: str | None = None,
+                 extensions: str | None = None, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        validator.check_string("release", release, ["release1", "release2", "release3"], api)
+        if release == "release3":
+            usage = pick_usage(usage, ["all"], api)
+            parts = ["data"]
+        else:
+            usage = pick_usage(usage, ["train", "test", "dev", "all"], api)
+            parts = ["train", "test", "dev"] if usage == "all" else [usage]
+        extensions = ".sph" if extensions is None else extensions
+        items = []
+        for part in parts:
+            stm = os.path.join(root, part, "stm")
+            if not os.path.isdir(stm):
+                raise ValueError(f"For '{api}', the folder '{stm}' does not exist.")
+            for name in sorted(f for f in os.listdir(stm) if f.endswith(".stm")):
+                audio = os.path.join(root, part, "sph", name[:-4] + extensions)
+                for number, line in enumerate(read_text(os.path.join(stm, name), api)
+                                              .splitlines(), 1):
+                    fields = line.split(" ", 6)
+                    if not line.strip():
+                        continue
+                    try:
+                        if len(fields) < 7:
+                            raise ValueError("too few fields")
+                        start, end = float(fields[3]), float(fields[4])
+                    except ValueError:
+                        raise RuntimeError(f"For '{api}', line {number} of '{name}' should be "
+                                           f"'talk channel speaker start end <id> transcript', "
+                                           f"but got {line!r}.") from None
+                    items.append((audio, start, end, fields[6], fields[0], fields[2], fields[5]))
+
+        def make_row(item: tuple) -> tuple:
+            return read_sph(item[0], item[1], item[2], api) + tuple(np.array(v) for v in item[3:])
+        super().__init__(ListedRows(items, make_row),
+                         ["waveform", "sample_rate", "transcript", "talk_id", "speaker_id",
+                          "identifier"], num_samples, shuffle, sampler, num_shards, shard_id, cache)
