@@ -776,3 +776,58 @@ def test_cityscapes_tasks_and_usages(tmp_path):
     assert ds.CityscapesDataset(str(tmp_path), "all").get_dataset_size() == 6
     with pytest.raises(ValueError, match="'usage' should be one of"):
         ds.CityscapesDataset(str(tmp_path), "train_extra")
+
+
+def test_mat_reader_structs_cells_and_sparse(tmp_path):
+    from scipy import sparse
+    from scipy.io import savemat
+    from msops.dataset.matfile import load_mat
+    masks = np.empty((2, 1), object)
+    dense = [np.random.default_rng(k).random((3, 4)) > 0.6 for k in range(2)]
+    for k in range(2):
+        masks[k, 0] = sparse.csc_matrix(dense[k])
+    seg = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    for compress in (False, True):
+        savemat(tmp_path / "s.mat", {"GTcls": {"Segmentation": seg, "Boundaries": masks},
+                                     "w": sparse.csc_matrix(np.array([[0, 1.5], [2, 0]]))},
+                do_compression=compress)
+        got = load_mat(str(tmp_path / "s.mat"))
+        gt = got["GTcls"][0, 0]
+        np.testing.assert_array_equal(gt["Segmentation"], seg)
+        assert gt["Boundaries"].shape == (2, 1)
+        for k in range(2):
+            assert gt["Boundaries"][k, 0].dtype == bool
+            np.testing.assert_array_equal(gt["Boundaries"][k, 0], dense[k])
+        np.testing.assert_array_equal(got["w"], [[0, 1.5], [2, 0]])
+
+
+def test_sbd_boundaries_and_segmentation(tmp_path):
+    from scipy import sparse
+    from scipy.io import savemat
+    (tmp_path / "img").mkdir()
+    (tmp_path / "cls").mkdir()
+    rng = np.random.default_rng(8)
+    truth = {}
+    for k, ident in enumerate(["2008_000002", "2008_000003", "2008_000007"]):
+        png(tmp_path / "img" / f"{ident}.jpg", k)
+        seg = rng.integers(0, 21, (5, 6), dtype=np.uint8)
+        dense = rng.random((20, 5, 6)) > 0.8
+        cells = np.empty((20, 1), object)
+        for c in range(20):
+            cells[c, 0] = sparse.csc_matrix(dense[c])
+        savemat(tmp_path / "cls" / f"{ident}.mat",
+                {"GTcls": {"Segmentation": seg, "Boundaries": cells,
+                           "CategoriesPresent": np.array([[1]], np.uint8)}}, do_compression=True)
+        truth[ident] = (seg, dense)
+    (tmp_path / "train.txt").write_text("2008_000003\n2008_000002\n")
+    (tmp_path / "val.txt").write_text("2008_000007\n")
+    d = ds.SBDataset(str(tmp_path), shuffle=False)
+    assert d.get_col_names() == ["image", "task"]
+    got = rows(d)
+    assert len(got) == 3
+    for (image, task), ident in zip(got, ["2008_000003", "2008_000002", "2008_000007"]):
+        assert task.dtype == np.uint8 and task.shape == (20, 5, 6)
+        np.testing.assert_array_equal(task, truth[ident][1].astype(np.uint8))
+    (image, seg), = rows(ds.SBDataset(str(tmp_path), "Segmentation", "val", decode=True))
+    assert image.shape == (4, 5, 3)
+    np.testing.assert_array_equal(seg, truth["2008_000007"][0])

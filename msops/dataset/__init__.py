@@ -20,7 +20,7 @@ from msops.dataset.imagefolder import (Caltech256Dataset, ImageFolderDataset, Om
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
                                  SpeechCommandsDataset, TedliumDataset, YesNoDataset)
-from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset
+from msops.dataset.matlabeled import Caltech101Dataset, Flowers102Dataset, SBDataset
 from msops.dataset.widerface import WIDERFaceDataset
 from msops.dataset.kitti import KITTIDataset
 from msops.dataset.lfw import LFWDataset
@@ -68,4 +68,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
             "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
             "PhotoTourDataset", "CityscapesDataset",
-            "TedliumDataset"]
+            "TedliumDataset", "SBDataset"]

@@ -15,6 +15,11 @@ as MindSpore's readers:
                         Motorbikes_16 and Airplanes_Side_2. target_type 'category' ->
                         image, category (uint32); 'annotation' -> image, annotation;
                         'all' -> image, category, annotation.
+    SBDataset           dataset_dir/img/<id>.jpg, cls/<id>.mat (struct 'GTcls' with
+                        'Segmentation' (H, W) and 'Boundaries', a cell of 20 sparse (H, W)
+                        masks), <usage>.txt lists of ids (usage 'train', 'val',
+                        'train_noval'; 'all': train then val) -> task 'Boundaries': image,
+                        task (20, H, W) uint8; 'Segmentation': image, task (H, W) uint8.
 
 Images are the files' bytes (decoded to (H, W, 3) RGB with `decode`); rows sample as
 MnistDataset (shuffled by default, shards, num_samples, sampler).
@@ -27,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from msops.common import validator
-from msops.dataset.files import FileDataset, ListedRows, check_dir, read_image
+from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
+from msops.dataset.linefiles import read_text
 from msops.dataset.matfile import load_mat
 
-__all__ = ["Flowers102Dataset", "Caltech101Dataset"]
+__all__ = ["Flowers102Dataset", "Caltech101Dataset", "SBDataset"]
 
 
 def _mat(path: str, keys: tuple, api: str) -> dict:
@@ -131,3 +137,39 @@ class Caltech101Dataset(FileDataset):
     def get_class_indexing(self) -> dict:
         """{class folder name: label}."""
         return {name: k for k, name in enumerate(self._classes)}
+
+
+class SBDataset(FileDataset):
+    """The Semantic Boundaries Dataset as MindSpore's `SBDataset` (module docstring).
+    Sampling as MnistDataset."""
+
+    def __init__(self, dataset_dir: str, task: str = "Boundaries", usage: str = "all",
+                 num_samples: int | None = None, num_parallel_workers: int = 1,
+                 shuffle: bool | None = None, decode: bool | None = None, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        validator.check_string("task", task, ["Boundaries", "Segmentation"], api)
+        usage = pick_usage(usage, ["train", "val", "train_noval", "all"], api)
+        decode = False if decode is None else decode
+        validator.check_bool("decode", decode, api)
+        ids = []
+        for part in (["train", "val"] if usage == "all" else [usage]):
+            path = os.path.join(root, part + ".txt")
+            if not os.path.isfile(path):
+                raise ValueError(f"For '{api}', the list '{path}' does not exist.")
+            ids += [line.strip() for line in read_text(path, api).splitlines() if line.strip()]
+
+        def make_row(ident: str) -> tuple:
+            image = read_image(os.path.join(root, "img", ident + ".jpg"), decode, api)
+            path = os.path.join(root, "cls", ident + ".mat")
+            gt = _mat(path, ("GTcls",), api)["GTcls"].reshape(-1)[0]
+            if not isinstance(gt, dict) or task not in gt:
+                raise RuntimeError(f"For '{api}', 'GTcls' of '{path}' should be a struct with "
+                                   f"'{task}'.")
+            if task == "Segmentation":
+                return image, np.asarray(gt[task]).astype(np.uint8)
+            masks = [np.asarray(m) for m in np.asarray(gt[task], object).reshape(-1)]
+            return image, np.stack(masks).astype(np.uint8)
+        super().__init__(ListedRows(ids, make_row), ["image", "task"], num_samples, shuffle,
+                         sampler, num_shards, shard_id, None)
