@@ -241,3 +241,37 @@ def test_clue_tasks_columns_and_types(tmp_path):
     assert keyword.tolist() == ["水", "土"] and str(abst) == "摘要" and int(ident) == 1
     with pytest.raises(RuntimeError, match="should have the key 'keywords'"):
         ds.CLUEDataset(str(tmp_path / "train.json"), task="TNEWS")
+
+
+def test_iwslt_tags_and_xml_sets(tmp_path):
+    def xml(prefix, lang, docs):
+        body = "".join("<doc docid=\"%d\"><talkid>%d</talkid>" % (d, d) +
+                       "".join(f"<seg id=\"{k}\"> {prefix} {lang} {d}.{k} </seg>"
+                               for k in range(n)) + "</doc>" for d, n in docs)
+        return f"<mteval><refset setid=\"x\" srclang=\"{lang}\">{body}</refset></mteval>"
+
+    folder = tmp_path / "texts" / "de" / "en" / "de-en"
+    folder.mkdir(parents=True)
+    for lang in ("de", "en"):
+        (folder / f"train.tags.de-en.{lang}").write_text(
+            f"<url>http://x</url>\n  first {lang}  \n<talkid>1</talkid>\nsecond {lang}\n")
+        (folder / f"IWSLT16.TED.tst2013.de-en.{lang}.xml").write_text(
+            xml("valid", lang, [(1, 2), (2, 1)]))
+        (folder / f"IWSLT16.TED.tst2014.de-en.{lang}.xml").write_text(xml("test", lang, [(3, 1)]))
+    d = ds.IWSLT2016Dataset(str(tmp_path), "train", shuffle=False)
+    assert d.get_col_names() == ["text", "translation"]
+    assert text_rows(d) == [("first de", "first en"), ("second de", "second en")]
+    assert text_rows(ds.IWSLT2016Dataset(str(tmp_path), "valid", shuffle=False)) == [
+        ("valid de 1.0", "valid en 1.0"), ("valid de 1.1", "valid en 1.1"),
+        ("valid de 2.0", "valid en 2.0")]
+    assert len(rows(ds.IWSLT2016Dataset(str(tmp_path), shuffle=False))) == 6
+    with pytest.raises(ValueError, match="'language_pair' should be"):
+        ds.IWSLT2016Dataset(str(tmp_path), language_pair=["de", "fr"])
+    folder17 = tmp_path / "texts" / "DeEnItNlRo" / "DeEnItNlRo" / "DeEnItNlRo-DeEnItNlRo"
+    folder17.mkdir(parents=True)
+    for lang in ("it", "nl"):
+        (folder17 / f"train.tags.it-nl.{lang}").write_text(f"ciao {lang}\n")
+    got = text_rows(ds.IWSLT2017Dataset(str(tmp_path), "train", ["it", "nl"], shuffle=False))
+    assert got == [("ciao it", "ciao nl")]
+    with pytest.raises(ValueError, match="IWSLT17.TED.dev2010.it-nl.it.xml' of usage 'valid'"):
+        ds.IWSLT2017Dataset(str(tmp_path), "valid", ["it", "nl"])

@@ -37,6 +37,7 @@ from msops.dataset.manifest import ManifestDataset
 from msops.dataset.tfrecord import TFRecordDataset
 from msops.dataset.imdb import IMDBDataset
 from msops.dataset.clue import CLUEDataset
+from msops.dataset.iwslt import IWSLT2016Dataset, IWSLT2017Dataset
 from msops.dataset.textsequences import (CoNLL2000Dataset, Multi30kDataset, SQuADDataset,
                                          SST2Dataset, UDPOSDataset)
 from msops.dataset.textcorpora import (AGNewsDataset, AmazonReviewDataset, DBpediaDataset,
@@ -68,4 +69,4 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
             "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
             "PhotoTourDataset", "CityscapesDataset",
-            "TedliumDataset", "SBDataset"]
+            "TedliumDataset", "SBDataset", "IWSLT2016Dataset", "IWSLT2017Dataset"]
