@@ -831,3 +831,21 @@ def test_sbd_boundaries_and_segmentation(tmp_path):
     (image, seg), = rows(ds.SBDataset(str(tmp_path), "Segmentation", "val", decode=True))
     assert image.shape == (4, 5, 3)
     np.testing.assert_array_equal(seg, truth["2008_000007"][0])
+
+
+def test_lsun_folders_usage_and_classes(tmp_path):
+    blobs = {}
+    for folder in ("bedroom_train", "bedroom_val", "tower_train", "kitchen_val", "test"):
+        (tmp_path / folder).mkdir()
+        for k in range(2):
+            blobs[(folder, k)] = png(tmp_path / folder / f"{k}_1.jpg", len(blobs))[1]
+    got = [(i.tobytes(), int(l)) for i, l in rows(ds.LSUNDataset(str(tmp_path), "train",
+                                                                 shuffle=False))]
+    assert got == [(blobs[("bedroom_train", 0)], 0), (blobs[("bedroom_train", 1)], 0),
+                   (blobs[("tower_train", 0)], 1), (blobs[("tower_train", 1)], 1)]
+    every = rows(ds.LSUNDataset(str(tmp_path), classes=["bedroom", "kitchen"], shuffle=False))
+    assert [int(r[1]) for r in every] == [0, 0, 1, 1, 2, 2]   # bedroom_train, _val, kitchen_val
+    test = rows(ds.LSUNDataset(str(tmp_path), "test", shuffle=False))
+    assert [r[0].tobytes() for r in test] == [blobs[("test", 0)], blobs[("test", 1)]]
+    with pytest.raises(ValueError, match="'classes' should be among"):
+        ds.LSUNDataset(str(tmp_path), classes=["garage"])

@@ -15,8 +15,8 @@ from msops.dataset.sources import GeneratorDataset, NumpySlicesDataset, PaddedDa
 from msops.dataset.mnist import (EMnistDataset, FashionMnistDataset, KMnistDataset, MnistDataset,
                                  QMnistDataset)
 from msops.dataset.cifar import Cifar10Dataset, Cifar100Dataset
-from msops.dataset.imagefolder import (Caltech256Dataset, ImageFolderDataset, OmniglotDataset,
-                                       RenderedSST2Dataset)
+from msops.dataset.imagefolder import (Caltech256Dataset, ImageFolderDataset, LSUNDataset,
+                                       OmniglotDataset, RenderedSST2Dataset)
 from msops.dataset.smallsets import SBUDataset, SemeionDataset, STL10Dataset
 from msops.dataset.audio import (CMUArcticDataset, LibriTTSDataset, LJSpeechDataset,
                                  SpeechCommandsDataset, TedliumDataset, YesNoDataset)
@@ -69,4 +69,5 @@ __all__ += ["YesNoDataset", "SpeechCommandsDataset", "LJSpeechDataset", "Caltech
             "DIV2KDataset", "WIDERFaceDataset", "KITTIDataset", "LFWDataset",
             "FlickrDataset", "SVHNDataset", "USPSDataset", "RenderedSST2Dataset",
             "PhotoTourDataset", "CityscapesDataset",
-            "TedliumDataset", "SBDataset", "IWSLT2016Dataset", "IWSLT2017Dataset"]
+            "TedliumDataset", "SBDataset", "IWSLT2016Dataset", "IWSLT2017Dataset",
+            "LSUNDataset"]

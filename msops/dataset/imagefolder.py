@@ -19,7 +19,8 @@ import numpy as np
 
 from msops.dataset.files import FileDataset, check_dir, pick_usage, read_image
 
-__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset", "RenderedSST2Dataset"]
+__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset", "RenderedSST2Dataset",
+           "LSUNDataset"]
 
 
 class _ImageFiles:
@@ -207,3 +208,49 @@ class RenderedSST2Dataset(FileDataset):
     def get_class_indexing(self) -> dict:
         """{class folder name: label}."""
         return dict(self._class_indexing)
+
+
+_LSUN_CLASSES = ("bedroom", "bridge", "church_outdoor", "classroom", "conference_room",
+                 "dining_room", "kitchen", "living_room", "restaurant", "tower")
+
+
+class LSUNDataset(FileDataset):
+    """LSUN (images extracted from the LMDB files) as MindSpore's `LSUNDataset`:
+    `dataset_dir` holds '<class>_train' and '<class>_val' folders and 'test'; `usage`
+    'train', 'valid', 'test' or 'all'/None (train and val); `classes` (default: the ten
+    scene classes) chooses the folders. As MindSpore's reader (an image-folder reader), the
+    chosen folders are labelled 0, 1, ... in name order (so bedroom_train and bedroom_val
+    are different labels) and their files, by name, are the rows: `image` (bytes, decoded
+    with `decode`) and `label` (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 classes: Sequence[str] | None = None, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 decode: bool = False, sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        usage = pick_usage(usage, ["train", "valid", "test", "all"], api)
+        if not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'decode' should be bool, but got {decode!r}.")
+        names = list(_LSUN_CLASSES) if not classes else \
+            [classes] if isinstance(classes, str) else list(classes)
+        unknown = [c for c in names if c not in _LSUN_CLASSES]
+        if unknown:
+            raise ValueError(f"For '{api}', the 'classes' should be among {list(_LSUN_CLASSES)}, "
+                             f"but got {unknown}.")
+        if usage == "test":
+            folders = ["test"]
+        else:
+            suffixes = {"train": ["_train"], "valid": ["_val"], "all": ["_train", "_val"]}[usage]
+            folders = sorted({d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+                              and any(c + s in d for c in names for s in suffixes)})
+        items = [(os.path.join(root, d, f), label) for label, d in enumerate(folders)
+                 if os.path.isdir(os.path.join(root, d))
+                 for f in sorted(os.listdir(os.path.join(root, d)))
+                 if os.path.isfile(os.path.join(root, d, f))]
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold images in the folders of usage "
+                             f"'{usage}' and classes {names}, but none were found.")
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
