@@ -245,8 +245,9 @@ def test_manifest_labels_usage_and_class_indexing(tmp_path):
     assert d.get_class_indexing() == {"cat": 0, "dog": 1} and d.num_classes() == 2
     (i0, l0), (i1, l1) = rows(d)
     assert i0.tobytes() == images[0] and i1.tobytes() == images[1]
-    assert l0.shape == () and l0.dtype == np.uint32 and int(l0) == 1
+    assert l0.shape == () and l0.dtype == np.uint64 and int(l0) == 1
     np.testing.assert_array_equal(l1, [0, 1])
+    assert l1.dtype == np.uint64
     (i2, l2), = rows(ds.ManifestDataset(str(path), usage="eval", shuffle=False))
     assert i2.tobytes() == images[2] and int(l2) == 0
     only = rows(ds.ManifestDataset(str(path), class_indexing={"cat": 4}, shuffle=False))

@@ -7,9 +7,9 @@ One JSON object a line:
 
 A row is a listed image whose "usage" (case-insensitive) is `usage`, with at least one
 image-classification label (with `class_indexing`, one of its names): (image, label),
-the file's bytes (decoded when `decode`) and the uint32 label (a scalar for one label, a
-1-D array for several). Labels come from `class_indexing`, else the names found, sorted,
-from 0.
+the file's bytes (decoded when `decode`) and the uint64 label (MindSpore's documented type;
+a scalar for one label, a 1-D array for several). Labels come from `class_indexing`, else
+the names found, sorted, from 0.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class ManifestDataset(FileDataset):
         labels = self._class_indexing
 
         def make_row(item: tuple) -> tuple:
-            label = np.array([labels[n] for n in item[1]], np.uint32)
+            label = np.array([labels[n] for n in item[1]], np.uint64)
             return read_image(item[0], decode, api), label[0] if len(label) == 1 else label
         super().__init__(ListedRows(items, make_row), ["image", "label"], num_samples, shuffle,
                          sampler, num_shards, shard_id, cache)
