@@ -24,6 +24,7 @@ which cuts equal blocks of rows. `compression_type` '' / None, 'GZIP' or 'ZLIB'.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import struct
 import zlib
@@ -35,7 +36,7 @@ from msops.dataset.files import ListedRows
 from msops.dataset.linefiles import LineFileDataset, Shuffle, dataset_file_list
 from msops.dataset.schema import Schema
 
-__all__ = ["TFRecordDataset", "Example", "masked_crc32c", "read_records"]
+__all__ = ["TFRecordDataset", "new_example", "masked_crc32c", "read_records"]
 
 
 def _crc32c_table() -> list[int]:
@@ -61,49 +62,45 @@ def masked_crc32c(data: bytes) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
+@functools.lru_cache(maxsize=None)
 def _example_class() -> type:
     """The tf.train.Example message class, declared with protobuf's descriptor API."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-    F = descriptor_pb2.FieldDescriptorProto
+    Field = descriptor_pb2.FieldDescriptorProto
     fdp = descriptor_pb2.FileDescriptorProto(name="msops_tf_example.proto",
                                              package="msops.tf", syntax="proto3")
 
-    for name, kind in (("BytesList", F.TYPE_BYTES), ("FloatList", F.TYPE_FLOAT),
-                       ("Int64List", F.TYPE_INT64)):
+    for name, kind in (("BytesList", Field.TYPE_BYTES), ("FloatList", Field.TYPE_FLOAT),
+                       ("Int64List", Field.TYPE_INT64)):
         fdp.message_type.add(name=name).field.add(name="value", number=1, type=kind,
-                                                  label=F.LABEL_REPEATED)
+                                                  label=Field.LABEL_REPEATED)
     feature = fdp.message_type.add(name="Feature")
     feature.oneof_decl.add(name="kind")
     for number, (name, kind) in enumerate((("bytes_list", "BytesList"),
                                            ("float_list", "FloatList"),
                                            ("int64_list", "Int64List")), 1):
-        feature.field.add(name=name, number=number, type=F.TYPE_MESSAGE,
-                          type_name=f".msops.tf.{kind}", label=F.LABEL_OPTIONAL,
+        feature.field.add(name=name, number=number, type=Field.TYPE_MESSAGE,
+                          type_name=f".msops.tf.{kind}", label=Field.LABEL_OPTIONAL,
                           oneof_index=0)
     features = fdp.message_type.add(name="Features")
     entry = features.nested_type.add(name="FeatureEntry")
     entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=F.TYPE_MESSAGE,
-                    type_name=".msops.tf.Feature", label=F.LABEL_OPTIONAL)
-    features.field.add(name="feature", number=1, type=F.TYPE_MESSAGE,
-                       type_name=".msops.tf.Features.FeatureEntry", label=F.LABEL_REPEATED)
+    entry.field.add(name="key", number=1, type=Field.TYPE_STRING, label=Field.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=Field.TYPE_MESSAGE,
+                    type_name=".msops.tf.Feature", label=Field.LABEL_OPTIONAL)
+    features.field.add(name="feature", number=1, type=Field.TYPE_MESSAGE,
+                       type_name=".msops.tf.Features.FeatureEntry", label=Field.LABEL_REPEATED)
     fdp.message_type.add(name="Example").field.add(
-        name="features", number=1, type=F.TYPE_MESSAGE, type_name=".msops.tf.Features",
-        label=F.LABEL_OPTIONAL)
+        name="features", number=1, type=Field.TYPE_MESSAGE, type_name=".msops.tf.Features",
+        label=Field.LABEL_OPTIONAL)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("msops.tf.Example"))
 
 
-_EXAMPLE: list = []
-
-
-def Example() -> Any:     # noqa: N802 - the message class's name
-    """A new, empty tf.train.Example message (the class is built on first use)."""
-    if not _EXAMPLE:
-        _EXAMPLE.append(_example_class())
-    return _EXAMPLE[0]()
+def new_example() -> Any:
+    """A new, empty tf.train.Example message (the class is built once, on first use)."""
+    return _example_class()()
 
 
 def _open(path: str, compression: str, api: str) -> bytes:
@@ -151,7 +148,7 @@ _INFERRED = {"bytes_list": np.dtype(np.str_), "float_list": np.dtype(np.float32)
 
 def _parse(record: bytes, where: str, api: str) -> Any:
     from google.protobuf.message import DecodeError
-    example = Example()
+    example = new_example()
     try:
         example.ParseFromString(record)
     except DecodeError as exc:
