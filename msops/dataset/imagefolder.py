@@ -20,7 +20,7 @@ import numpy as np
 from msops.dataset.files import FileDataset, check_dir, pick_usage, read_image
 
 __all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset", "RenderedSST2Dataset",
-           "LSUNDataset"]
+           "LSUNDataset", "folder_files"]
 
 
 class _ImageFiles:
@@ -41,6 +41,14 @@ class _ImageFiles:
     def __getitem__(self, i: int) -> tuple:
         path, label = self.items[i]
         return read_image(path, self.decode, self.api, self.decrypt), np.uint32(label)
+
+
+def folder_files(folders: list, accept: Callable[[str], bool] = lambda name: True) -> list:
+    """(path, label) of the files, by name, directly inside each (folder, label) of
+    `folders` (in that order) whose name `accept`s."""
+    return [(os.path.join(folder, name), label) for folder, label in folders
+            if os.path.isdir(folder) for name in sorted(os.listdir(folder))
+            if accept(name) and os.path.isfile(os.path.join(folder, name))]
 
 
 def _extensions(extensions: Any, api: str) -> set | None:
@@ -97,14 +105,8 @@ class ImageFolderDataset(FileDataset):
                          (indexing is None or name in indexing))
         self._class_indexing = indexing if indexing is not None else \
             {name: k for k, name in enumerate(folders)}
-        items = []
-        for name in folders:
-            folder = os.path.join(root, name)
-            for file in sorted(os.listdir(folder)):
-                path = os.path.join(folder, file)
-                if os.path.isfile(path) and \
-                        (exts is None or os.path.splitext(file)[1].lower() in exts):
-                    items.append((path, self._class_indexing[name]))
+        items = folder_files([(os.path.join(root, n), self._class_indexing[n]) for n in folders],
+                             lambda f: exts is None or os.path.splitext(f)[1].lower() in exts)
         if not items:
             ending = "" if exts is None else f" ending in {sorted(exts)}"
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold class sub-folders "
@@ -161,9 +163,7 @@ class OmniglotDataset(FileDataset):
                          if os.path.isdir(os.path.join(root, a))
                          for c in os.listdir(os.path.join(root, a))
                          if os.path.isdir(os.path.join(root, a, c)))
-        items = [(os.path.join(root, name, f), label) for label, name in enumerate(classes)
-                 for f in sorted(os.listdir(os.path.join(root, name)))
-                 if os.path.isfile(os.path.join(root, name, f))]
+        items = folder_files([(os.path.join(root, n), k) for k, n in enumerate(classes)])
         if not items:
             raise ValueError(f"For '{api}', '{root}' should hold <alphabet>/<character>/ image "
                              f"folders, but none were found.")
@@ -195,9 +195,8 @@ class RenderedSST2Dataset(FileDataset):
                    for c in os.listdir(os.path.join(root, split))
                    if os.path.isdir(os.path.join(root, split, c))]
         labels = {c: k for k, c in enumerate(sorted({os.path.basename(f) for f in folders}))}
-        items = [(os.path.join(folder, f), labels[os.path.basename(folder)])
-                 for folder in sorted(folders) for f in sorted(os.listdir(folder))
-                 if f.endswith(".png")]
+        items = folder_files([(f, labels[os.path.basename(f)]) for f in sorted(folders)],
+                             lambda name: name.endswith(".png"))
         if not items:
             raise ValueError(f"For '{api}', '{root}' should hold <split>/<class>/*.png images for "
                              f"usage '{usage}', but none were found.")
@@ -245,10 +244,7 @@ class LSUNDataset(FileDataset):
             suffixes = {"train": ["_train"], "valid": ["_val"], "all": ["_train", "_val"]}[usage]
             folders = sorted({d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
                               and any(c + s in d for c in names for s in suffixes)})
-        items = [(os.path.join(root, d, f), label) for label, d in enumerate(folders)
-                 if os.path.isdir(os.path.join(root, d))
-                 for f in sorted(os.listdir(os.path.join(root, d)))
-                 if os.path.isfile(os.path.join(root, d, f))]
+        items = folder_files([(os.path.join(root, d), k) for k, d in enumerate(folders)])
         if not items:
             raise ValueError(f"For '{api}', '{root}' should hold images in the folders of usage "
                              f"'{usage}' and classes {names}, but none were found.")

@@ -33,6 +33,7 @@ import numpy as np
 
 from msops.common import validator
 from msops.dataset.files import FileDataset, ListedRows, check_dir, pick_usage, read_image
+from msops.dataset.imagefolder import folder_files
 from msops.dataset.linefiles import read_text
 
 __all__ = ["SUN397Dataset", "Places365Dataset", "Food101Dataset", "DIV2KDataset"]
@@ -78,8 +79,8 @@ class SUN397Dataset(_ImageList):
             if not os.path.isdir(folder):
                 raise ValueError(f"For '{api}', the class folder '{folder}' listed in "
                                  f"ClassName.txt does not exist.")
-            items += [(os.path.join(folder, f), label) for f in sorted(os.listdir(folder))
-                      if f.startswith("sun_") and f.endswith(".jpg")]
+            items += folder_files([(folder, label)],
+                                  lambda f: f.startswith("sun_") and f.endswith(".jpg"))
         self._class_indexing = labels
         self._build(items, decode, np.uint32, num_samples, shuffle, sampler, num_shards,
                     shard_id, cache)
