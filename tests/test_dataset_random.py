@@ -94,6 +94,12 @@ def test_a_drawn_schema_is_consistent_over_rows():
     assert 1 <= ds.RandomDataset().get_dataset_size() <= 1024
 
 
+def string_schema():
+    schema = ds.Schema()
+    schema.add_column("s", "string")            # MindSpore's string columns are schema types
+    return schema
+
+
 @pytest.mark.parametrize("make,error,match", [
     (lambda f: ds.RandomDataset(schema=3), TypeError, "For 'RandomDataset', the 'schema' should"),
     (lambda f: ds.RandomDataset(schema=f, columns_list=["nope"]), ValueError,
@@ -104,8 +110,10 @@ def test_a_drawn_schema_is_consistent_over_rows():
     (lambda f: ds.Schema().from_json({"columns": {}, "extra": 1}), RuntimeError,
      r"unknown \['extra'\]"),
     (lambda f: ds.Schema().from_json({"numRows": 1}), RuntimeError, "'columns', but they are"),
-    (lambda f: ds.Schema().add_column("s", "string"), ValueError,
+    (lambda f: ds.Schema().add_column("s", "text"), ValueError,
      "For 'add_column', the 'de_type' should be a known numeric type"),
+    (lambda f: ds.RandomDataset(schema=string_schema()), ValueError,
+     r"should be numeric \(random strings are not generated\), but \['s'\]"),
     (lambda f: ds.Schema().add_column("s", "int8", [0]), TypeError, "the 'shape' should be"),
     (lambda f: ds.Schema().parse_columns([{"name": "a"}]), RuntimeError,
      "every column should have a 'name' and a 'type'"),

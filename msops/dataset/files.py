@@ -15,7 +15,8 @@ import numpy as np
 
 from msops.dataset.sources import GeneratorDataset
 
-__all__ = ["RecordFiles", "FileDataset", "check_dir", "check_usage", "matching_files"]
+__all__ = ["RecordFiles", "ListedRows", "FileDataset", "check_dir", "check_usage",
+           "matching_files", "read_image", "pick_usage"]
 
 
 def check_dir(dataset_dir: Any, api: str) -> str:
@@ -37,6 +38,36 @@ def check_usage(usage: Any, api: str) -> str:
     if not isinstance(usage, str) or usage not in ("train", "test", "all"):
         raise ValueError(f"For '{api}', the 'usage' should be one of ['train', 'test', 'all'], "
                          f"but got {usage!r}.")
+    return usage
+
+
+def read_image(path: str, decode: bool, api: str, decrypt: Callable | None = None) -> np.ndarray:
+    """The bytes of the image file `path` as a 1-D uint8 array (read through `decrypt(path)
+    -> bytes` when given), decoded to (H, W, 3) uint8 RGB when `decode`: what MindSpore's
+    image readers put in their `image` column."""
+    from msops.dataset.vision.decode import decode_image
+    try:
+        if decrypt is not None:
+            raw = decrypt(path)
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+    except OSError as exc:
+        raise RuntimeError(f"For '{api}', the image file '{path}' could not be read: "
+                           f"{exc}") from exc
+    if not isinstance(raw, (bytes, bytearray)):
+        raise TypeError(f"For '{api}', the 'decrypt' should return the file's bytes, "
+                        f"but got {type(raw).__name__} for '{path}'.")
+    image = np.frombuffer(bytes(raw), np.uint8).copy()
+    return decode_image(image, api, where=path) if decode else image
+
+
+def pick_usage(usage: Any, valid: Sequence[str], api: str, default: str = "all") -> str:
+    """`usage` (None: `default`) checked to be one of `valid` (ValueError naming `api`)."""
+    usage = default if usage is None else usage
+    if not isinstance(usage, str) or usage not in valid:
+        raise ValueError(f"For '{api}', the 'usage' should be one of {list(valid)}, but got "
+                         f"{usage!r}.")
     return usage
 
 
@@ -65,6 +96,20 @@ class RecordFiles:
         f = int(np.searchsorted(self.starts, i, side="right")) - 1
         k = i - int(self.starts[f])
         return self.decode(*(np.array(c[f][k]) for c in self.columns))
+
+
+class ListedRows:
+    """Random access to rows made on demand: row i is `make_row(items[i])` (an image
+    listing read when the row is asked for, a parsed annotation, ...)."""
+
+    def __init__(self, items: Sequence, make_row: Callable[[Any], tuple]) -> None:
+        self.items, self.make_row = list(items), make_row
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> tuple:
+        return self.make_row(self.items[i])
 
 
 class FileDataset(GeneratorDataset):

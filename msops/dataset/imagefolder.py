@@ -17,10 +17,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from msops.dataset.files import FileDataset, check_dir
-from msops.dataset.vision.decode import decode_image
+from msops.dataset.files import FileDataset, check_dir, pick_usage, read_image
 
-__all__ = ["ImageFolderDataset"]
+__all__ = ["ImageFolderDataset", "Caltech256Dataset", "OmniglotDataset", "RenderedSST2Dataset",
+           "LSUNDataset", "folder_files"]
 
 
 class _ImageFiles:
@@ -40,22 +40,15 @@ class _ImageFiles:
 
     def __getitem__(self, i: int) -> tuple:
         path, label = self.items[i]
-        try:
-            if self.decrypt is not None:
-                raw = self.decrypt(path)
-            else:
-                with open(path, "rb") as f:
-                    raw = f.read()
-        except OSError as exc:
-            raise RuntimeError(f"For '{self.api}', the image file '{path}' could not be read: "
-                               f"{exc}") from exc
-        if not isinstance(raw, (bytes, bytearray)):
-            raise TypeError(f"For '{self.api}', the 'decrypt' should return the file's bytes, "
-                            f"but got {type(raw).__name__} for '{path}'.")
-        image = np.frombuffer(bytes(raw), np.uint8).copy()
-        if self.decode:
-            image = decode_image(image, self.api, where=path)
-        return image, np.uint32(label)
+        return read_image(path, self.decode, self.api, self.decrypt), np.uint32(label)
+
+
+def folder_files(folders: list, accept: Callable[[str], bool] = lambda name: True) -> list:
+    """(path, label) of the files, by name, directly inside each (folder, label) of
+    `folders` (in that order) whose name `accept`s."""
+    return [(os.path.join(folder, name), label) for folder, label in folders
+            if os.path.isdir(folder) for name in sorted(os.listdir(folder))
+            if accept(name) and os.path.isfile(os.path.join(folder, name))]
 
 
 def _extensions(extensions: Any, api: str) -> set | None:
@@ -112,14 +105,8 @@ class ImageFolderDataset(FileDataset):
                          (indexing is None or name in indexing))
         self._class_indexing = indexing if indexing is not None else \
             {name: k for k, name in enumerate(folders)}
-        items = []
-        for name in folders:
-            folder = os.path.join(root, name)
-            for file in sorted(os.listdir(folder)):
-                path = os.path.join(folder, file)
-                if os.path.isfile(path) and \
-                        (exts is None or os.path.splitext(file)[1].lower() in exts):
-                    items.append((path, self._class_indexing[name]))
+        items = folder_files([(os.path.join(root, n), self._class_indexing[n]) for n in folders],
+                             lambda f: exts is None or os.path.splitext(f)[1].lower() in exts)
         if not items:
             ending = "" if exts is None else f" ending in {sorted(exts)}"
             raise ValueError(f"For '{api}', the 'dataset_dir' should hold class sub-folders "
@@ -134,3 +121,132 @@ class ImageFolderDataset(FileDataset):
     def num_classes(self) -> int:
         """The number of classes (of labels in `get_class_indexing`)."""
         return len(set(self._class_indexing.values()))
+
+
+class Caltech256Dataset(ImageFolderDataset):
+    """Caltech 256 as MindSpore's `Caltech256Dataset`: `dataset_dir` holds the class folders
+    ('001.ak47', ..., '257.clutter'), labelled 0, 1, ... by name; the '.jpg' / '.JPEG' files
+    in each are its rows; columns `image` (bytes, decoded with `decode`) and `label`
+    (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 decode: bool = False, sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        super().__init__(dataset_dir, num_samples, num_parallel_workers, shuffle, sampler,
+                         [".jpg", ".JPEG"], None, decode, num_shards, shard_id, cache)
+
+
+class OmniglotDataset(FileDataset):
+    """Omniglot as MindSpore's `OmniglotDataset`: `dataset_dir`/images_background
+    (`background`, the default) or images_evaluation holds <alphabet>/<character>/ folders;
+    each character is a class, labelled 0, 1, ... in 'alphabet/character' name order, its
+    files (by name) the rows; columns `image` (bytes, decoded with `decode`) and `label`
+    (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, background: bool | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, decode: bool = False, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        background = True if background is None else background
+        if not isinstance(background, bool) or not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'background' and 'decode' should be bool, but "
+                            f"got {background!r} and {decode!r}.")
+        root = os.path.join(check_dir(dataset_dir, api),
+                            "images_background" if background else "images_evaluation")
+        if not os.path.isdir(root):
+            raise ValueError(f"For '{api}', the 'dataset_dir' should hold '{root}', but it "
+                             f"does not exist.")
+        classes = sorted(f"{a}/{c}" for a in os.listdir(root)
+                         if os.path.isdir(os.path.join(root, a))
+                         for c in os.listdir(os.path.join(root, a))
+                         if os.path.isdir(os.path.join(root, a, c)))
+        items = folder_files([(os.path.join(root, n), k) for k, n in enumerate(classes)])
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold <alphabet>/<character>/ image "
+                             f"folders, but none were found.")
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+
+class RenderedSST2Dataset(FileDataset):
+    """Rendered SST-2 as MindSpore's `RenderedSST2Dataset`: `dataset_dir`/train, valid (usage
+    'val') and test hold one folder per class ('negative', 'positive', labelled 0, 1, ...
+    by name) of .png images; `usage` 'train', 'val', 'test' or 'all'/None (every split).
+    Rows are the images by folder path then name: `image` (bytes, decoded with `decode`) and
+    `label` (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 num_samples: int | None = None, num_parallel_workers: int | None = None,
+                 shuffle: bool | None = None, decode: bool = False, sampler: Any = None,
+                 num_shards: int | None = None, shard_id: int | None = None,
+                 cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        usage = pick_usage(usage, ["train", "val", "test", "all"], api)
+        if not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'decode' should be bool, but got {decode!r}.")
+        splits = {"train": ["train"], "val": ["valid"], "test": ["test"],
+                  "all": ["test", "train", "valid"]}[usage]
+        folders = [os.path.join(root, split, c) for split in splits
+                   if os.path.isdir(os.path.join(root, split))
+                   for c in os.listdir(os.path.join(root, split))
+                   if os.path.isdir(os.path.join(root, split, c))]
+        labels = {c: k for k, c in enumerate(sorted({os.path.basename(f) for f in folders}))}
+        items = folder_files([(f, labels[os.path.basename(f)]) for f in sorted(folders)],
+                             lambda name: name.endswith(".png"))
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold <split>/<class>/*.png images for "
+                             f"usage '{usage}', but none were found.")
+        self._class_indexing = labels
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)
+
+    def get_class_indexing(self) -> dict:
+        """{class folder name: label}."""
+        return dict(self._class_indexing)
+
+
+_LSUN_CLASSES = ("bedroom", "bridge", "church_outdoor", "classroom", "conference_room",
+                 "dining_room", "kitchen", "living_room", "restaurant", "tower")
+
+
+class LSUNDataset(FileDataset):
+    """LSUN (images extracted from the LMDB files) as MindSpore's `LSUNDataset`:
+    `dataset_dir` holds '<class>_train' and '<class>_val' folders and 'test'; `usage`
+    'train', 'valid', 'test' or 'all'/None (train and val); `classes` (default: the ten
+    scene classes) chooses the folders. As MindSpore's reader (an image-folder reader), the
+    chosen folders are labelled 0, 1, ... in name order (so bedroom_train and bedroom_val
+    are different labels) and their files, by name, are the rows: `image` (bytes, decoded
+    with `decode`) and `label` (uint32). Sampling as ImageFolderDataset."""
+
+    def __init__(self, dataset_dir: str, usage: str | None = None,
+                 classes: Sequence[str] | None = None, num_samples: int | None = None,
+                 num_parallel_workers: int | None = None, shuffle: bool | None = None,
+                 decode: bool = False, sampler: Any = None, num_shards: int | None = None,
+                 shard_id: int | None = None, cache: Any = None) -> None:
+        api = type(self).__name__
+        root = check_dir(dataset_dir, api)
+        usage = pick_usage(usage, ["train", "valid", "test", "all"], api)
+        if not isinstance(decode, bool):
+            raise TypeError(f"For '{api}', the 'decode' should be bool, but got {decode!r}.")
+        names = list(_LSUN_CLASSES) if not classes else \
+            [classes] if isinstance(classes, str) else list(classes)
+        unknown = [c for c in names if c not in _LSUN_CLASSES]
+        if unknown:
+            raise ValueError(f"For '{api}', the 'classes' should be among {list(_LSUN_CLASSES)}, "
+                             f"but got {unknown}.")
+        if usage == "test":
+            folders = ["test"]
+        else:
+            suffixes = {"train": ["_train"], "valid": ["_val"], "all": ["_train", "_val"]}[usage]
+            folders = sorted({d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+                              and any(c + s in d for c in names for s in suffixes)})
+        items = folder_files([(os.path.join(root, d), k) for k, d in enumerate(folders)])
+        if not items:
+            raise ValueError(f"For '{api}', '{root}' should hold images in the folders of usage "
+                             f"'{usage}' and classes {names}, but none were found.")
+        super().__init__(_ImageFiles(items, decode, None, api), ["image", "label"],
+                         num_samples, shuffle, sampler, num_shards, shard_id, cache)

@@ -14,7 +14,9 @@ the rows by `shuffle`:
 
 Sharding is MindSpore's for these non-random-access readers: shard k of n takes a
 contiguous block of ceil(rows / n) rows of that (file-shuffled) order, from position
-k * ceil(rows / n), wrapping around to the start so that every shard has the same count.
+k * ceil(rows / n), wrapping around to the start so that every shard has the same count
+(a reader sharding by files, as TFRecordDataset without `shard_equal_rows`, gives shard k
+the files at positions k, k + n, ... of that order instead).
 Random orders draw from (dataset seed, epoch), the same on every rank.
 """
 from __future__ import annotations
@@ -86,20 +88,23 @@ class _LineSampler(BuiltinSampler):
     shard's contiguous block (module docstring)."""
 
     def __init__(self, counts: Sequence[int], mode: Shuffle | None, num_shards: int,
-                 shard_id: int, num_samples: int | None) -> None:
+                 shard_id: int, num_samples: int | None, shard_files: bool = False) -> None:
         super().__init__(num_samples)
         self.starts = np.cumsum([0] + list(counts))
         self.mode, self.num_shards, self.shard_id = mode, num_shards, shard_id
+        self.shard_files = shard_files
 
     def _order(self, rows: int, rng: np.random.Generator) -> np.ndarray:
         files = [np.arange(a, b, dtype=np.int64) for a, b in
                  zip(self.starts[:-1], self.starts[1:])]
         if self.mode in (Shuffle.FILES, Shuffle.GLOBAL):
             files = [files[int(k)] for k in rng.permutation(len(files))]
+        if self.shard_files:                # shard k reads the files at k, k + n, ...
+            files = files[self.shard_id::self.num_shards]
         if self.mode is Shuffle.INFILE:
             files = [rng.permutation(f) for f in files]
         order = np.concatenate(files) if files else np.zeros(0, np.int64)
-        if rows and self.num_shards > 1:
+        if rows and self.num_shards > 1 and not self.shard_files:
             per_shard = -(-rows // self.num_shards)
             order = order[(self.shard_id * per_shard + np.arange(per_shard)) % rows]
         if self.mode is Shuffle.GLOBAL:
@@ -111,9 +116,9 @@ class LineFileDataset(FileDataset):
     """A reader of rows parsed from text files: `rows` (one tuple per row, in file order)
     with `counts` rows per file, sampled as the module docstring says."""
 
-    def __init__(self, rows: list, counts: Sequence[int], column_names: list[str],
+    def __init__(self, rows: Any, counts: Sequence[int], column_names: list[str],
                  num_samples: int | None, shuffle: Any, num_shards: int | None,
-                 shard_id: int | None, cache: Any) -> None:
+                 shard_id: int | None, cache: Any, shard_files: bool = False) -> None:
         api = type(self).__name__
         mode = _shuffle_mode(shuffle, api)
         num_shards, shard_id = _check_shards(num_shards, shard_id, api)
@@ -121,7 +126,7 @@ class LineFileDataset(FileDataset):
                                         isinstance(num_samples, bool) or num_samples < 0):
             raise ValueError(f"For '{api}', the 'num_samples' should be None or an int >= 0, "
                              f"but got {num_samples!r}.")
-        sampler = _LineSampler(counts, mode, num_shards, shard_id, num_samples)
+        sampler = _LineSampler(counts, mode, num_shards, shard_id, num_samples, shard_files)
         super().__init__(rows, column_names, None, None, sampler, None, None, cache)
 
 

@@ -89,6 +89,10 @@ class RandomDataset(FileDataset):
                 raise ValueError(f"For '{api}', the 'columns_list' should name columns of the "
                                  f"schema {names}, but got {columns_list!r}.")
             columns = [columns[names.index(c)] for c in columns_list]
+        strings = [c[0] for c in columns if np.dtype(c[1]).kind == "U"]
+        if strings:
+            raise ValueError(f"For '{api}', the schema's columns should be numeric (random "
+                             f"strings are not generated), but {strings} are strings.")
         if total_rows is None:
             total_rows = schema.num_rows or int(rng.integers(1, 1025))
         validator.check_positive_int(total_rows, "total_rows", api)

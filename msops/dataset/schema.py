@@ -22,6 +22,12 @@ __all__ = ["Schema"]
 _KEYS = {"datasetType", "numRows", "columns"}
 
 
+def _is_string(de_type: Any) -> bool:
+    """MindSpore's string column type: 'string' or mstype.string."""
+    from msops.common import dtype as mstype
+    return (isinstance(de_type, str) and de_type == "string") or de_type is mstype.string
+
+
 class Schema:
     """Columns as (name, numpy dtype, shape tuple): a shape given as None is (-1,), an
     unknown dim of rank 1 (as MindSpore); `num_rows` from a file's numRows (None when not
@@ -47,7 +53,8 @@ class Schema:
             raise TypeError(f"For 'add_column', the 'name' should be a non-empty str, but got "
                             f"{name!r}.")
         try:
-            dtype = to_np_dtype(de_type, "add_column", "de_type")
+            dtype = np.dtype(np.str_) if _is_string(de_type) else \
+                to_np_dtype(de_type, "add_column", "de_type")
         except TypeError:
             raise ValueError(f"For 'add_column', the 'de_type' should be a known numeric type "
                              f"(an msops dtype or a name such as 'int64'), but got "
@@ -103,7 +110,8 @@ class Schema:
         """The schema as MindSpore's JSON text."""
         columns = {}
         for name, dtype, shape in self.columns:
-            entry: dict = {"type": np.dtype(dtype).name, "rank": len(shape)}
+            name_ = "string" if np.dtype(dtype).kind == "U" else np.dtype(dtype).name
+            entry: dict = {"type": name_, "rank": len(shape)}
             if shape:
                 entry["shape"] = list(shape)
             columns[name] = entry
