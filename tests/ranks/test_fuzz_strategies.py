@@ -29,7 +29,9 @@ from msops.communication import get_group_size
 RANKS = (2, 4, 8)
 N = get_group_size()
 DOCUMENTED = (TypeError, ValueError)
-FUZZ = settings(max_examples=4, deadline=None, derandomize=True, database=None,
+# 8 ranks on the test machine's 2 cores run 4x oversubscribed: half the examples there (the
+# same splits by other divisors are drawn at 2 and 4 ranks)
+FUZZ = settings(max_examples=4 if N < 8 else 2, deadline=None, derandomize=True, database=None,
                 phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
 #: the ops whose serial and sharded runs may differ by design: Dropout draws per global
 #: element in both, but its strategy is forced whole (a rule test covers it)
