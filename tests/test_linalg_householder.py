@@ -188,3 +188,13 @@ def test_only_batch_dims_split(prim, ins, outs):
     with pytest.raises(ValueError, match=r"cannot be split \(a factorisation reads the whole "
                                          r"matrix\)"):
         shard(prim.name, spec, split, ins, 2)
+
+
+def test_a_functional_form_checks_a_flag_of_another_type_after_an_equal_one():
+    """ops.ormqr(..., transpose=True) then transpose=1: the shared primitive of the first
+    call is not reused for the second (1 == True), whose TypeError names the argument."""
+    y, tau = ops.geqrf(Tensor(RNG.standard_normal((4, 3))))
+    other = Tensor(RNG.standard_normal((4, 2)))
+    ops.ormqr(y, tau, other, True, True)
+    with pytest.raises(TypeError, match="transpose"):
+        ops.ormqr(y, tau, other, True, 1)

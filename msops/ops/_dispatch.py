@@ -17,10 +17,12 @@ _shared: dict = {}
 
 
 def _prim(cls: type, *attrs: Any) -> Any:
-    """`cls(*attrs)`: shared when eager, fresh while tracing."""
+    """`cls(*attrs)`: shared when eager, fresh while tracing. The key holds each attribute's
+    type, so an equal value of another type (1 for True) makes its own primitive, whose
+    checks then see it."""
     if _primitive._trace_hook is not None:
         return cls(*attrs)
-    key = (cls, attrs)
+    key = (cls, attrs, tuple(map(type, attrs)))
     prim = _shared.get(key)
     if prim is None:
         prim = _shared[key] = cls(*attrs)
